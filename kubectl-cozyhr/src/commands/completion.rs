@@ -1,0 +1,10 @@
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+
+use crate::cli::{Cli, CompletionArgs};
+
+pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
+    clap_complete::generate(args.shell, &mut Cli::command(), "kubectl-cozyhr", &mut std::io::stdout());
+    Ok(ExitCode::SUCCESS)
+}

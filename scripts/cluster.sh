@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# A real, local control plane for cozyhr's tests and demo: etcd + kube-apiserver (TLS, admin client
+# certificate) + the Flux CRDs + the real Flux helm-controller + a loopback HTTP server for chart
+# artifacts. Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
+#
+#   scripts/cluster.sh up     build what is missing, start everything, wait until ready (idempotent)
+#   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)"
+#   scripts/cluster.sh down   stop what `up` started and remove its run state
+#   scripts/cluster.sh status say what is running
+#
+# Run state (pids, logs, certificates, kubeconfig) lives in $COZYHR_RUN (default ~/.cache/cozyhr-e2e/run).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
+RUN=${COZYHR_RUN:-$CACHE/run}
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+die() { printf 'cluster.sh: %s\n' "$*" >&2; exit 1; }
+
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
+alive() { [ -f "$RUN/pids/$1" ] && kill -0 "$(cat "$RUN/pids/$1")" 2>/dev/null; }
+
+# start NAME CMD...: run a service in its own session, logging to $RUN/logs/NAME.log.
+start() {
+  local name=$1; shift
+  setsid "$@" >"$RUN/logs/$name.log" 2>&1 </dev/null &
+  echo $! >"$RUN/pids/$name"
+}
+
+# wait_for WHAT SECONDS CMD...: retry CMD until it succeeds.
+wait_for() {
+  local what=$1 secs=$2; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "$what did not become ready in ${secs}s; see the logs in $RUN/logs"
+    sleep 0.5
+  done
+}
+
+make_pki() {
+  local p=$RUN/pki
+  [ -f "$p/admin.crt" ] && return
+  mkdir -p "$p"
+  (
+    cd "$p"
+    local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -days 3650 -subj /CN=cozyhr-e2e-ca
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:10.0.0.1\n' >srv.ext
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >cli.ext
+    openssl req "${ec[@]}" -keyout apiserver.key -out apiserver.csr -subj /CN=kube-apiserver
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile srv.ext -out apiserver.crt
+    openssl req "${ec[@]}" -keyout admin.key -out admin.csr -subj "/O=system:masters/CN=cozyhr-admin"
+    openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile cli.ext -out admin.crt
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
+    openssl pkey -in sa.key -pubout -out sa.pub
+    chmod 0600 ./*.key
+  ) >"$RUN/logs/pki.log" 2>&1 || die "creating certificates failed; see $RUN/logs/pki.log"
+}
+
+write_kubeconfig() {
+  local p=$RUN/pki
+  cat >"$RUN/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: cozyhr-e2e
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $p/ca.crt
+users:
+- name: cozyhr-admin
+  user:
+    client-certificate: $p/admin.crt
+    client-key: $p/admin.key
+contexts:
+- name: cozyhr-e2e
+  context:
+    cluster: cozyhr-e2e
+    user: cozyhr-admin
+current-context: cozyhr-e2e
+KC
+  chmod 0600 "$RUN/kubeconfig"
+}
+
+healthy() {
+  alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts &&
+    curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
+}
+
+write_env() {
+  {
+    cat "$RUN/tools.env"
+    printf 'export KUBECONFIG=%q\n' "$RUN/kubeconfig"
+    printf 'export COZYHR_RUN=%q\n' "$RUN"
+    printf 'export COZYHR_ARTIFACT_DIR=%q\n' "$RUN/artifacts"
+    printf 'export COZYHR_ARTIFACT_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT"
+    printf 'export COZYHR_APISERVER_URL=%q\n' "https://127.0.0.1:$API_PORT"
+  } >"$RUN/env"
+}
+
+up() {
+  mkdir -p "$RUN"/{pids,logs,artifacts}
+  "$here/tools.sh" build >"$RUN/tools.env"
+  # shellcheck disable=SC1091
+  source "$RUN/tools.env"
+  if [ -f "$RUN/ports" ]; then
+    # shellcheck disable=SC1091
+    source "$RUN/ports"
+    if healthy; then log "already up (kubeconfig: $RUN/kubeconfig)"; write_env; return; fi
+    log "a previous run is partly down: restarting it"
+    down_quiet
+    mkdir -p "$RUN"/{pids,logs,artifacts}
+    "$here/tools.sh" env >"$RUN/tools.env"
+  fi
+  ETCD_PORT=$(free_port) ETCD_PEER_PORT=$(free_port) API_PORT=$(free_port)
+  ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
+  declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT | sed 's/^declare -- //' >"$RUN/ports"
+
+  make_pki
+  write_kubeconfig
+
+  log "starting etcd on 127.0.0.1:$ETCD_PORT"
+  start etcd "$ETCD" --name=cozyhr-e2e --data-dir="$RUN/etcd" \
+    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster="cozyhr-e2e=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync=true --log-level=warn
+  wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+  log "starting kube-apiserver on https://127.0.0.1:$API_PORT"
+  local p=$RUN/pki
+  start kube-apiserver "$KUBE_APISERVER" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" --cert-dir="$p" \
+    --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
+    --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true --endpoint-reconciler-type=none --profiling=false
+  wait_for kube-apiserver 120 curl -sfk "https://127.0.0.1:$API_PORT/readyz"
+
+  export KUBECONFIG=$RUN/kubeconfig
+  log "installing the Flux CRDs"
+  wait_for "the default namespace" 60 "$KUBECTL" get namespace default
+  "$KUBECTL" apply --server-side -f "$FLUX_CRDS" >"$RUN/logs/crds.log" 2>&1 || die "installing the CRDs failed; see $RUN/logs/crds.log"
+  "$KUBECTL" wait --for=condition=Established --timeout=60s crd --all >>"$RUN/logs/crds.log" 2>&1 ||
+    die "the CRDs did not become Established; see $RUN/logs/crds.log"
+  "$KUBECTL" create namespace flux-system --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+
+  log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT"
+  start artifacts python3 -m http.server "$ARTIFACT_PORT" --bind 127.0.0.1 --directory "$RUN/artifacts"
+  wait_for "the artifact server" 30 curl -sf "http://127.0.0.1:$ARTIFACT_PORT/"
+
+  log "starting helm-controller"
+  # helm-controller has no --kubeconfig flag (only pflag is parsed): it reads KUBECONFIG.
+  start helm-controller env KUBECONFIG="$RUN/kubeconfig" "$HELM_CONTROLLER" \
+    --watch-all-namespaces=true --enable-leader-election=false \
+    --metrics-addr="127.0.0.1:$METRICS_PORT" --health-addr="127.0.0.1:$HEALTH_PORT" --events-addr= \
+    --feature-gates=ExternalArtifact=true --concurrent=4 --requeue-dependency=5s --http-retry=1 \
+    --log-level=debug --log-encoding=console
+  wait_for helm-controller 60 curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz"
+
+  write_env
+  log "up. Logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,artifacts}.log"
+  log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
+}
+
+down_quiet() {
+  local name pid
+  for name in helm-controller artifacts kube-apiserver etcd; do
+    [ -f "$RUN/pids/$name" ] || continue
+    pid=$(cat "$RUN/pids/$name")
+    # Each service runs in its own session (setsid): stop the whole group, then make sure.
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  done
+  rm -rf "$RUN"
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down_quiet; log "down" ;;
+  env)
+    [ -f "$RUN/env" ] || die "the local cluster is not up: run scripts/cluster.sh up"
+    cat "$RUN/env" ;;
+  status)
+    [ -f "$RUN/ports" ] || { echo "down"; exit 1; }
+    # shellcheck disable=SC1091
+    source "$RUN/ports"
+    for s in etcd kube-apiserver helm-controller artifacts; do
+      if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
+    done ;;
+  *) echo "usage: scripts/cluster.sh up|down|env|status" >&2; exit 1 ;;
+esac

@@ -1,0 +1,96 @@
+//! Kubernetes-style status conditions as Flux writes them, and the readiness rule the flux CLI applies
+//! (kstatus "Current" plus Ready=True).
+
+use serde::{Deserialize, Serialize};
+
+/// One entry of `status.conditions` (metav1.Condition).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default)]
+    pub last_transition_time: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+pub const READY: &str = "Ready";
+pub const RECONCILING: &str = "Reconciling";
+pub const STALLED: &str = "Stalled";
+
+/// Finds a condition by type.
+pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Where a Flux object stands, as far as someone waiting on it cares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// The controller has observed the current generation and reports Ready=True.
+    Ready(String),
+    /// The controller has observed the current generation and reports a failure (Ready=False or Stalled).
+    Failed(String),
+    /// Not settled yet: the controller has not observed the generation, or is still reconciling.
+    Progressing(String),
+}
+
+/// The kstatus rule the flux CLI waits on: observedGeneration equals generation, no Reconciling=True, then
+/// Stalled or Ready decide.
+pub fn readiness(generation: Option<i64>, observed_generation: Option<i64>, conditions: &[Condition]) -> Readiness {
+    if let Some(generation) = generation
+        && observed_generation.unwrap_or(-1) < generation
+    {
+        return Readiness::Progressing(format!("waiting for the controller to observe generation {generation}"));
+    }
+    if let Some(c) = find(conditions, STALLED).filter(|c| c.status == "True") {
+        return Readiness::Failed(c.message.clone());
+    }
+    if let Some(c) = find(conditions, RECONCILING).filter(|c| c.status == "True") {
+        return Readiness::Progressing(c.message.clone());
+    }
+    match find(conditions, READY) {
+        Some(c) if c.status == "True" => Readiness::Ready(c.message.clone()),
+        Some(c) if c.status == "False" => Readiness::Failed(c.message.clone()),
+        Some(c) => Readiness::Progressing(c.message.clone()),
+        None => Readiness::Progressing("waiting to be reconciled".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cond(t: &str, s: &str, msg: &str) -> Condition {
+        Condition { type_: t.into(), status: s.into(), message: msg.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn unobserved_generation_is_progressing_even_if_ready() {
+        let r = readiness(Some(3), Some(2), &[cond(READY, "True", "ok")]);
+        assert!(matches!(r, Readiness::Progressing(_)), "{r:?}");
+    }
+
+    #[test]
+    fn reconciling_wins_over_stale_ready() {
+        let r = readiness(Some(2), Some(2), &[cond(READY, "True", "old"), cond(RECONCILING, "True", "Running 'upgrade'")]);
+        assert_eq!(r, Readiness::Progressing("Running 'upgrade'".into()));
+    }
+
+    #[test]
+    fn stalled_and_ready_false_fail() {
+        assert_eq!(readiness(Some(1), Some(1), &[cond(STALLED, "True", "retries exceeded")]), Readiness::Failed("retries exceeded".into()));
+        assert_eq!(readiness(Some(1), Some(1), &[cond(READY, "False", "boom")]), Readiness::Failed("boom".into()));
+    }
+
+    #[test]
+    fn ready_true_is_ready_and_missing_is_waiting() {
+        assert_eq!(readiness(Some(1), Some(1), &[cond(READY, "True", "fine")]), Readiness::Ready("fine".into()));
+        assert_eq!(readiness(Some(1), Some(1), &[]), Readiness::Progressing("waiting to be reconciled".into()));
+    }
+}

@@ -1,0 +1,288 @@
+//! Typed `helm.toolkit.fluxcd.io/v2` HelmRelease: the fields cozyhr reads, with everything else kept in
+//! `extra` maps so that an object read and written back loses nothing.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::condition::Condition;
+
+pub const GROUP: &str = "helm.toolkit.fluxcd.io";
+pub const VERSION: &str = "v2";
+pub const KIND: &str = "HelmRelease";
+pub const PLURAL: &str = "helmreleases";
+
+type Extra = BTreeMap<String, Value>;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmRelease {
+    #[serde(default = "api_version")]
+    pub api_version: String,
+    #[serde(default = "kind")]
+    pub kind: String,
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: HelmReleaseSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<HelmReleaseStatus>,
+}
+
+fn api_version() -> String {
+    format!("{GROUP}/{VERSION}")
+}
+fn kind() -> String {
+    KIND.to_string()
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmReleaseSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<HelmChartTemplate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_ref: Option<CrossNamespaceSourceReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suspend: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<DependencyReference>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValuesReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_renderers: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_metadata: Option<CommonMetadata>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `spec.chart`: a template from which Flux creates a HelmChart.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmChartTemplate {
+    #[serde(default)]
+    pub spec: HelmChartTemplateSpec,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmChartTemplateSpec {
+    #[serde(default)]
+    pub chart: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub source_ref: CrossNamespaceSourceReference,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_files: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossNamespaceSourceReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DependencyReference {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One `spec.valuesFrom` entry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValuesReference {
+    pub kind: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_path: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+impl ValuesReference {
+    /// `valuesKey` defaults to `values.yaml`.
+    pub fn key(&self) -> &str {
+        self.values_key.as_deref().filter(|k| !k.is_empty()).unwrap_or("values.yaml")
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommonMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmReleaseStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Snapshot>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_chart: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempted_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempted_revision: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempted_config_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempted_release_action: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_failures: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_failures: Option<i64>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// One entry of `status.history`: what helm-controller recorded about a Helm release revision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub digest: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub namespace: String,
+    #[serde(default)]
+    pub version: i64,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    #[serde(default)]
+    pub chart_name: String,
+    #[serde(default)]
+    pub chart_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    #[serde(default)]
+    pub config_digest: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_deployed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_deployed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Resource for HelmRelease {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        KIND.into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        PLURAL.into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl HelmRelease {
+    /// The namespace of the HelmRelease object itself.
+    pub fn namespace(&self) -> &str {
+        self.metadata.namespace.as_deref().unwrap_or("default")
+    }
+
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// Where the release's objects go: `targetNamespace`, else the HelmRelease's namespace.
+    pub fn release_namespace(&self) -> &str {
+        self.spec.target_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
+    }
+
+    /// Where Helm keeps its release Secrets: `storageNamespace`, else the HelmRelease's namespace.
+    pub fn storage_namespace(&self) -> &str {
+        self.spec.storage_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
+    }
+
+    /// The chart source as `Kind/namespace/name`, for tables.
+    pub fn source(&self) -> String {
+        let (r, chart) = match (&self.spec.chart_ref, &self.spec.chart) {
+            (Some(r), _) => (r, None),
+            (None, Some(t)) => (&t.spec.source_ref, Some(t.spec.chart.as_str())),
+            (None, None) => return String::new(),
+        };
+        let ns = r.namespace.as_deref().unwrap_or_else(|| self.namespace());
+        match chart {
+            Some(c) => format!("{}/{}/{} ({c})", r.kind, ns, r.name),
+            None => format!("{}/{}/{}", r.kind, ns, r.name),
+        }
+    }
+
+    /// The chart name as a table shows it: the template's chart, else the latest snapshot's chart name.
+    pub fn chart_name(&self) -> String {
+        if let Some(t) = &self.spec.chart {
+            return t.spec.chart.clone();
+        }
+        self.latest_snapshot().map(|s| s.chart_name.clone()).unwrap_or_default()
+    }
+
+    pub fn latest_snapshot(&self) -> Option<&Snapshot> {
+        self.status.as_ref().and_then(|s| s.history.first())
+    }
+}

@@ -1,0 +1,18 @@
+//! cozyhr: the library shared by `kubectl cozyhr` and `helm cozy`.
+//!
+//! It is cut by domain, not by binary:
+//! - [`cluster`]: kubeconfig, context and namespace resolution exactly like kubectl, one client per process.
+//! - [`flux`]: the typed HelmRelease v2 model, its conditions and the `reconcile.fluxcd.io` request protocol,
+//!   and the verbs (suspend, resume, reconcile, wait) written once over [`flux::FluxObject`].
+//! - [`output`]: tables, `-o` formats and the colour decision.
+//! - [`error`]: the typed errors the binaries turn into one clear line.
+
+pub mod cluster;
+pub mod error;
+pub mod flux;
+pub mod output;
+
+pub use error::{Error, Result};
+
+/// The version every binary reports: the workspace version, set at release time by scripts/release.sh.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
