@@ -40,24 +40,21 @@ impl ClusterOptions {
     async fn config(&self) -> Result<Config> {
         let options = KubeConfigOptions { context: self.context.clone(), ..Default::default() };
         let kubeconfig = match &self.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path)
-                .map_err(|e| Error::Kubeconfig(format!("{}: {e}", path.display())))?,
+            Some(path) => {
+                Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig(format!("{}: {e}", path.display())))?
+            }
             None => match Kubeconfig::read() {
                 Ok(kc) => kc,
                 // No kubeconfig anywhere: like kubectl, try the in-cluster service account.
                 Err(read_err) => {
                     return match Config::incluster() {
                         Ok(cfg) if self.context.is_none() => Ok(cfg),
-                        _ => Err(Error::Kubeconfig(format!(
-                            "{read_err} (set KUBECONFIG or pass --kubeconfig)"
-                        ))),
+                        _ => Err(Error::Kubeconfig(format!("{read_err} (set KUBECONFIG or pass --kubeconfig)"))),
                     };
                 }
             },
         };
-        Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
-            .map_err(|e| Error::Kubeconfig(e.to_string()))
+        Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| Error::Kubeconfig(e.to_string()))
     }
 }
 

@@ -10,7 +10,9 @@ pub enum Error {
     #[error("cannot load kubeconfig: {0}")]
     Kubeconfig(String),
 
-    #[error("cannot reach the cluster at {server}: {reason} (check the kubeconfig, the context and that the API server is running)")]
+    #[error(
+        "cannot reach the cluster at {server}: {reason} (check the kubeconfig, the context and that the API server is running)"
+    )]
     Unreachable { server: String, reason: String },
 
     #[error("{kind} {name:?} not found in namespace {namespace:?}")]
@@ -19,7 +21,9 @@ pub enum Error {
     #[error("no {kind} objects found in {scope}")]
     NoneFound { kind: &'static str, scope: String },
 
-    #[error("the {kind} API ({group}/{version}) is not installed in this cluster: install Flux (flux install) or its CRDs first")]
+    #[error(
+        "the {kind} API ({group}/{version}) is not installed in this cluster: install Flux (flux install) or its CRDs first"
+    )]
     CrdMissing { kind: &'static str, group: &'static str, version: &'static str },
 
     #[error("forbidden: {0} (ask for RBAC permission or use another context)")]
@@ -50,10 +54,9 @@ impl Error {
     pub fn from_kube(err: kube::Error, server: &str) -> Self {
         match &err {
             kube::Error::Api(status) if status.code == 403 => Error::Forbidden(status.message.clone()),
-            kube::Error::HyperError(_) | kube::Error::Service(_) => Error::Unreachable {
-                server: server.to_string(),
-                reason: root_cause(&err),
-            },
+            kube::Error::HyperError(_) | kube::Error::Service(_) => {
+                Error::Unreachable { server: server.to_string(), reason: root_cause(&err) }
+            }
             _ => Error::Kube(err),
         }
     }

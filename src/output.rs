@@ -57,8 +57,9 @@ impl Table {
 
     pub fn render(&self) -> String {
         let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> =
-            (0..cols).map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+        let widths: Vec<usize> = (0..cols)
+            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+            .collect();
         let mut out = String::new();
         for row in &self.rows {
             let mut line = String::new();

@@ -78,13 +78,17 @@ mod tests {
 
     #[test]
     fn reconciling_wins_over_stale_ready() {
-        let r = readiness(Some(2), Some(2), &[cond(READY, "True", "old"), cond(RECONCILING, "True", "Running 'upgrade'")]);
+        let r =
+            readiness(Some(2), Some(2), &[cond(READY, "True", "old"), cond(RECONCILING, "True", "Running 'upgrade'")]);
         assert_eq!(r, Readiness::Progressing("Running 'upgrade'".into()));
     }
 
     #[test]
     fn stalled_and_ready_false_fail() {
-        assert_eq!(readiness(Some(1), Some(1), &[cond(STALLED, "True", "retries exceeded")]), Readiness::Failed("retries exceeded".into()));
+        assert_eq!(
+            readiness(Some(1), Some(1), &[cond(STALLED, "True", "retries exceeded")]),
+            Readiness::Failed("retries exceeded".into())
+        );
         assert_eq!(readiness(Some(1), Some(1), &[cond(READY, "False", "boom")]), Readiness::Failed("boom".into()));
     }
 

@@ -11,7 +11,14 @@ use super::condition::{self, Condition, Readiness};
 use super::helmrelease::{self, HelmRelease};
 
 pub trait FluxObject:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope> + Clone + Debug + DeserializeOwned + Serialize + Send + Sync + 'static
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Serialize
+    + Send
+    + Sync
+    + 'static
 {
     /// Human name of the kind in messages, as the flux CLI writes it ("helmrelease").
     const DISPLAY: &'static str;

@@ -31,7 +31,11 @@ pub struct Objects<K: FluxObject> {
 
 impl<K: FluxObject> Objects<K> {
     pub fn namespaced(cluster: &crate::cluster::Cluster, namespace: &str) -> Self {
-        Objects { api: Api::namespaced(cluster.client.clone(), namespace), namespace: namespace.to_string(), server: cluster.server.clone() }
+        Objects {
+            api: Api::namespaced(cluster.client.clone(), namespace),
+            namespace: namespace.to_string(),
+            server: cluster.server.clone(),
+        }
     }
 
     /// Maps a client error, naming the object for a 404.
@@ -69,7 +73,11 @@ impl<K: FluxObject> Objects<K> {
     pub async fn request_reconcile(&self, name: &str, force: bool, reset: bool) -> Result<String> {
         let obj = self.get(name).await?;
         if obj.suspended() {
-            return Err(Error::Suspended { kind: K::DISPLAY, namespace: self.namespace.clone(), name: name.to_string() });
+            return Err(Error::Suspended {
+                kind: K::DISPLAY,
+                namespace: self.namespace.clone(),
+                name: name.to_string(),
+            });
         }
         let token = request_token();
         let mut annotations = serde_json::Map::new();
@@ -110,7 +118,9 @@ impl<K: FluxObject> Objects<K> {
             None => "nothing (the object was not seen)".into(),
         };
         let obj = match waited {
-            Err(_) => return Err(Error::Timeout { what: what.to_string(), after: timeout, last_seen: last_seen(&last) }),
+            Err(_) => {
+                return Err(Error::Timeout { what: what.to_string(), after: timeout, last_seen: last_seen(&last) });
+            }
             Ok(Err(e)) => return Err(Error::Invalid { what: "watch".into(), reason: e.to_string() }),
             Ok(Ok(None)) => {
                 return Err(Error::NotFound { kind: K::DISPLAY, name: name.into(), namespace: self.namespace.clone() });
