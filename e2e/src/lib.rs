@@ -1,0 +1,390 @@
+//! Support for the end-to-end tests: the environment written by `scripts/cluster.sh`, running the real
+//! binaries (kubectl with plugin dispatch, Helm 3 and Helm 4), test namespaces and charts, and
+//! publishing a chart as an ExternalArtifact for the real helm-controller.
+//!
+//! Every prerequisite that is missing is a failure whose message says how to get it; nothing skips.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Paths and URLs of the running local control plane (`eval "$(scripts/cluster.sh env)"`).
+#[derive(Debug, Clone)]
+pub struct Env {
+    pub kubeconfig: PathBuf,
+    pub kubectl: PathBuf,
+    pub helm3: PathBuf,
+    pub helm4: PathBuf,
+    pub krew: PathBuf,
+    pub artifact_dir: PathBuf,
+    pub artifact_url: String,
+    pub apiserver_url: String,
+    /// Directory holding the built `kubectl-cozyhr` and `helm-cozy`.
+    pub bin_dir: PathBuf,
+    pub repo: PathBuf,
+}
+
+fn need(var: &str) -> String {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => v,
+        _ => panic!(
+            "${var} is not set: the end-to-end tests need the local control plane. Run `scripts/test.sh`, or \
+             `scripts/cluster.sh up && eval \"$(scripts/cluster.sh env)\"` and then `cargo test -p cozyhr-e2e`"
+        ),
+    }
+}
+
+/// The environment, read once. Panics (fails the test) with instructions when the cluster is not up.
+pub fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e/ has a parent").to_path_buf();
+        let bin_dir = std::env::var_os("COZYHR_BIN_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo.join("target").join("release"));
+        for b in ["kubectl-cozyhr", "helm-cozy"] {
+            assert!(
+                bin_dir.join(b).is_file(),
+                "{} is missing: build the binaries first (cargo build --release), or set COZYHR_BIN_DIR",
+                bin_dir.join(b).display()
+            );
+        }
+        let e = Env {
+            kubeconfig: need("KUBECONFIG").into(),
+            kubectl: need("KUBECTL").into(),
+            helm3: need("HELM3").into(),
+            helm4: need("HELM4").into(),
+            krew: need("KREW").into(),
+            artifact_dir: need("COZYHR_ARTIFACT_DIR").into(),
+            artifact_url: need("COZYHR_ARTIFACT_URL"),
+            apiserver_url: need("COZYHR_APISERVER_URL"),
+            bin_dir,
+            repo,
+        };
+        let probe = Command::new(&e.kubectl).args(["get", "--raw", "/readyz"]).env("KUBECONFIG", &e.kubeconfig).output();
+        match probe {
+            Ok(o) if o.status.success() => {}
+            _ => panic!(
+                "the local cluster at {} does not answer: run `scripts/cluster.sh up` (logs: scripts/cluster.sh status)",
+                e.apiserver_url
+            ),
+        }
+        e
+    })
+}
+
+/// The result of running a program, with the helpers assertions need.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub line: String,
+}
+
+impl Run {
+    fn from(line: String, o: Output) -> Self {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            line,
+        }
+    }
+
+    /// Asserts exit 0 and returns self.
+    #[track_caller]
+    pub fn ok(self) -> Self {
+        assert_eq!(self.code, Some(0), "`{}` failed\nstdout:\n{}\nstderr:\n{}", self.line, self.stdout, self.stderr);
+        self
+    }
+
+    /// Asserts the given exit code and returns self.
+    #[track_caller]
+    pub fn code(self, code: i32) -> Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "`{}` exited {:?}, expected {code}\nstdout:\n{}\nstderr:\n{}",
+            self.line,
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("`{}` did not print JSON: {e}\n{}", self.line, self.stdout))
+    }
+}
+
+/// A command with the test environment: KUBECONFIG, and PATH starting with the built binaries and the
+/// directory of the pinned kubectl (so that kubectl's plugin dispatch finds `kubectl-cozyhr`).
+pub fn command(program: impl AsRef<OsStr>) -> Command {
+    let e = env();
+    let mut c = Command::new(program);
+    let kubectl_dir = plugin_path_dir();
+    let path = std::env::join_paths(
+        [e.bin_dir.clone(), kubectl_dir.clone()]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .expect("PATH is joinable");
+    c.env("KUBECONFIG", &e.kubeconfig).env("PATH", path).env("NO_COLOR", "1").stdin(Stdio::null());
+    c
+}
+
+/// A directory with `kubectl` linked to the pinned kubectl, so that child processes that look kubectl up
+/// on PATH get the same one.
+fn plugin_path_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let e = env();
+        let dir = std::env::temp_dir().join(format!("cozyhr-e2e-path-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create PATH dir");
+        let link = dir.join("kubectl");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&e.kubectl, &link).expect("link kubectl");
+        dir
+    })
+    .clone()
+}
+
+/// Runs a command to completion and captures its output.
+pub fn run(mut c: Command) -> Run {
+    let line = format!(
+        "{} {}",
+        c.get_program().to_string_lossy(),
+        c.get_args().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+    );
+    let out = c.output().unwrap_or_else(|e| panic!("cannot run `{line}`: {e}"));
+    Run::from(line, out)
+}
+
+/// `kubectl ARGS...` with the pinned kubectl (plugins dispatched by kubectl itself).
+pub fn kubectl<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = command(&env().kubectl);
+    c.args(args);
+    run(c)
+}
+
+/// `kubectl ARGS...` with YAML on stdin.
+pub fn kubectl_stdin(args: &[&str], stdin: &str) -> Run {
+    use std::io::Write;
+    let mut c = command(&env().kubectl);
+    c.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let line = format!("kubectl {}", args.join(" "));
+    let mut child = c.spawn().unwrap_or_else(|e| panic!("cannot run `{line}`: {e}"));
+    child.stdin.take().expect("stdin piped").write_all(stdin.as_bytes()).expect("write stdin");
+    Run::from(line, child.wait_with_output().expect("wait kubectl"))
+}
+
+/// `kubectl apply -f -` of a YAML document (server-side, so re-applies are clean).
+pub fn apply(yaml: &str) -> Run {
+    kubectl_stdin(&["apply", "--server-side", "--force-conflicts", "--field-manager=e2e", "-f", "-"], yaml).ok()
+}
+
+/// The object as JSON, or None when it does not exist.
+pub fn get_json(kind: &str, namespace: &str, name: &str) -> Option<Value> {
+    let r = kubectl(["-n", namespace, "get", kind, name, "-o", "json"]);
+    (r.code == Some(0)).then(|| r.json())
+}
+
+/// A fresh namespace with a unique name. Namespaces are never deleted (there is no namespace controller
+/// in the local control plane, so deletion would hang); `scripts/cluster.sh down` removes everything.
+pub fn namespace(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = format!("{prefix}-{}-{}", std::process::id() % 100000, N.fetch_add(1, Ordering::SeqCst));
+    kubectl(["create", "namespace", &name]).ok();
+    name
+}
+
+/// Polls `check` until it returns Some, or fails the test after `timeout` naming `what` and the last
+/// observation. (Tests observe the system from outside; the product itself watches.)
+#[track_caller]
+pub fn eventually<T>(what: &str, timeout: Duration, mut check: impl FnMut() -> Result<T, String>) -> T {
+    let start = Instant::now();
+    loop {
+        match check() {
+            Ok(v) => return v,
+            Err(last) if start.elapsed() > timeout => {
+                panic!("timed out after {timeout:?} waiting for {what}; last: {last}")
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(300)),
+        }
+    }
+}
+
+/// The status of condition `type_` of an object, as (status, reason, message).
+pub fn condition(obj: &Value, type_: &str) -> Option<(String, String, String)> {
+    obj.pointer("/status/conditions")?.as_array()?.iter().find(|c| c["type"] == type_).map(|c| {
+        (
+            c["status"].as_str().unwrap_or_default().to_string(),
+            c["reason"].as_str().unwrap_or_default().to_string(),
+            c["message"].as_str().unwrap_or_default().to_string(),
+        )
+    })
+}
+
+/// Waits until a HelmRelease has observed its generation and is Ready=True; returns it.
+#[track_caller]
+pub fn wait_hr_ready(namespace: &str, name: &str, timeout: Duration) -> Value {
+    eventually(&format!("HelmRelease {namespace}/{name} to be Ready"), timeout, || {
+        let hr = get_json("helmrelease", namespace, name).ok_or("not found")?;
+        let generation = hr.pointer("/metadata/generation").and_then(Value::as_i64);
+        let observed = hr.pointer("/status/observedGeneration").and_then(Value::as_i64);
+        match condition(&hr, "Ready") {
+            Some((s, _, _)) if s == "True" && generation == observed => Ok(hr),
+            other => Err(format!("generation {generation:?} observed {observed:?} Ready {other:?}")),
+        }
+    })
+}
+
+/// A chart written to a temporary directory.
+pub struct Chart {
+    pub dir: tempfile::TempDir,
+    pub name: String,
+}
+
+impl Chart {
+    /// A chart named `name` at `version` with `values.yaml` and the given templates (file name → text).
+    pub fn new(name: &str, version: &str, values: &str, templates: &[(&str, &str)]) -> Chart {
+        let dir = tempfile::Builder::new().prefix("cozyhr-chart-").tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::write(
+            root.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"1.0\"\ntype: application\n"),
+        )
+        .expect("write Chart.yaml");
+        std::fs::write(root.join("values.yaml"), values).expect("write values.yaml");
+        std::fs::create_dir_all(root.join("templates")).expect("mkdir templates");
+        for (file, text) in templates {
+            std::fs::write(root.join("templates").join(file), text).expect("write template");
+        }
+        Chart { dir, name: name.to_string() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Replaces or adds a file relative to the chart root.
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.dir.path().join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, text).expect("write chart file");
+    }
+
+    /// Packages the chart and publishes it as ExternalArtifact `artifact` in `namespace`
+    /// (scripts/publish-chart.sh), so the real helm-controller can fetch it.
+    pub fn publish(&self, artifact: &str, namespace: &str) {
+        let e = env();
+        let mut c = command(e.repo.join("scripts/publish-chart.sh"));
+        c.arg(self.path()).arg(artifact).arg(namespace).env("KUBECTL", &e.kubectl).env("HELM4", &e.helm4);
+        run(c).ok();
+    }
+}
+
+/// A HelmRelease manifest whose chart is ExternalArtifact `artifact` in the same namespace.
+pub fn helmrelease(namespace: &str, name: &str, artifact: &str, extra_spec: &str) -> String {
+    let mut spec = String::new();
+    for line in extra_spec.lines() {
+        spec.push_str("  ");
+        spec.push_str(line);
+        spec.push('\n');
+    }
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  \
+         interval: 1h\n  chartRef:\n    kind: ExternalArtifact\n    name: {artifact}\n  install:\n    disableWait: true\n  \
+         upgrade:\n    disableWait: true\n{spec}"
+    )
+}
+
+/// Helm release Secrets (`sh.helm.release.v1.NAME.vN`) in a namespace, by name → labels.
+pub fn helm_release_secrets(namespace: &str, release: &str) -> BTreeMap<String, Value> {
+    let r =
+        kubectl(["-n", namespace, "get", "secrets", "-l", &format!("owner=helm,name={release}"), "-o", "json"]).ok();
+    r.json()["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|s| {
+                    (s["metadata"]["name"].as_str().unwrap_or_default().to_string(), s["metadata"]["labels"].clone())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Which Helm a test drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Helm {
+    V3,
+    V4,
+}
+
+impl Helm {
+    pub fn bin(self) -> &'static Path {
+        match self {
+            Helm::V3 => &env().helm3,
+            Helm::V4 => &env().helm4,
+        }
+    }
+}
+
+/// A throw-away Helm home (plugins, config, cache, data) with the cozy plugin installed from the
+/// repository checkout, for one Helm major version.
+pub struct HelmHome {
+    pub helm: Helm,
+    pub dir: tempfile::TempDir,
+}
+
+impl HelmHome {
+    pub fn new(helm: Helm) -> HelmHome {
+        let dir = tempfile::Builder::new().prefix("cozyhr-helm-").tempdir().expect("tempdir");
+        HelmHome { helm, dir }
+    }
+
+    /// A command running this Helm with the isolated home.
+    pub fn command(&self) -> Command {
+        let root = self.dir.path();
+        let mut c = command(self.helm.bin());
+        c.env("HELM_PLUGINS", root.join("plugins"))
+            .env("HELM_CONFIG_HOME", root.join("config"))
+            .env("HELM_CACHE_HOME", root.join("cache"))
+            .env("HELM_DATA_HOME", root.join("data"));
+        c
+    }
+
+    pub fn run<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut c = self.command();
+        c.args(args);
+        run(c)
+    }
+
+    /// `helm plugin install <repo>` (Helm 4: a local directory is a development install, no signature).
+    pub fn install_plugin_from_repo(&self) -> Run {
+        std::fs::create_dir_all(self.dir.path().join("plugins")).expect("mkdir plugins");
+        let repo = env().repo.to_string_lossy().into_owned();
+        self.run(["plugin", "install", repo.as_str()])
+    }
+}
