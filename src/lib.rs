@@ -7,10 +7,12 @@
 //! - [`output`]: tables, `-o` formats and the colour decision.
 //! - [`error`]: the typed errors the binaries turn into one clear line.
 
+pub mod chart;
 pub mod cluster;
 pub mod error;
 pub mod flux;
 pub mod output;
+pub mod render;
 
 pub use error::{Error, Result};
 

@@ -16,6 +16,10 @@ pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
 
+    /// The chart directory (default: the current directory).
+    #[arg(short = 'C', long = "chdir", global = true, value_name = "DIR", default_value = ".")]
+    pub chart_dir: PathBuf,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -50,6 +54,11 @@ impl ClusterFlags {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Render the chart as Flux would install it for HelmRelease NAME.
+    Show(ShowArgs),
+    /// Run as Helm's post-renderer (Flux's post-render chain); started by helm, not by people.
+    #[command(name = "__post-render", hide = true)]
+    PostRender,
     /// Print shell completion code (bash, zsh, fish, elvish, powershell).
     Completion(CompletionArgs),
     /// Print the version.
@@ -60,4 +69,33 @@ pub enum Command {
 pub struct CompletionArgs {
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Extra values on top of what Flux composes, like Helm's own flags.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ValuesFlags {
+    /// A values file to apply on top of the HelmRelease's values (repeatable; later files win).
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+
+    /// A value to set on top of everything else, Helm --set syntax (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The HelmRelease (with --plain: the Helm release name).
+    pub name: String,
+
+    /// Render the chart alone: no cluster, no HelmRelease, no Flux post-rendering.
+    #[arg(long)]
+    pub plain: bool,
+
+    /// Only print objects rendered from templates matching this glob, e.g. templates/cm*.yaml (repeatable).
+    #[arg(long = "show-only", short = 's', value_name = "GLOB")]
+    pub show_only: Vec<String>,
+
+    #[command(flatten)]
+    pub values: ValuesFlags,
 }

@@ -1,0 +1,124 @@
+//! Rendering a chart the way helm-controller does: the real `helm` binary (Helm 3 or Helm 4) with Flux's
+//! release name, namespace and values, and Flux's post-render chain (kustomize postRenderers through the
+//! kustomize that kubectl embeds, then commonMetadata, then the origin labels).
+
+pub mod helm;
+pub mod postrender;
+
+pub use helm::Helm;
+pub use postrender::PostRenderSpec;
+
+/// Errors of running external programs and rendering.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{program} not found: {hint}")]
+    Missing { program: &'static str, hint: &'static str },
+
+    #[error("{program} {version} is too old: cozyhr needs {needed} or newer")]
+    TooOld { program: &'static str, version: String, needed: &'static str },
+
+    #[error("{program} failed: {stderr}")]
+    Failed { program: String, stderr: String },
+
+    #[error("cannot run {program}: {source}")]
+    Spawn { program: String, source: std::io::Error },
+
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+
+    #[error("post-render: {0}")]
+    PostRender(String),
+}
+
+/// Runs a program with an argument vector (never through a shell), feeding `stdin`, and returns stdout.
+/// A non-zero exit becomes [`RenderError::Failed`] carrying the program's stderr.
+pub async fn run_program(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: Option<&[u8]>,
+) -> Result<Vec<u8>, RenderError> {
+    use tokio::io::AsyncWriteExt;
+    let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        // Ctrl-C or an error in the caller drops the future: do not leave the child running.
+        .kill_on_drop(true);
+    tracing::debug!(program = %program.display(), ?args, "running");
+    let mut child = cmd.spawn().map_err(|source| RenderError::Spawn { program: name.clone(), source })?;
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
+        let input = input.to_vec();
+        // Write from a task so a child that fills its stdout pipe before reading all input cannot deadlock us.
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&input).await;
+        });
+    }
+    let out = child.wait_with_output().await?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let stderr = if stderr.is_empty() { format!("exited with {}", out.status) } else { stderr };
+        return Err(RenderError::Failed { program: name, stderr });
+    }
+    Ok(out.stdout)
+}
+
+/// One `helm template` invocation.
+#[derive(Debug)]
+pub struct TemplateRequest<'a> {
+    pub chart_dir: &'a std::path::Path,
+    pub release_name: &'a str,
+    pub namespace: &'a str,
+    /// Values files, lowest precedence first (`-f`).
+    pub values_files: Vec<std::path::PathBuf>,
+    /// `--set` expressions, applied by Helm after the files.
+    pub sets: Vec<String>,
+    /// Render as an upgrade (`.Release.IsUpgrade`), as helm-controller does for an installed release.
+    pub is_upgrade: bool,
+}
+
+/// Renders the chart with `helm template`; with a post-render session, through Flux's chain.
+pub async fn template(
+    helm: &Helm,
+    req: &TemplateRequest<'_>,
+    post_render: Option<&postrender::PostRenderSession>,
+) -> Result<String, RenderError> {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "template".into(),
+        req.release_name.into(),
+        req.chart_dir.as_os_str().to_owned(),
+        "--namespace".into(),
+        req.namespace.into(),
+    ];
+    if req.is_upgrade {
+        args.push("--is-upgrade".into());
+    }
+    for f in &req.values_files {
+        args.push("--values".into());
+        args.push(f.as_os_str().to_owned());
+    }
+    for s in &req.sets {
+        args.push("--set".into());
+        args.push(s.into());
+    }
+    let mut envs = Vec::new();
+    if let Some(pr) = post_render {
+        args.extend(pr.helm_args(helm.major)?);
+        envs.extend(pr.helm_env(helm.major));
+    }
+    match helm.run(&args, &envs).await {
+        Ok(out) => {
+            String::from_utf8(out).map_err(|e| RenderError::PostRender(format!("helm printed invalid UTF-8: {e}")))
+        }
+        // Helm 4 reports only "plugin exited with error": put the post-renderer's own message first.
+        Err(RenderError::Failed { program, stderr }) => match post_render.and_then(|p| p.error_log()) {
+            Some(log) => Err(RenderError::Failed { program, stderr: format!("{log}\n{stderr}") }),
+            None => Err(RenderError::Failed { program, stderr }),
+        },
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,252 @@
+//! Flux's post-render chain, run by `helm-cozy __post-render` as Helm's post-renderer:
+//!
+//! 1. each `spec.postRenderers[].kustomize` in order: a kustomize build of the manifests with its
+//!    `patches` and `images` (helm-controller `internal/postrender/kustomize.go`);
+//! 2. `spec.commonMetadata`: labels, then annotations, on `metadata` only, overwriting;
+//! 3. always: the origin labels `helm.toolkit.fluxcd.io/name` and `.../namespace`, which win over 2.
+//!
+//! kustomize is the real one that kubectl embeds (`kubectl kustomize`), never a hand-written patch engine.
+//! Steps 2 and 3 are kustomize's builtin LabelTransformer / AnnotationsTransformer with the field specs
+//! helm-controller uses, run in one build in that order. Every manifest therefore goes through kustomize
+//! at least once, as under helm-controller (which drops comments and normalises formatting).
+//!
+//! Wiring into Helm: Helm 3 takes an executable (`--post-renderer PATH --post-renderer-args ...`); Helm 4
+//! takes only a plugin name, so a throw-away postrenderer/v1 plugin pointing at this binary is written to a
+//! private temporary directory and put first on HELM_PLUGINS for the child helm (no install, no signing).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{RenderError, run_program};
+use crate::flux::helmrelease::{CommonMetadata, GROUP};
+
+/// The argument that turns helm-cozy into the post-renderer.
+pub const POST_RENDER_ARG: &str = "__post-render";
+/// Environment variable with the path of the spec file.
+pub const SPEC_ENV: &str = "COZYHR_POSTRENDER_SPEC";
+/// Helm 4 drops a post-renderer's stderr; the error is also written here for the parent to print.
+pub const LOG_ENV: &str = "COZYHR_POSTRENDER_LOG";
+const PLUGIN_NAME: &str = "cozy-postrender";
+
+/// What the post-renderer needs to know about the HelmRelease.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostRenderSpec {
+    pub hr_name: String,
+    pub hr_namespace: String,
+    /// `spec.postRenderers`, verbatim.
+    #[serde(default)]
+    pub post_renderers: Vec<Value>,
+    #[serde(default)]
+    pub common_metadata: Option<CommonMetadata>,
+    /// The kubectl whose embedded kustomize runs the chain.
+    pub kubectl: PathBuf,
+}
+
+/// Runs the chain over a multi-document manifest stream.
+pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, RenderError> {
+    if manifests.split("\n---").all(|doc| doc.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))) {
+        // Nothing to transform (a chart that renders no objects); kustomize would reject an empty input.
+        return Ok(manifests.to_string());
+    }
+    let mut current = manifests.to_string();
+    for (i, pr) in spec.post_renderers.iter().enumerate() {
+        let Some(k) = pr.get("kustomize") else { continue };
+        let mut kustomization = json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": ["helm-output.yaml"],
+        });
+        for field in ["patches", "images"] {
+            if let Some(v) = k.get(field).filter(|v| !v.is_null()) {
+                kustomization[field] = v.clone();
+            }
+        }
+        current = kustomize(&spec.kubectl, &current, &kustomization, &[])
+            .await
+            .map_err(|e| RenderError::PostRender(format!("postRenderers[{i}].kustomize: {e}")))?;
+    }
+    // commonMetadata then origin labels, as ordered transformers of one build; "fifo" keeps the order of
+    // the objects as they came (helm-controller transforms the resource map in place, without sorting).
+    let mut transformers = Vec::new();
+    if let Some(cm) = &spec.common_metadata {
+        if let Some(labels) = &cm.labels {
+            transformers
+                .push(("common-labels.yaml", transformer("common-labels", "LabelTransformer", "labels", labels)));
+        }
+        if let Some(annotations) = &cm.annotations {
+            transformers.push((
+                "common-annotations.yaml",
+                transformer("common-annotations", "AnnotationsTransformer", "annotations", annotations),
+            ));
+        }
+    }
+    let origin = BTreeMap::from([
+        (format!("{GROUP}/name"), spec.hr_name.clone()),
+        (format!("{GROUP}/namespace"), spec.hr_namespace.clone()),
+    ]);
+    transformers.push(("origin-labels.yaml", transformer("origin-labels", "LabelTransformer", "labels", &origin)));
+    let kustomization = json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["helm-output.yaml"],
+        "transformers": transformers.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        "sortOptions": { "order": "fifo" },
+    });
+    kustomize(&spec.kubectl, &current, &kustomization, &transformers)
+        .await
+        .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))
+}
+
+fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, String>) -> Value {
+    json!({
+        "apiVersion": "builtin",
+        "kind": kind,
+        "metadata": { "name": name },
+        field: map,
+        "fieldSpecs": [{ "path": format!("metadata/{field}"), "create": true }],
+    })
+}
+
+/// One `kubectl kustomize` build over the manifests in a private temporary directory.
+async fn kustomize(
+    kubectl: &Path,
+    manifests: &str,
+    kustomization: &Value,
+    extra: &[(&str, Value)],
+) -> Result<String, RenderError> {
+    let dir = tempfile::Builder::new().prefix("cozyhr-kustomize-").tempdir()?;
+    write_private(&dir.path().join("helm-output.yaml"), manifests.as_bytes())?;
+    write_private(&dir.path().join("kustomization.yaml"), &serde_json::to_vec(kustomization).map_err(io)?)?;
+    for (file, content) in extra {
+        write_private(&dir.path().join(file), &serde_json::to_vec(content).map_err(io)?)?;
+    }
+    let out = run_program(kubectl, &["kustomize".into(), dir.path().as_os_str().to_owned()], &[], None).await?;
+    String::from_utf8(out).map_err(|e| RenderError::PostRender(format!("kustomize printed invalid UTF-8: {e}")))
+}
+
+fn io(e: serde_json::Error) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+/// Writes a file only its owner can read: manifests and values may hold secrets.
+pub fn write_private(path: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    f.write_all(content)
+}
+
+/// A post-renderer set up for one helm invocation: the spec file, the error log and, for Helm 4, the
+/// throw-away plugin, all in one private temporary directory removed on drop (every exit path of the
+/// caller, including an error or Ctrl-C that unwinds to it).
+pub struct PostRenderSession {
+    dir: tempfile::TempDir,
+    self_exe: PathBuf,
+}
+
+impl PostRenderSession {
+    pub fn new(spec: &PostRenderSpec, self_exe: PathBuf) -> Result<Self, RenderError> {
+        let dir = tempfile::Builder::new().prefix("cozyhr-postrender-").tempdir()?;
+        write_private(&dir.path().join("spec.json"), &serde_json::to_vec(spec).map_err(io)?)?;
+        Ok(PostRenderSession { dir, self_exe })
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("error.log")
+    }
+
+    /// The helm flags that select the post-renderer.
+    pub fn helm_args(&self, helm_major: u32) -> Result<Vec<OsString>, RenderError> {
+        if helm_major >= 4 {
+            let plugin = self.dir.path().join("plugins").join(PLUGIN_NAME);
+            std::fs::create_dir_all(&plugin)?;
+            let manifest = json!({
+                "apiVersion": "v1",
+                "type": "postrenderer/v1",
+                "name": PLUGIN_NAME,
+                "version": crate::VERSION,
+                "runtime": "subprocess",
+                "runtimeConfig": {
+                    "platformCommand": [{ "command": self.self_exe, "args": [POST_RENDER_ARG] }]
+                }
+            });
+            // JSON is YAML: Helm reads plugin.yaml with a YAML parser.
+            write_private(&plugin.join("plugin.yaml"), &serde_json::to_vec_pretty(&manifest).map_err(io)?)?;
+            Ok(vec!["--post-renderer".into(), PLUGIN_NAME.into()])
+        } else {
+            Ok(vec![
+                "--post-renderer".into(),
+                self.self_exe.clone().into_os_string(),
+                "--post-renderer-args".into(),
+                POST_RENDER_ARG.into(),
+            ])
+        }
+    }
+
+    /// Environment for the helm child: where the spec and log are, and (Helm 4) where our plugin is.
+    pub fn helm_env(&self, helm_major: u32) -> Vec<(String, OsString)> {
+        let mut env = vec![
+            (SPEC_ENV.to_string(), self.dir.path().join("spec.json").into_os_string()),
+            (LOG_ENV.to_string(), self.log_path().into_os_string()),
+        ];
+        if helm_major >= 4 {
+            let mut paths = vec![self.dir.path().join("plugins")];
+            match std::env::var_os("HELM_PLUGINS") {
+                Some(existing) => paths.extend(std::env::split_paths(&existing)),
+                // Helm's default plugins directory, which setting HELM_PLUGINS would otherwise hide.
+                None => {
+                    if let Some(data) = helm_data_home() {
+                        paths.push(data.join("plugins"));
+                    }
+                }
+            }
+            if let Ok(joined) = std::env::join_paths(paths) {
+                env.push(("HELM_PLUGINS".into(), joined));
+            }
+        }
+        env
+    }
+
+    /// The post-renderer's own error message, if it wrote one (Helm 4 hides its stderr).
+    pub fn error_log(&self) -> Option<String> {
+        std::fs::read_to_string(self.log_path()).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+}
+
+fn helm_data_home() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("HELM_DATA_HOME") {
+        return Some(d.into());
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("helm"))
+}
+
+/// The body of `helm-cozy __post-render`: manifests on stdin, the chain, result on stdout. Errors also go
+/// to the log file named by [`LOG_ENV`].
+pub async fn main_post_render() -> Result<(), RenderError> {
+    let result = async {
+        let spec_path = std::env::var_os(SPEC_ENV)
+            .ok_or_else(|| RenderError::PostRender(format!("{SPEC_ENV} is not set: this mode is run by helm cozy")))?;
+        let spec: PostRenderSpec = serde_json::from_slice(&std::fs::read(&spec_path)?)
+            .map_err(|e| RenderError::PostRender(format!("bad spec file: {e}")))?;
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
+        let output = run(&spec, &input).await?;
+        std::io::stdout().write_all(output.as_bytes())?;
+        Ok::<(), RenderError>(())
+    }
+    .await;
+    if let Err(e) = &result
+        && let Some(log) = std::env::var_os(LOG_ENV)
+    {
+        let _ = write_private(Path::new(&log), e.to_string().as_bytes());
+    }
+    result
+}
