@@ -11,6 +11,8 @@ pub mod chart;
 pub mod cluster;
 pub mod error;
 pub mod flux;
+pub mod helmstore;
+pub mod live;
 pub mod output;
 pub mod render;
 

@@ -1,0 +1,147 @@
+//! Helm's release storage (the default Secret driver): `sh.helm.release.v1.<name>.v<N>` Secrets labelled
+//! `owner=helm,name=<name>` whose `release` field is base64 of gzip of the release JSON.
+
+use std::io::Read;
+
+use base64::Engine;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::ListParams;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+
+/// The parts of a stored release cozyhr reads. `raw` keeps the whole JSON for exact digests.
+#[derive(Debug, Clone)]
+pub struct StoredRelease {
+    pub name: String,
+    pub namespace: String,
+    pub version: i64,
+    pub status: String,
+    pub manifest: String,
+    pub config: Value,
+    pub chart_name: String,
+    pub chart_version: String,
+    pub raw: Value,
+}
+
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    version: i64,
+    #[serde(default)]
+    manifest: String,
+    #[serde(default)]
+    config: Option<Value>,
+    #[serde(default)]
+    info: Option<Info>,
+    #[serde(default)]
+    chart: Option<ChartHead>,
+}
+
+#[derive(Deserialize)]
+struct Info {
+    #[serde(default)]
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct ChartHead {
+    #[serde(default)]
+    metadata: Option<ChartMeta>,
+}
+
+#[derive(Deserialize)]
+struct ChartMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    version: String,
+}
+
+/// Decodes the `release` field of a Helm storage Secret (already base64-decoded once by the API).
+pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
+    let bad = |reason: String| Error::Invalid { what: "Helm release secret".into(), reason };
+    let b64 = base64::engine::general_purpose::STANDARD
+        .decode(release_field.trim_ascii())
+        .map_err(|e| bad(format!("not base64: {e}")))?;
+    let json = if b64.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(b64.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| bad(format!("bad gzip: {e}")))?;
+        out
+    } else {
+        b64
+    };
+    let raw: Value = serde_json::from_slice(&json).map_err(|e| bad(format!("bad JSON: {e}")))?;
+    let head: Head = serde_json::from_value(raw.clone()).map_err(|e| bad(format!("unexpected shape: {e}")))?;
+    let meta = head.chart.and_then(|c| c.metadata);
+    Ok(StoredRelease {
+        name: head.name,
+        namespace: head.namespace,
+        version: head.version,
+        status: head.info.map(|i| i.status).unwrap_or_default(),
+        manifest: head.manifest,
+        config: head.config.unwrap_or(Value::Null),
+        chart_name: meta.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
+        chart_version: meta.map(|m| m.version).unwrap_or_default(),
+        raw,
+    })
+}
+
+/// Every stored revision of release `name` in `storage_namespace`, newest first.
+pub async fn history(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Vec<StoredRelease>> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
+    let list = api.list(&lp).await.map_err(|e| cluster.error(e))?;
+    let mut out = Vec::new();
+    for s in list.items {
+        let Some(field) = s.data.as_ref().and_then(|d| d.get("release")) else { continue };
+        out.push(decode(&field.0)?);
+    }
+    out.sort_by(|a, b| b.version.cmp(&a.version));
+    Ok(out)
+}
+
+/// The newest stored revision, if any.
+pub async fn latest(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<StoredRelease>> {
+    Ok(history(cluster, storage_namespace, name).await?.into_iter().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn encode(json: &str) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(json.as_bytes()).unwrap();
+        base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap()).into_bytes()
+    }
+
+    #[test]
+    fn decodes_gzipped_release() {
+        let r = decode(&encode(
+            r#"{"name":"demo","namespace":"apps","version":3,"manifest":"---\nkind: ConfigMap\n",
+               "config":{"a":1},"info":{"status":"deployed"},"chart":{"metadata":{"name":"demo","version":"0.1.0"}}}"#,
+        ))
+        .unwrap();
+        assert_eq!((r.name.as_str(), r.namespace.as_str(), r.version), ("demo", "apps", 3));
+        assert_eq!(r.status, "deployed");
+        assert_eq!((r.chart_name.as_str(), r.chart_version.as_str()), ("demo", "0.1.0"));
+        assert_eq!(r.config["a"], 1);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(decode(b"%%%").is_err());
+        assert!(decode(b"aGVsbG8=").is_err());
+    }
+}
