@@ -1,24 +1,50 @@
 #!/bin/sh
-# Helm plugin install/update hook: put the helm-cozy binary for this machine at $HELM_PLUGIN_DIR/bin.
-#  1. A release archive already carries bin/helm-cozy: nothing to do.
-#  2. A source checkout (Cargo.toml present): build it with cargo (a no-op when already built).
-#  3. Otherwise: say what is missing and fail.
+# Helm plugin install/update hook (Helm 3 and Helm 4 run it with `sh -c` and $HELM_PLUGIN_DIR set): make
+# sure $HELM_PLUGIN_DIR/bin/helm-cozy is a binary that runs on this machine.
+#  1. A source checkout (Cargo.toml and helm-cozy/ present; `helm plugin install <dir or git URL>`):
+#     build it with cargo, every time, so `helm plugin update cozy` picks up new sources (a no-op when
+#     nothing changed).
+#  2. A release archive (`helm plugin install <URL of helm-cozy-VERSION-OS-ARCH.tar.gz>`): it carries
+#     bin/helm-cozy; check that it runs here (an archive for another OS/arch does not).
+#  3. Otherwise: say what is missing for which platform, and fail.
 set -eu
-dir=${HELM_PLUGIN_DIR:?HELM_PLUGIN_DIR is not set: run this through helm plugin install}
-if [ -x "$dir/bin/helm-cozy" ]; then
-  exit 0
-fi
+
+dir=${HELM_PLUGIN_DIR:?HELM_PLUGIN_DIR is not set: this hook is run by helm plugin install/update}
+bin=$dir/bin/helm-cozy
+
+os=$(uname -s | tr '[:upper:]' '[:lower:]')
+case $(uname -m) in
+  x86_64 | amd64) arch=amd64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) arch=$(uname -m) ;;
+esac
+platform=$os/$arch
+version=$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*/\1/p' "$dir/plugin.yaml" 2>/dev/null | head -n 1)
+archive=helm-cozy-${version:-VERSION}-$os-$arch.tar.gz
+url=https://github.com/cozystack/cozyhr/releases/download/v${version:-VERSION}/$archive
+
 if [ -f "$dir/Cargo.toml" ] && [ -d "$dir/helm-cozy" ]; then
   command -v cargo >/dev/null 2>&1 || {
-    echo "helm-cozy: this is a source checkout and cargo is not installed: install Rust (https://rustup.rs) and run helm plugin update cozy" >&2
+    echo "helm-cozy: $dir is a source checkout and cargo is not installed: install Rust (https://rustup.rs), then run: helm plugin update cozy (or install the release archive for $platform: $url)" >&2
     exit 1
   }
-  echo "helm-cozy: building from source with cargo (first time: a few minutes)" >&2
-  (cd "$dir" && cargo build --release --locked -p helm-cozy >&2)
+  echo "helm-cozy: building from source with cargo in $dir (the first build takes a few minutes)" >&2
+  (cd "$dir" && cargo build --release --locked -p helm-cozy >&2) || {
+    echo "helm-cozy: cargo build failed in $dir (see above)" >&2
+    exit 1
+  }
+  target=${CARGO_TARGET_DIR:-$dir/target}
   mkdir -p "$dir/bin"
-  cp "$dir/target/release/helm-cozy" "$dir/bin/helm-cozy.tmp"
-  mv "$dir/bin/helm-cozy.tmp" "$dir/bin/helm-cozy"
-  exit 0
+  cp "$target/release/helm-cozy" "$bin.tmp"
+  mv -f "$bin.tmp" "$bin"
 fi
-echo "helm-cozy: no helm-cozy binary for $(uname -s)/$(uname -m) in $dir/bin and no source to build it from: install the release archive for this platform" >&2
-exit 1
+
+if [ ! -f "$bin" ]; then
+  echo "helm-cozy: no helm-cozy binary for $platform in $dir: this is neither a release archive for $platform nor a source checkout. Run: helm plugin uninstall cozy; then install the archive for this platform: helm plugin install $url" >&2
+  exit 1
+fi
+if ! out=$("$bin" version 2>&1); then
+  echo "helm-cozy: $bin does not run on this machine ($platform): ${out:-exec failed}. The archive is for another platform: run helm plugin uninstall cozy; then install the one for $platform: helm plugin install $url" >&2
+  exit 1
+fi
+echo "helm-cozy: ready: $out ($platform)" >&2
