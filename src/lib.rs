@@ -9,10 +9,12 @@
 
 pub mod chart;
 pub mod cluster;
+pub mod diff;
 pub mod error;
 pub mod flux;
 pub mod helmstore;
 pub mod live;
+pub mod manifests;
 pub mod output;
 pub mod render;
 
