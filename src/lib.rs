@@ -9,6 +9,7 @@
 
 pub mod chart;
 pub mod cluster;
+pub mod compare;
 pub mod diff;
 pub mod error;
 pub mod flux;

@@ -89,7 +89,15 @@ impl<'a> LiveObjects<'a> {
         let name = name_of(desired)?;
         let live = api.get_opt(name).await.map_err(|e| self.cluster.error(e))?;
         let params = PatchParams::apply(FLUX_FIELD_MANAGER).force().dry_run();
-        let applied = api.patch(name, &params, &Patch::Apply(desired)).await.map_err(|e| match e {
+        let applied = match api.patch(name, &params, &Patch::Apply(desired)).await {
+            // The namespace does not exist yet (helm would create it with --create-namespace): nothing
+            // for the server to default against, so the object is added as rendered.
+            Err(kube::Error::Api(s)) if s.code == 404 && live.is_none() => {
+                return Ok(Observed { live: None, desired_on_server: desired.clone() });
+            }
+            other => other,
+        }
+        .map_err(|e| match e {
             kube::Error::Api(s) if s.code == 422 || s.code == 400 => Error::Invalid {
                 what: format!("{} {}", ar.kind, name),
                 reason: format!("the API server rejects it: {}", s.message),

@@ -1,0 +1,102 @@
+//! What `apply` would change, as a [`Plan`]: desired objects (the Flux-exact rendering) against either the
+//! live cluster (default) or the stored Helm release (`--against release`, like helm-diff).
+//!
+//! Against the cluster each desired object goes through a server-side apply dry run as helm-controller's
+//! field manager, so server defaulting is not noise and hand edits (drift) show. Objects the stored release
+//! has but the rendering no longer does are removals, compared with what is live.
+
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::diff::{Plan, PlanOptions, plan_with};
+use crate::error::{Error, Result};
+use crate::live::LiveObjects;
+use crate::manifests::{ClusterScoped, Manifest, ObjectId, parse_manifests};
+
+/// Which side `desired` is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Against {
+    /// The live objects, after a server-side dry run of the desired ones.
+    #[default]
+    Live,
+    /// The manifest stored in the latest Helm release revision.
+    Release,
+}
+
+fn manifest_error(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Invalid { what: what.into(), reason: e.to_string() }
+}
+
+/// Parses a rendered stream and gives namespaced objects without a namespace the release namespace, with
+/// the cluster's own idea of which kinds are cluster-scoped when a cluster is at hand.
+pub async fn desired_objects(
+    rendered: &str,
+    release_namespace: &str,
+    live: Option<&LiveObjects<'_>>,
+) -> Result<Vec<Manifest>> {
+    let mut manifests = parse_manifests(rendered).map_err(|e| manifest_error("rendered manifests", e))?;
+    let builtin = ClusterScoped::builtin();
+    for m in &mut manifests {
+        let cluster_scoped = match live {
+            Some(l) => l.cluster_scoped(&m.object).await?,
+            None => builtin.contains(&m.id.group, &m.id.kind),
+        };
+        m.default_namespace(release_namespace, cluster_scoped);
+    }
+    Ok(manifests)
+}
+
+/// Objects of a stored release manifest, with the same namespace defaulting.
+pub fn stored_objects(manifest: &str, release_namespace: &str) -> Result<Vec<Manifest>> {
+    let mut manifests = parse_manifests(manifest).map_err(|e| manifest_error("stored release manifest", e))?;
+    let builtin = ClusterScoped::builtin();
+    for m in &mut manifests {
+        let cluster_scoped = builtin.contains(&m.id.group, &m.id.kind);
+        m.default_namespace(release_namespace, cluster_scoped);
+    }
+    Ok(manifests)
+}
+
+/// The plan against the stored release: no cluster reads beyond the release itself.
+pub fn against_release(desired: Vec<Manifest>, stored: Vec<Manifest>, options: PlanOptions) -> Result<Plan> {
+    plan_with(
+        desired.into_iter().map(Manifest::into_pair).collect(),
+        stored.into_iter().map(Manifest::into_pair).collect(),
+        options,
+    )
+    .map_err(|e| manifest_error("diff", e))
+}
+
+/// The plan against the cluster: `desired` after a server dry run vs. live; objects in `previously_released`
+/// but no longer desired are removals of what is live.
+pub async fn against_live(
+    live: &LiveObjects<'_>,
+    desired: Vec<Manifest>,
+    previously_released: Vec<Manifest>,
+    options: PlanOptions,
+) -> Result<Plan> {
+    let objects: Vec<Value> = desired.iter().map(|m| m.object.clone()).collect();
+    let observed = live.observe_all(&objects).await?;
+    let mut desired_pairs = Vec::with_capacity(desired.len());
+    let mut live_pairs = Vec::new();
+    for (m, o) in desired.iter().zip(observed) {
+        desired_pairs.push((m.id.clone(), o.desired_on_server));
+        if let Some(l) = o.live {
+            live_pairs.push((m.id.clone(), l));
+        }
+    }
+    let wanted: std::collections::BTreeSet<&ObjectId> = desired.iter().map(|m| &m.id).collect();
+    let gone: Vec<&Manifest> = previously_released.iter().filter(|m| !wanted.contains(&m.id)).collect();
+    let gone_objects: Vec<Value> = gone.iter().map(|m| m.object.clone()).collect();
+    for (m, l) in gone.iter().zip(live.get_all(&gone_objects).await?) {
+        if let Some(l) = l {
+            live_pairs.push((m.id.clone(), l));
+        }
+    }
+    plan_with(desired_pairs, live_pairs, options).map_err(|e| manifest_error("diff", e))
+}
+
+/// Convenience for callers holding a cluster: the stored manifest of the latest release revision, if any.
+pub async fn stored_manifest(cluster: &Cluster, storage_namespace: &str, release: &str) -> Result<Option<String>> {
+    Ok(crate::helmstore::latest(cluster, storage_namespace, release).await?.map(|r| r.manifest))
+}
