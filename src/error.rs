@@ -41,7 +41,7 @@ pub enum Error {
     #[error("invalid {what}: {reason}")]
     Invalid { what: String, reason: String },
 
-    #[error("kubernetes API error: {0}")]
+    #[error("kubernetes API error: {}", describe(.0))]
     Kube(kube::Error),
 
     #[error("{0}")]
@@ -59,6 +59,15 @@ impl Error {
             }
             _ => Error::Kube(err),
         }
+    }
+}
+
+/// A client error as one readable line: for an API error the server's own message and status code rather
+/// than the Debug dump kube's Display includes.
+fn describe(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
+        other => other.to_string(),
     }
 }
 

@@ -2,6 +2,9 @@
 //! and never with `NO_COLOR`, kubectl-style tables.
 
 use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
+
+use owo_colors::OwoColorize;
 
 /// `--color auto|always|never`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,6 +39,70 @@ impl ColorChoice {
     }
 }
 
+/// The process-wide `--color` choice. A binary sets it once after parsing its flags; until then (and in
+/// tests) it is `auto`.
+static COLOR: OnceLock<ColorChoice> = OnceLock::new();
+
+pub fn set_color(choice: ColorChoice) {
+    // Set once per process; a second call (there is none in the binaries) keeps the first choice.
+    let _ = COLOR.set(choice);
+}
+
+fn color() -> ColorChoice {
+    COLOR.get().copied().unwrap_or_default()
+}
+
+/// How to paint text for one stream: plain unless colour is on for that stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Paint(pub bool);
+
+/// The meaning a cell carries, which decides its colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Good,
+    Bad,
+    Warn,
+    Dim,
+}
+
+impl Paint {
+    pub fn stdout() -> Paint {
+        Paint(color().for_stdout())
+    }
+
+    pub fn stderr() -> Paint {
+        Paint(color().for_stderr())
+    }
+
+    pub fn tone(self, text: &str, tone: Tone) -> String {
+        if !self.0 {
+            return text.to_string();
+        }
+        match tone {
+            Tone::Plain => text.to_string(),
+            Tone::Good => text.green().to_string(),
+            Tone::Bad => text.red().to_string(),
+            Tone::Warn => text.yellow().to_string(),
+            Tone::Dim => text.dimmed().to_string(),
+        }
+    }
+
+    pub fn bold(self, text: &str) -> String {
+        if self.0 { text.bold().to_string() } else { text.to_string() }
+    }
+}
+
+/// The tone of a condition status or an event type: True / Normal good, False / Warning bad.
+pub fn status_tone(value: &str) -> Tone {
+    match value {
+        "True" | "Normal" | "deployed" => Tone::Good,
+        "False" | "failed" => Tone::Bad,
+        "Unknown" | "Warning" => Tone::Warn,
+        _ => Tone::Plain,
+    }
+}
+
 /// A borderless table padded like kubectl's (three spaces between columns, no trailing spaces).
 #[derive(Debug, Default)]
 pub struct Table {
@@ -55,22 +122,33 @@ impl Table {
         self.rows.len() <= 1
     }
 
-    pub fn render(&self) -> String {
+    /// The width of each column over the header and all rows.
+    pub fn widths(&self) -> Vec<usize> {
         let cols = self.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..cols)
+        (0..cols)
             .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
-            .collect();
+            .collect()
+    }
+
+    pub fn render(&self) -> String {
+        self.render_styled(Paint(false), |_, _| Tone::Plain)
+    }
+
+    /// Renders with each data cell painted by `tone(column header, cell)`. Padding is computed on the
+    /// plain text, so colour codes never misalign the columns.
+    pub fn render_styled(&self, paint: Paint, tone: impl Fn(&str, &str) -> Tone) -> String {
+        let widths = self.widths();
+        let header = &self.rows[0];
         let mut out = String::new();
-        for row in &self.rows {
-            let mut line = String::new();
-            for (i, cell) in row.iter().enumerate() {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    let pad = widths[i] - cell.chars().count() + 3;
-                    line.extend(std::iter::repeat_n(' ', pad));
+        for (r, row) in self.rows.iter().enumerate() {
+            let line = format_row(row, &widths, |c, cell| {
+                if r == 0 {
+                    cell.to_string()
+                } else {
+                    paint.tone(cell, tone(header.get(c).map_or("", String::as_str), cell))
                 }
-            }
-            out.push_str(line.trim_end());
+            });
+            out.push_str(&line);
             out.push('\n');
         }
         out
@@ -81,19 +159,55 @@ impl Table {
     }
 }
 
+/// One row padded to `widths` (cells wider than their column push the rest right, as kubectl's do in a
+/// watch), with `paint` applied to each cell's text after its width is measured.
+pub fn format_row(row: &[String], widths: &[usize], paint: impl Fn(usize, &str) -> String) -> String {
+    let mut line = String::new();
+    for (i, cell) in row.iter().enumerate() {
+        line.push_str(&paint(i, cell));
+        if i + 1 < row.len() {
+            let width = widths.get(i).copied().unwrap_or(0);
+            let pad = width.saturating_sub(cell.chars().count()) + 3;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    line.trim_end().to_string()
+}
+
+/// YAML the way kubectl prints it: block style, two-space indent, list items at their key's level. Long
+/// and multi-line strings are quoted rather than folded so that the text reads back byte for byte.
+pub fn to_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.prefer_block_scalars = false;
+    serde_saphyr::to_string_with_options(value, options)
+}
+
+/// Several objects as kubectl prints them for `-o yaml|json`: a `v1` `List`.
+pub fn list_object(items: Vec<serde_json::Value>) -> serde_json::Value {
+    serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items, "metadata": { "resourceVersion": "" } })
+}
+
 /// Status lines on stderr, with the flux CLI's markers.
 pub mod status {
+    use super::{Paint, Tone};
+
+    fn line(marker: &str, tone: Tone, msg: impl std::fmt::Display) {
+        eprintln!("{} {msg}", Paint::stderr().tone(marker, tone));
+    }
     pub fn action(msg: impl std::fmt::Display) {
-        eprintln!("► {msg}");
+        line("►", Tone::Plain, msg);
     }
     pub fn waiting(msg: impl std::fmt::Display) {
-        eprintln!("◎ {msg}");
+        line("◎", Tone::Plain, msg);
     }
     pub fn success(msg: impl std::fmt::Display) {
-        eprintln!("✔ {msg}");
+        line("✔", Tone::Good, msg);
+    }
+    pub fn warning(msg: impl std::fmt::Display) {
+        line("⚠️", Tone::Warn, msg);
     }
     pub fn failure(msg: impl std::fmt::Display) {
-        eprintln!("✗ {msg}");
+        line("✗", Tone::Bad, msg);
     }
 }
 
@@ -118,6 +232,38 @@ mod tests {
         t.row(["a-long-name", "True"]);
         t.row(["b", ""]);
         assert_eq!(t.render(), "NAME          READY\na-long-name   True\nb\n");
+    }
+
+    #[test]
+    fn styled_cells_pad_on_plain_width() {
+        let mut t = Table::new(["NAME", "READY", "MESSAGE"]);
+        t.row(["a", "True", "ok"]);
+        let out = t.render_styled(Paint(true), |h, c| if h == "READY" { status_tone(c) } else { Tone::Plain });
+        let plain: String = {
+            // Strip ANSI escapes: the visible layout must equal the unstyled one.
+            let mut s = String::new();
+            let mut esc = false;
+            for ch in out.chars() {
+                match (esc, ch) {
+                    (false, '\u{1b}') => esc = true,
+                    (true, 'm') => esc = false,
+                    (true, _) => {}
+                    (false, c) => s.push(c),
+                }
+            }
+            s
+        };
+        assert_ne!(out, plain, "colour was applied");
+        assert_eq!(plain, t.render());
+    }
+
+    #[test]
+    fn yaml_is_block_style_and_reads_back() {
+        let v = serde_json::json!({"a": {"b": [1, {"c": "x"}]}, "m": "line1\nline2", "long": "w ".repeat(60)});
+        let y = to_yaml(&v).unwrap();
+        assert!(y.starts_with("a:\n  b:\n  - 1\n  - c: x\n"), "{y}");
+        let back: serde_json::Value = serde_saphyr::from_str(&y).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -2,16 +2,17 @@
 
 use std::fmt::Debug;
 
-use k8s_openapi::NamespaceResourceScope;
 use kube::Resource;
+use kube::core::NamespaceScope;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::condition::{self, Condition, Readiness};
-use super::helmrelease::{self, HelmRelease};
+use super::helmrelease::HelmRelease;
+use super::kind::{self, Kind};
 
 pub trait FluxObject:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    Resource<Scope: NamespaceScope, DynamicType: Clone + Send + Sync>
     + Clone
     + Debug
     + DeserializeOwned
@@ -20,11 +21,8 @@ pub trait FluxObject:
     + Sync
     + 'static
 {
-    /// Human name of the kind in messages, as the flux CLI writes it ("helmrelease").
-    const DISPLAY: &'static str;
-    /// API group and version, for the "CRD not installed" message.
-    const GROUP: &'static str;
-    const VERSION: &'static str;
+    /// Which Flux kind this is. Typed kinds ignore `dt`; the generic [`super::FluxSource`] carries it.
+    fn flux_kind(dt: &Self::DynamicType) -> &'static Kind;
 
     fn suspended(&self) -> bool;
     fn conditions(&self) -> &[Condition];
@@ -32,6 +30,14 @@ pub trait FluxObject:
     fn last_handled_reconcile_at(&self) -> Option<&str>;
     /// The revision a table shows: what is applied, else what was last attempted.
     fn revision(&self) -> String;
+
+    /// Extra `-o wide` columns of this kind (after the common ones) and their cells.
+    fn wide_columns() -> &'static [&'static str] {
+        &[]
+    }
+    fn wide_cells(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Where this object stands for someone waiting on it.
     fn readiness(&self) -> Readiness {
@@ -48,10 +54,9 @@ pub trait FluxObject:
 }
 
 impl FluxObject for HelmRelease {
-    const DISPLAY: &'static str = "helmrelease";
-    const GROUP: &'static str = helmrelease::GROUP;
-    const VERSION: &'static str = helmrelease::VERSION;
-
+    fn flux_kind(_: &()) -> &'static Kind {
+        &kind::HELM_RELEASE
+    }
     fn suspended(&self) -> bool {
         self.spec.suspend
     }
@@ -69,5 +74,11 @@ impl FluxObject for HelmRelease {
             return s.chart_version.clone();
         }
         self.status.as_ref().and_then(|s| s.last_attempted_revision.clone()).unwrap_or_default()
+    }
+    fn wide_columns() -> &'static [&'static str] {
+        &["CHART", "SOURCE"]
+    }
+    fn wide_cells(&self) -> Vec<String> {
+        vec![self.chart_name(), self.source()]
     }
 }

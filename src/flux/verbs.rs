@@ -1,4 +1,4 @@
-//! Suspend, resume, reconcile and wait: written once for every [`FluxObject`].
+//! Get, list, watch, suspend, resume, reconcile and wait: written once for every [`FluxObject`].
 //!
 //! Writes are JSON merge patches of exactly the fields the flux CLI touches, so nothing else in the object
 //! is lost. Waits watch the object (kube-runtime `await_condition`) instead of polling.
@@ -6,11 +6,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::api::{Api, Patch, PatchParams};
+use futures::{Stream, TryStreamExt};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::runtime::wait::await_condition;
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use super::condition::Readiness;
+use super::kind::Kind;
 use super::object::FluxObject;
 use crate::error::{Error, Result};
 
@@ -22,37 +25,126 @@ pub const RESET_AT: &str = "reconcile.fluxcd.io/resetAt";
 /// The field manager our writes are recorded under.
 pub const FIELD_MANAGER: &str = "cozyhr";
 
-/// A namespaced handle on one kind, with the error mapping every verb needs.
+/// A handle on one kind in one namespace (or, for listing and watching only, in all namespaces), with
+/// the error mapping every verb needs.
 pub struct Objects<K: FluxObject> {
     pub api: Api<K>,
+    /// The namespace; empty for all namespaces (list and watch only).
     pub namespace: String,
+    dt: K::DynamicType,
     server: String,
 }
 
-impl<K: FluxObject> Objects<K> {
+impl<K: FluxObject<DynamicType = ()>> Objects<K> {
+    /// A typed kind in one namespace.
     pub fn namespaced(cluster: &crate::cluster::Cluster, namespace: &str) -> Self {
+        Self::namespaced_with(cluster, namespace, ())
+    }
+
+    /// A typed kind across all namespaces (`-A`): list and watch only.
+    pub fn all(cluster: &crate::cluster::Cluster) -> Self {
+        Self::all_with(cluster, ())
+    }
+}
+
+impl<K: FluxObject> Objects<K> {
+    /// Any kind, named by its dynamic type (for [`super::FluxSource`], the [`Kind`]), in one namespace.
+    pub fn namespaced_with(cluster: &crate::cluster::Cluster, namespace: &str, dt: K::DynamicType) -> Self {
         Objects {
-            api: Api::namespaced(cluster.client.clone(), namespace),
+            api: Api::all_with(cluster.client.clone(), &dt).constrain(namespace),
             namespace: namespace.to_string(),
+            dt,
             server: cluster.server.clone(),
         }
     }
 
-    /// Maps a client error, naming the object for a 404.
+    pub fn all_with(cluster: &crate::cluster::Cluster, dt: K::DynamicType) -> Self {
+        Objects {
+            api: Api::all_with(cluster.client.clone(), &dt),
+            namespace: String::new(),
+            dt,
+            server: cluster.server.clone(),
+        }
+    }
+
+    pub fn kind(&self) -> &'static Kind {
+        K::flux_kind(&self.dt)
+    }
+
+    fn crd_missing(&self) -> Error {
+        let k = self.kind();
+        Error::CrdMissing { kind: k.display, group: k.group, version: k.version }
+    }
+
+    /// Maps a client error about object `name`: a 404 without a name in its details means the resource
+    /// type itself is unknown (CRD not installed); with one, the object is missing.
     pub fn error(&self, name: &str, err: kube::Error) -> Error {
         match &err {
-            kube::Error::Api(s) if s.code == 404 && s.details.as_ref().is_some_and(|d| d.name.is_empty()) => {
-                Error::CrdMissing { kind: K::DISPLAY, group: K::GROUP, version: K::VERSION }
+            kube::Error::Api(s) if s.code == 404 && s.details.as_ref().is_none_or(|d| d.name.is_empty()) => {
+                self.crd_missing()
             }
             kube::Error::Api(s) if s.code == 404 => {
-                Error::NotFound { kind: K::DISPLAY, name: name.to_string(), namespace: self.namespace.clone() }
+                Error::NotFound { kind: self.kind().display, name: name.to_string(), namespace: self.namespace.clone() }
             }
             _ => Error::from_kube(err, &self.server),
         }
     }
 
+    /// Maps a client error of a list or watch: any 404 means the resource type is unknown.
+    pub fn list_error(&self, err: kube::Error) -> Error {
+        match &err {
+            kube::Error::Api(s) if s.code == 404 => self.crd_missing(),
+            _ => Error::from_kube(err, &self.server),
+        }
+    }
+
+    fn watcher_error(&self, err: watcher::Error) -> Error {
+        match err {
+            watcher::Error::InitialListFailed(e)
+            | watcher::Error::WatchStartFailed(e)
+            | watcher::Error::WatchFailed(e) => self.list_error(e),
+            watcher::Error::WatchError(status) => self.list_error(kube::Error::Api(status)),
+            watcher::Error::NoResourceVersion => {
+                Error::Invalid { what: format!("watch of {}", self.kind().plural), reason: err.to_string() }
+            }
+        }
+    }
+
     pub async fn get(&self, name: &str) -> Result<K> {
         self.api.get(name).await.map_err(|e| self.error(name, e))
+    }
+
+    /// The object, or None when it does not exist (other errors, a missing CRD included, are errors).
+    pub async fn get_opt(&self, name: &str) -> Result<Option<K>> {
+        match self.get(name).await {
+            Ok(obj) => Ok(Some(obj)),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Lists the objects in scope, optionally filtered by a label selector, sorted by namespace and name
+    /// like kubectl.
+    pub async fn list(&self, selector: Option<&str>) -> Result<Vec<K>> {
+        let mut params = ListParams::default();
+        if let Some(sel) = selector {
+            params = params.labels(sel);
+        }
+        let mut items = self.api.list(&params).await.map_err(|e| self.list_error(e))?.items;
+        items.sort_by(|a, b| {
+            (a.meta().namespace.as_deref(), &a.meta().name).cmp(&(b.meta().namespace.as_deref(), &b.meta().name))
+        });
+        Ok(items)
+    }
+
+    /// Watches the objects in scope (kube-runtime `watcher`, re-listing and backing off on its own), with
+    /// errors mapped like [`Objects::list`]. The stream only ends when the caller drops it.
+    pub fn watch(&self, selector: Option<&str>) -> impl Stream<Item = Result<watcher::Event<K>>> + Send + use<'_, K> {
+        let mut config = watcher::Config::default();
+        if let Some(sel) = selector {
+            config = config.labels(sel);
+        }
+        watcher(self.api.clone(), config).default_backoff().map_err(|e| self.watcher_error(e))
     }
 
     async fn merge_patch(&self, name: &str, patch: serde_json::Value) -> Result<K> {
@@ -67,17 +159,17 @@ impl<K: FluxObject> Objects<K> {
         self.merge_patch(name, json!({ "spec": { "suspend": suspend } })).await
     }
 
+    fn suspended_error(&self, name: &str) -> Error {
+        Error::Suspended { kind: self.kind().display, namespace: self.namespace.clone(), name: name.to_string() }
+    }
+
     /// Asks the controller to reconcile now, like `flux reconcile`: requestedAt (and forceAt / resetAt,
     /// which only take effect when equal to requestedAt) set to the current time. Refuses a suspended
     /// object. Returns the request token to wait for.
     pub async fn request_reconcile(&self, name: &str, force: bool, reset: bool) -> Result<String> {
         let obj = self.get(name).await?;
         if obj.suspended() {
-            return Err(Error::Suspended {
-                kind: K::DISPLAY,
-                namespace: self.namespace.clone(),
-                name: name.to_string(),
-            });
+            return Err(self.suspended_error(name));
         }
         let token = request_token();
         let mut annotations = serde_json::Map::new();
@@ -111,26 +203,28 @@ impl<K: FluxObject> Objects<K> {
             accept(obj) && !matches!(obj.readiness(), Readiness::Progressing(_))
         };
         let waited = tokio::time::timeout(timeout, await_condition(self.api.clone(), name, cond)).await;
-        let last_seen = |last: &Arc<Mutex<Option<K>>>| match last.lock().ok().and_then(|l| l.clone()) {
-            Some(obj) => match obj.readiness() {
-                Readiness::Ready(m) | Readiness::Failed(m) | Readiness::Progressing(m) => m,
-            },
-            None => "nothing (the object was not seen)".into(),
-        };
         let obj = match waited {
             Err(_) => {
-                return Err(Error::Timeout { what: what.to_string(), after: timeout, last_seen: last_seen(&last) });
+                let last_seen = match last.lock().ok().and_then(|l| l.clone()) {
+                    Some(obj) => describe_last_seen(&obj),
+                    None => "nothing (the object was not seen)".into(),
+                };
+                return Err(Error::Timeout { what: what.to_string(), after: timeout, last_seen });
             }
-            Ok(Err(e)) => return Err(Error::Invalid { what: "watch".into(), reason: e.to_string() }),
+            Ok(Err(kube::runtime::wait::Error::ProbeFailed(e))) => return Err(self.watcher_error(e)),
             Ok(Ok(None)) => {
-                return Err(Error::NotFound { kind: K::DISPLAY, name: name.into(), namespace: self.namespace.clone() });
+                return Err(Error::NotFound {
+                    kind: self.kind().display,
+                    name: name.into(),
+                    namespace: self.namespace.clone(),
+                });
             }
             Ok(Ok(Some(obj))) => obj,
         };
         match obj.readiness() {
             Readiness::Ready(_) => Ok(obj),
             Readiness::Failed(message) | Readiness::Progressing(message) => Err(Error::NotReady {
-                kind: K::DISPLAY,
+                kind: self.kind().display,
                 namespace: self.namespace.clone(),
                 name: name.to_string(),
                 message,
@@ -140,16 +234,30 @@ impl<K: FluxObject> Objects<K> {
 
     /// Waits for the controller to handle the reconcile request `token` and settle.
     pub async fn wait_reconciled(&self, name: &str, token: String, timeout: Duration) -> Result<K> {
-        self.wait_settled(name, timeout, &format!("{} {name} to reconcile", K::DISPLAY), move |obj| {
-            obj.last_handled_reconcile_at() == Some(token.as_str())
-        })
-        .await
+        let what = format!("{} {name} to reconcile", self.kind().display);
+        self.wait_settled(name, timeout, &what, move |obj| obj.last_handled_reconcile_at() == Some(token.as_str()))
+            .await
     }
 
     /// Waits for the controller to observe the object's current generation and settle (after resume).
     pub async fn wait_ready(&self, name: &str, timeout: Duration) -> Result<K> {
-        self.wait_settled(name, timeout, &format!("{} {name} to become ready", K::DISPLAY), |_| true).await
+        let what = format!("{} {name} to become ready", self.kind().display);
+        self.wait_settled(name, timeout, &what, |_| true).await
     }
+}
+
+/// What a timed-out wait saw last: generations and the condition that decides, so the user can tell a
+/// controller that never picked the object up from one that is stuck.
+fn describe_last_seen<K: FluxObject>(obj: &K) -> String {
+    let generation = obj.meta().generation.unwrap_or_default();
+    let observed = obj.observed_generation().unwrap_or(-1);
+    let state = match obj.readiness() {
+        Readiness::Ready(m) => format!("Ready: {m}"),
+        Readiness::Failed(m) => format!("failed: {m}"),
+        Readiness::Progressing(m) => format!("progressing: {m}"),
+    };
+    let handled = obj.last_handled_reconcile_at().unwrap_or("never");
+    format!("generation {generation}, observed {observed}, last handled request {handled}, {state}")
 }
 
 /// A request token like the flux CLI's: the current time, RFC 3339 with nanoseconds.

@@ -1,0 +1,320 @@
+//! `status`: one screen about a HelmRelease — conditions, history, counters, suspension, dependsOn with
+//! each dependency's readiness, and recent Events. Gathering talks to the cluster; rendering is pure.
+
+use kube::Resource;
+
+use super::condition::{self, Condition};
+use super::events::{self, EventLine};
+use super::helmrelease::{DependencyReference, HelmRelease};
+use super::kind;
+use super::object::FluxObject;
+use super::verbs::Objects;
+use crate::cluster::Cluster;
+use crate::error::Result;
+use crate::output::{self, Paint, Table, Tone};
+
+/// How many history entries and events the screen shows.
+pub const HISTORY_LIMIT: usize = 5;
+pub const EVENTS_LIMIT: usize = 10;
+
+/// A dependency as helm-controller sees it right now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dependency {
+    pub namespace: String,
+    pub name: String,
+    pub ready: bool,
+    pub message: String,
+    /// `readyExpr` is set: helm-controller evaluates that CEL expression instead of the built-in rule.
+    pub ready_expr: Option<String>,
+}
+
+/// helm-controller's built-in dependsOn rule (`checkDependencies`): the dependency is ready when the
+/// controller has observed its current generation and it reports Ready=True. Ok carries the Ready
+/// message; Err says why not.
+pub fn dependency_ready(dep: &HelmRelease) -> Result<String, String> {
+    let generation = dep.meta().generation.unwrap_or_default();
+    let observed = dep.observed_generation().unwrap_or(-1);
+    if generation != observed {
+        return Err(format!("generation {generation} not yet observed (observed {observed})"));
+    }
+    match condition::find(dep.conditions(), condition::READY) {
+        Some(c) if c.status == "True" => Ok(c.message.clone()),
+        Some(c) => Err(format!("Ready={}: {}", c.status, c.message)),
+        None => Err("no Ready condition yet".into()),
+    }
+}
+
+/// The namespace a dependsOn entry points into: its own, else the dependent's.
+pub fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
+    dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| dependent.namespace())
+}
+
+/// Reads every dependency (uncached, like helm-controller) and judges it.
+pub async fn dependencies(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Dependency>> {
+    let mut out = Vec::new();
+    for dep in &hr.spec.depends_on {
+        let namespace = dependency_namespace(hr, dep).to_string();
+        let ready_expr = dep.extra.get("readyExpr").and_then(|v| v.as_str()).map(str::to_string);
+        let objects = Objects::<HelmRelease>::namespaced(cluster, &namespace);
+        let (ready, message) = match objects.get_opt(&dep.name).await? {
+            None => (false, format!("helmrelease not found in namespace {namespace:?}")),
+            Some(obj) => match dependency_ready(&obj) {
+                Ok(m) => (true, m),
+                Err(m) => (false, m),
+            },
+        };
+        out.push(Dependency { namespace, name: dep.name.clone(), ready, message, ready_expr });
+    }
+    Ok(out)
+}
+
+/// Everything the status screen shows.
+pub struct Report {
+    pub hr: HelmRelease,
+    pub dependencies: Vec<Dependency>,
+    pub events: Vec<EventLine>,
+}
+
+impl Report {
+    pub async fn gather(cluster: &Cluster, hr: HelmRelease) -> Result<Report> {
+        let dependencies = dependencies(cluster, &hr).await?;
+        let events =
+            events::for_object(cluster, kind::HELM_RELEASE.kind, hr.namespace(), hr.name(), EVENTS_LIMIT).await?;
+        Ok(Report { hr, dependencies, events })
+    }
+
+    pub fn render(&self, paint: Paint, now: jiff::Timestamp) -> String {
+        let hr = &self.hr;
+        let status = hr.status.clone().unwrap_or_default();
+        let mut out = String::new();
+        let mut field = |k: &str, v: String| out.push_str(&format!("{:<15}{v}\n", format!("{k}:")));
+
+        field("Name", hr.name().to_string());
+        field("Namespace", hr.namespace().to_string());
+        field(
+            "Suspended",
+            if hr.spec.suspend {
+                paint.tone("True (Flux does not act on this release until it is resumed)", Tone::Warn)
+            } else {
+                "False".into()
+            },
+        );
+        let (ready, message) = hr.ready_summary();
+        field("Ready", format!("{} {}", paint.tone(&ready, output::status_tone(&ready)), message));
+        field("Source", hr.source());
+        field(
+            "Release",
+            format!("{}/{} (storage namespace {})", hr.release_namespace(), release_name(hr), hr.storage_namespace()),
+        );
+        field(
+            "Generation",
+            format!(
+                "{} (observed {}, last attempted {})",
+                hr.meta().generation.unwrap_or_default(),
+                status.observed_generation.map_or("-".into(), |g| g.to_string()),
+                status.last_attempted_generation.map_or("-".into(), |g| g.to_string()),
+            ),
+        );
+        if let Some(rev) = &status.last_attempted_revision {
+            let action = status.last_attempted_release_action.as_deref().unwrap_or("-");
+            field("Last attempt", format!("revision {rev}, action {action}"));
+        }
+        field(
+            "Failures",
+            format!(
+                "{} (install {}, upgrade {})",
+                status.failures.unwrap_or(0),
+                status.install_failures.unwrap_or(0),
+                status.upgrade_failures.unwrap_or(0)
+            ),
+        );
+        let annotations = hr.meta().annotations.clone().unwrap_or_default();
+        if let Some(requested) = annotations.get(super::verbs::REQUESTED_AT) {
+            let handled = status.last_handled_reconcile_at.as_deref() == Some(requested.as_str());
+            field("Last request", format!("{requested} ({})", if handled { "handled" } else { "not handled yet" }));
+        }
+
+        out.push_str("\nConditions:\n");
+        out.push_str(&indent(
+            &conditions_table(&status.conditions, now)
+                .render_styled(paint, |h, c| if h == "STATUS" { output::status_tone(c) } else { Tone::Plain }),
+        ));
+
+        out.push_str("\nHistory:\n");
+        if status.history.is_empty() {
+            out.push_str("  <none>\n");
+        } else {
+            let mut t = Table::new(["REVISION", "CHART", "STATUS", "ACTION", "DEPLOYED", "CONFIG DIGEST"]);
+            for s in status.history.iter().take(HISTORY_LIMIT) {
+                let deployed = s.last_deployed.as_deref().map(|d| timestamp_with_age(d, now)).unwrap_or_default();
+                t.row([
+                    s.version.to_string(),
+                    format!("{}@{}", s.chart_name, s.chart_version),
+                    s.status.clone(),
+                    s.action.clone().unwrap_or_default(),
+                    deployed,
+                    short_digest(&s.config_digest),
+                ]);
+            }
+            out.push_str(&indent(
+                &t.render_styled(paint, |h, c| if h == "STATUS" { output::status_tone(c) } else { Tone::Plain }),
+            ));
+        }
+
+        out.push_str("\nDepends on:\n");
+        if self.dependencies.is_empty() {
+            out.push_str("  <none>\n");
+        } else {
+            let mut t = Table::new(["NAMESPACE", "NAME", "READY", "MESSAGE"]);
+            for d in &self.dependencies {
+                let mut message = d.message.clone();
+                if let Some(expr) = &d.ready_expr {
+                    message.push_str(&format!(" (readyExpr {expr:?} is evaluated by helm-controller)"));
+                }
+                t.row([d.namespace.clone(), d.name.clone(), if d.ready { "True" } else { "False" }.into(), message]);
+            }
+            out.push_str(&indent(
+                &t.render_styled(paint, |h, c| if h == "READY" { output::status_tone(c) } else { Tone::Plain }),
+            ));
+        }
+
+        out.push_str("\nEvents:\n");
+        if self.events.is_empty() {
+            out.push_str("  <none>\n");
+        } else {
+            let mut t = Table::new(["TYPE", "REASON", "AGE", "FROM", "MESSAGE"]);
+            for e in &self.events {
+                let age = e.last_seen.map(|t| output::age(t, now)).unwrap_or_else(|| "<unknown>".into());
+                let age = if e.count > 1 { format!("{age} (x{})", e.count) } else { age };
+                t.row([e.type_.clone(), e.reason.clone(), age, e.from.clone(), one_line(&e.message)]);
+            }
+            out.push_str(&indent(
+                &t.render_styled(paint, |h, c| if h == "TYPE" { output::status_tone(c) } else { Tone::Plain }),
+            ));
+        }
+        out
+    }
+}
+
+fn release_name(hr: &HelmRelease) -> String {
+    hr.spec.release_name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| hr.name().to_string())
+}
+
+fn conditions_table(conditions: &[Condition], now: jiff::Timestamp) -> Table {
+    let mut t = Table::new(["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"]);
+    if conditions.is_empty() {
+        t.row(["<none>"]);
+    }
+    for c in conditions {
+        let age = c.last_transition_time.parse::<jiff::Timestamp>().map(|t| output::age(t, now)).unwrap_or_default();
+        t.row([c.type_.clone(), c.status.clone(), c.reason.clone(), age, one_line(&c.message)]);
+    }
+    t
+}
+
+fn timestamp_with_age(ts: &str, now: jiff::Timestamp) -> String {
+    match ts.parse::<jiff::Timestamp>() {
+        Ok(t) => format!("{ts} ({} ago)", output::age(t, now)),
+        Err(_) => ts.to_string(),
+    }
+}
+
+/// `sha256:` and the first 12 hex digits: enough to compare by eye, short enough for one screen.
+fn short_digest(d: &str) -> String {
+    match d.split_once(':') {
+        Some((algo, hex)) if hex.len() > 12 => format!("{algo}:{}", &hex[..12]),
+        _ => d.to_string(),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hr(json: serde_json::Value) -> HelmRelease {
+        serde_json::from_value(json).expect("fixture parses")
+    }
+
+    fn ready_dep(generation: i64, observed: i64, ready: &str) -> HelmRelease {
+        hr(serde_json::json!({
+            "metadata": {"name": "dep", "namespace": "a", "generation": generation},
+            "status": {"observedGeneration": observed,
+                       "conditions": [{"type": "Ready", "status": ready, "message": "m"}]}
+        }))
+    }
+
+    #[test]
+    fn dependency_rule_needs_observed_generation_and_ready_true() {
+        assert_eq!(dependency_ready(&ready_dep(2, 2, "True")), Ok("m".into()));
+        assert!(dependency_ready(&ready_dep(3, 2, "True")).unwrap_err().contains("not yet observed"));
+        assert!(dependency_ready(&ready_dep(2, 2, "False")).unwrap_err().contains("Ready=False"));
+        let none =
+            hr(serde_json::json!({"metadata": {"name": "d", "generation": 1}, "status": {"observedGeneration": 1}}));
+        assert_eq!(dependency_ready(&none), Err("no Ready condition yet".into()));
+        let fresh = hr(serde_json::json!({"metadata": {"name": "d", "generation": 1}}));
+        assert!(dependency_ready(&fresh).is_err());
+    }
+
+    #[test]
+    fn dependency_namespace_defaults_to_the_dependent() {
+        let h = hr(serde_json::json!({
+            "metadata": {"name": "app", "namespace": "apps"},
+            "spec": {"dependsOn": [{"name": "db"}, {"name": "cni", "namespace": "kube-system"}]}
+        }));
+        assert_eq!(dependency_namespace(&h, &h.spec.depends_on[0]), "apps");
+        assert_eq!(dependency_namespace(&h, &h.spec.depends_on[1]), "kube-system");
+    }
+
+    #[test]
+    fn renders_one_screen() {
+        let h = hr(serde_json::json!({
+            "metadata": {"name": "app", "namespace": "apps", "generation": 3,
+                         "annotations": {"reconcile.fluxcd.io/requestedAt": "t1"}},
+            "spec": {"chartRef": {"kind": "ExternalArtifact", "name": "app"}, "suspend": true},
+            "status": {
+                "observedGeneration": 3, "lastHandledReconcileAt": "t1", "failures": 2, "installFailures": 1,
+                "conditions": [{"type": "Ready", "status": "False", "reason": "InstallFailed",
+                                "message": "boom", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+                "history": [{"version": 1, "chartName": "app", "chartVersion": "0.1.0", "status": "failed",
+                             "action": "install", "lastDeployed": "2026-01-01T00:00:00Z",
+                             "configDigest": "sha256:0123456789abcdef0123"}]
+            }
+        }));
+        let report = Report {
+            hr: h,
+            dependencies: vec![Dependency {
+                namespace: "apps".into(),
+                name: "db".into(),
+                ready: false,
+                message: "Ready=False: nope".into(),
+                ready_expr: None,
+            }],
+            events: vec![EventLine {
+                type_: "Warning".into(),
+                reason: "InstallFailed".into(),
+                last_seen: "2026-01-01T00:00:00Z".parse().ok(),
+                count: 2,
+                from: "helm-controller".into(),
+                message: "Helm install failed".into(),
+            }],
+        };
+        let now: jiff::Timestamp = "2026-01-01T00:05:00Z".parse().unwrap();
+        let out = report.render(Paint(false), now);
+        assert!(out.contains("Suspended:     True"), "{out}");
+        assert!(out.contains("Failures:      2 (install 1, upgrade 0)"), "{out}");
+        assert!(out.contains("Last request:  t1 (handled)"), "{out}");
+        assert!(out.contains("  Ready   False    InstallFailed   5m    boom"), "{out}");
+        assert!(out.contains("1          app@0.1.0   failed   install"), "{out}");
+        assert!(out.contains("sha256:0123456789ab\n"), "{out}");
+        assert!(out.contains("apps        db     False   Ready=False: nope"), "{out}");
+        assert!(out.contains("Warning   InstallFailed   5m (x2)   helm-controller   Helm install failed"), "{out}");
+    }
+}
