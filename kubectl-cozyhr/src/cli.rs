@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,6 +35,14 @@ pub struct ClusterFlags {
     /// The namespace (default: the context's namespace, else "default").
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,
+
+    /// When to colour output: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+
+    /// Log verbosity like kubectl's -v: 4 and up logs requests, 6 and up everything.
+    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL")]
+    pub verbosity: Option<u8>,
 }
 
 impl ClusterFlags {
@@ -47,12 +55,149 @@ impl ClusterFlags {
     }
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<Color> for cozyhr::output::ColorChoice {
+    fn from(c: Color) -> Self {
+        match c {
+            Color::Auto => Self::Auto,
+            Color::Always => Self::Always,
+            Color::Never => Self::Never,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List HelmReleases, or show the named ones, as a table like `flux get hr` or as YAML/JSON.
+    #[command(visible_aliases = ["list", "ls"])]
+    Get(GetArgs),
+    /// Suspend HelmReleases: Flux stops acting on them until they are resumed.
+    Suspend(SuspendArgs),
+    /// Resume HelmReleases and wait until helm-controller has reconciled them.
+    Resume(ResumeArgs),
+    /// Ask helm-controller to reconcile a HelmRelease now and wait for the result.
+    Reconcile(ReconcileArgs),
+    /// Show one HelmRelease in one screen: conditions, history, failures, dependencies, events.
+    Status(StatusArgs),
     /// Print shell completion code (bash, zsh, fish, elvish, powershell).
     Completion(CompletionArgs),
     /// Print the version.
     Version,
+}
+
+/// Which namespaces a command covers.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct Scope {
+    /// Across all namespaces.
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+}
+
+/// How long to wait for helm-controller.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct Wait {
+    /// How long to wait for the controller (e.g. 30s, 5m, 1h).
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// HelmRelease names (default: all in the namespace).
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub scope: Scope,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
+    pub output: Option<Output>,
+
+    /// Only objects whose labels match this selector (e.g. app=web,tier!=db).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// After listing, keep printing a row for every change until interrupted.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// The table with AGE, CHART and SOURCE added.
+    Wide,
+    Yaml,
+    Json,
+    /// kind.group/name, one per line.
+    Name,
+}
+
+/// The objects a bulk verb applies to: names, or `--all`.
+#[derive(Debug, Args)]
+pub struct Targets {
+    /// HelmRelease names.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub names: Vec<String>,
+
+    /// Every HelmRelease in the namespace (with -A, in all namespaces).
+    #[arg(long)]
+    pub all: bool,
+
+    #[command(flatten)]
+    pub scope: Scope,
+}
+
+#[derive(Debug, Args)]
+pub struct SuspendArgs {
+    #[command(flatten)]
+    pub targets: Targets,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub targets: Targets,
+
+    /// Wait for helm-controller to reconcile the resumed releases (--wait=false to return at once).
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub wait: bool,
+
+    #[command(flatten)]
+    pub wait_for: Wait,
+}
+
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// Reconcile the chart source first (HelmChart and its repository, OCIRepository, or the sources of
+    /// the ArtifactGenerator behind an ExternalArtifact).
+    #[arg(long)]
+    pub with_source: bool,
+
+    /// Force a one-off Helm upgrade even when nothing changed (reconcile.fluxcd.io/forceAt).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Reset the failure counters so that remediation retries start over (reconcile.fluxcd.io/resetAt).
+    #[arg(long)]
+    pub reset: bool,
+
+    #[command(flatten)]
+    pub wait_for: Wait,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The HelmRelease.
+    pub name: String,
 }
 
 #[derive(Debug, Args)]
@@ -80,5 +225,34 @@ mod tests {
         assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert!(parse_duration("soon").is_err());
+    }
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("kubectl-cozyhr").chain(args.iter().copied())).expect("parses")
+    }
+
+    #[test]
+    fn flags_before_and_after_the_subcommand_are_the_same() {
+        for args in [&["-n", "ns", "get", "-A"][..], &["get", "-n", "ns", "-A"], &["get", "-A", "--namespace=ns"]] {
+            let cli = parse(args);
+            assert_eq!(cli.cluster.namespace.as_deref(), Some("ns"), "{args:?}");
+            let Command::Get(get) = cli.command else { panic!("not get") };
+            assert!(get.scope.all_namespaces);
+        }
+        let cli = parse(&["--context", "c", "ls", "--kubeconfig", "/k"]);
+        assert_eq!(cli.cluster.context.as_deref(), Some("c"));
+        assert_eq!(cli.cluster.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
+    }
+
+    #[test]
+    fn resume_waits_unless_told_not_to() {
+        let Command::Resume(r) = parse(&["resume", "a"]).command else { panic!() };
+        assert!(r.wait);
+        assert_eq!(r.wait_for.timeout, Duration::from_secs(300));
+        let Command::Resume(r) = parse(&["resume", "--wait=false", "a", "--timeout", "30s"]).command else { panic!() };
+        assert!(!r.wait);
+        assert_eq!(r.wait_for.timeout, Duration::from_secs(30));
+        assert!(Cli::try_parse_from(["kubectl-cozyhr", "resume"]).is_err(), "a name or --all is required");
+        assert!(Cli::try_parse_from(["kubectl-cozyhr", "suspend", "a", "--all"]).is_err());
     }
 }

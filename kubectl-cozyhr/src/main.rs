@@ -7,7 +7,21 @@ mod commands;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `kubectl-cozyhr __complete ARGS... WORD` is the entry point of the `kubectl_complete-cozyhr` shim that
+    // kubectl (>= 1.26) runs for `kubectl cozyhr <TAB>`. It is handled before clap on purpose: the words
+    // being completed are partial and often invalid, and they must never produce a usage error.
+    if args.get(1).is_some_and(|a| a == commands::complete::ENTRY) {
+        let words = args.iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect();
+        return block_on(commands::complete::run(words));
+    }
     let cli = cli::Cli::parse();
+    cozyhr::output::set_color(cli.cluster.color.into());
+    init_logging(cli.cluster.verbosity);
+    block_on(commands::run(cli))
+}
+
+fn block_on(fut: impl Future<Output = anyhow::Result<std::process::ExitCode>>) -> std::process::ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -15,11 +29,24 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(commands::run(cli)) {
+    match runtime.block_on(fut) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// `-v LEVEL` like kubectl: nothing by default, request logs from 4, everything from 6; `RUST_LOG`
+/// overrides.
+fn init_logging(level: Option<u8>) {
+    let filter = match level.unwrap_or(0) {
+        0..=3 => "warn",
+        4..=5 => "info,kube=debug,cozyhr=debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
 }

@@ -1,0 +1,67 @@
+//! `reconcile NAME [--with-source] [--force] [--reset]`: the `reconcile.fluxcd.io/requestedAt` protocol,
+//! like `flux reconcile hr`, waiting by watch for helm-controller to handle the request.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use cozyhr::Error;
+use cozyhr::cluster::Cluster;
+use cozyhr::flux::sources::{self, Step};
+use cozyhr::flux::{FluxObject, FluxSource, HelmRelease, Kind, Objects};
+use cozyhr::output::status;
+
+use crate::cli::ReconcileArgs;
+
+pub async fn run(cluster: &Cluster, args: &ReconcileArgs) -> anyhow::Result<ExitCode> {
+    let ns = &cluster.namespace;
+    let objects = Objects::<HelmRelease>::namespaced(cluster, ns);
+    let hr = objects.get(&args.name).await?;
+    // Checked before touching any source, so a refused request changes nothing.
+    if hr.suspended() {
+        return Err(Error::Suspended { kind: "helmrelease", namespace: ns.clone(), name: args.name.clone() }.into());
+    }
+    let timeout = args.wait_for.timeout;
+    if args.with_source {
+        for step in sources::plan(cluster, &hr).await? {
+            match step {
+                Step::Note(note) => status::warning(note),
+                Step::Reconcile { kind, namespace, name } => {
+                    reconcile_source(cluster, kind, &namespace, &name, timeout).await?
+                }
+            }
+        }
+    }
+
+    status::action(format!("annotating HelmRelease {} in {ns} namespace", args.name));
+    let token = objects.request_reconcile(&args.name, args.force, args.reset).await?;
+    status::success("HelmRelease annotated");
+    status::waiting("waiting for HelmRelease reconciliation");
+    let hr = objects.wait_reconciled(&args.name, token, timeout).await?;
+    status::success(format!("HelmRelease {} reconciliation completed", args.name));
+    let revision = hr.revision();
+    if !revision.is_empty() {
+        status::success(format!("applied revision {revision}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn reconcile_source(
+    cluster: &Cluster,
+    kind: &'static Kind,
+    namespace: &str,
+    name: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let objects = Objects::<FluxSource>::namespaced_with(cluster, namespace, kind);
+    status::action(format!("annotating {} {name} in {namespace} namespace", kind.kind));
+    let token = objects.request_reconcile(name, false, false).await?;
+    status::success(format!("{} annotated", kind.kind));
+    status::waiting(format!("waiting for {} reconciliation", kind.kind));
+    let obj = objects.wait_reconciled(name, token, timeout).await?;
+    status::success(format!("{} {name} reconciliation completed", kind.kind));
+    let revision = obj.revision();
+    if !revision.is_empty() {
+        status::success(format!("fetched revision {revision}"));
+    }
+    Ok(())
+}

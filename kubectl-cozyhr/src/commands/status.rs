@@ -1,0 +1,18 @@
+//! `status NAME`: one screen about a HelmRelease (rendered by the library, printed on stdout).
+
+use std::process::ExitCode;
+
+use cozyhr::cluster::Cluster;
+use cozyhr::flux::status::Report;
+use cozyhr::flux::{HelmRelease, Objects};
+use cozyhr::output::Paint;
+
+use super::print;
+use crate::cli::StatusArgs;
+
+pub async fn run(cluster: &Cluster, args: &StatusArgs) -> anyhow::Result<ExitCode> {
+    let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(&args.name).await?;
+    let report = Report::gather(cluster, hr).await?;
+    print(&report.render(Paint::stdout(), jiff::Timestamp::now()))?;
+    Ok(ExitCode::SUCCESS)
+}
