@@ -49,7 +49,10 @@ pub fn readiness(generation: Option<i64>, observed_generation: Option<i64>, cond
         return Readiness::Progressing(format!("waiting for the controller to observe generation {generation}"));
     }
     if let Some(c) = find(conditions, STALLED).filter(|c| c.status == "True") {
-        return Readiness::Failed(c.message.clone());
+        // Ready=False carries helm-controller's account of the failure (the flux CLI reports it);
+        // Stalled only says that it stopped retrying.
+        let ready = find(conditions, READY).filter(|r| r.status == "False" && !r.message.is_empty());
+        return Readiness::Failed(ready.unwrap_or(c).message.clone());
     }
     if let Some(c) = find(conditions, RECONCILING).filter(|c| c.status == "True") {
         return Readiness::Progressing(c.message.clone());
@@ -90,6 +93,10 @@ mod tests {
             Readiness::Failed("retries exceeded".into())
         );
         assert_eq!(readiness(Some(1), Some(1), &[cond(READY, "False", "boom")]), Readiness::Failed("boom".into()));
+        assert_eq!(
+            readiness(Some(1), Some(1), &[cond(STALLED, "True", "retries exceeded"), cond(READY, "False", "boom")]),
+            Readiness::Failed("boom".into())
+        );
     }
 
     #[test]

@@ -1,0 +1,541 @@
+//! `kubectl cozyhr` end to end: the real kubectl dispatching to the built plugin, against the real
+//! kube-apiserver and helm-controller of `scripts/cluster.sh`. Every test works in its own namespace.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cozyhr_e2e::{
+    Chart, Run, apply, command, condition, env, eventually, get_json, helm_release_secrets, helmrelease, kubectl,
+    namespace, run, wait_hr_ready,
+};
+use serde_json::Value;
+
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `kubectl cozyhr ARGS...` through kubectl's plugin dispatch.
+fn cozyhr(args: &[&str]) -> Run {
+    kubectl(std::iter::once("cozyhr").chain(args.iter().copied()))
+}
+
+fn demo_chart(version: &str) -> Chart {
+    Chart::new(
+        "demo",
+        version,
+        "message: hello\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n",
+        )],
+    )
+}
+
+/// Publishes the demo chart as ExternalArtifact `name` and installs HelmRelease `name` from it.
+fn install(ns: &str, name: &str, extra_spec: &str) -> Value {
+    demo_chart("0.1.0").publish(name, ns);
+    apply(&helmrelease(ns, name, name, extra_spec));
+    wait_hr_ready(ns, name, READY_TIMEOUT)
+}
+
+/// A HelmRelease created suspended: helm-controller never installs it.
+fn create_suspended(ns: &str, name: &str) {
+    apply(&helmrelease(ns, name, name, "suspend: true\n"));
+}
+
+fn hr(ns: &str, name: &str) -> Value {
+    get_json("helmrelease", ns, name).unwrap_or_else(|| panic!("HelmRelease {ns}/{name} is missing"))
+}
+
+fn configmap_message(ns: &str, name: &str) -> Option<String> {
+    get_json("configmap", ns, &format!("{name}-cm"))
+        .and_then(|cm| cm.pointer("/data/message").and_then(Value::as_str).map(str::to_string))
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+/// A kubectl-style table split into cells by the header's column offsets (cells never contain the
+/// three-space gap, so a row is sliced where its header starts each column).
+fn parse_table(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_else(|| panic!("no table header in {text:?}"));
+    let mut starts = Vec::new();
+    let mut names = Vec::new();
+    let mut prev_space = true;
+    for (i, c) in header.char_indices() {
+        if c != ' ' && prev_space {
+            starts.push(i);
+        }
+        prev_space = c == ' ';
+    }
+    for (n, &s) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(header.len());
+        names.push(header[s..end].trim().to_string());
+    }
+    let rows = lines
+        .map(|line| {
+            (0..starts.len())
+                .map(|n| {
+                    let s = starts[n].min(line.len());
+                    let e = if n + 1 < starts.len() { starts[n + 1].min(line.len()) } else { line.len() };
+                    line[s..e].trim().to_string()
+                })
+                .collect()
+        })
+        .collect();
+    (names, rows)
+}
+
+fn row_for<'a>(rows: &'a [Vec<String>], cells: &[(usize, &str)]) -> &'a Vec<String> {
+    rows.iter()
+        .find(|r| cells.iter().all(|(i, v)| r.get(*i).map(String::as_str) == Some(*v)))
+        .unwrap_or_else(|| panic!("no row with {cells:?} in {rows:?}"))
+}
+
+/// READY and MESSAGE as `flux get` derives them from the object.
+fn expected_ready(obj: &Value) -> (String, String) {
+    match condition(obj, "Ready") {
+        Some((status, _, message)) => (status, message.split_whitespace().collect::<Vec<_>>().join(" ")),
+        None => ("False".into(), "waiting to be reconciled".into()),
+    }
+}
+
+#[test]
+fn get_lists_two_namespaces_with_flux_columns() {
+    let ns1 = namespace("kc-get-a");
+    let ns2 = namespace("kc-get-b");
+    install(&ns1, "alpha", "");
+    install(&ns2, "beta", "");
+    create_suspended(&ns2, "gamma");
+    kubectl(["-n", &ns2, "label", "helmrelease", "beta", "cozyhr-e2e/pick=yes"]).ok();
+
+    let out = cozyhr(&["get", "-A"]).ok();
+    let (header, rows) = parse_table(&out.stdout);
+    assert_eq!(header, ["NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"]);
+    for (ns, name) in [(&ns1, "alpha"), (&ns2, "beta"), (&ns2, "gamma")] {
+        let obj = hr(ns, name);
+        let row = row_for(&rows, &[(0, ns.as_str()), (1, name)]);
+        let (ready, message) = expected_ready(&obj);
+        let revision = str_at(&obj, "/status/history/0/chartVersion")
+            .or(str_at(&obj, "/status/lastAttemptedRevision"))
+            .unwrap_or_default();
+        assert_eq!(row[2], revision, "REVISION of {name}");
+        assert_eq!(row[3], if name == "gamma" { "True" } else { "False" }, "SUSPENDED of {name}");
+        assert_eq!(row[4], ready, "READY of {name}");
+        assert_eq!(row[5], message, "MESSAGE of {name}");
+    }
+    let alpha = row_for(&rows, &[(0, ns1.as_str()), (1, "alpha")]);
+    assert_eq!((alpha[2].as_str(), alpha[4].as_str()), ("0.1.0", "True"));
+    assert!(alpha[5].contains("succeeded"), "{alpha:?}");
+    assert_eq!(row_for(&rows, &[(0, ns2.as_str()), (1, "gamma")])[4], "False");
+
+    // One namespace: no NAMESPACE column, and only that namespace.
+    let out = cozyhr(&["get", "-n", &ns2]).ok();
+    let (header, rows) = parse_table(&out.stdout);
+    assert_eq!(header, ["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"]);
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["beta", "gamma"]);
+
+    // Flags before and after the subcommand, and the aliases, print the same.
+    for args in [&["-n", ns2.as_str(), "get"][..], &["list", "-n", &ns2], &["--namespace", &ns2, "ls"]] {
+        assert_eq!(cozyhr(args).ok().stdout, out.stdout, "{args:?}");
+    }
+
+    let wide = cozyhr(&["get", "-n", &ns1, "-o", "wide"]).ok();
+    let (header, rows) = parse_table(&wide.stdout);
+    assert_eq!(header, ["NAME", "REVISION", "SUSPENDED", "READY", "AGE", "CHART", "SOURCE", "MESSAGE"]);
+    assert_eq!(rows[0][5], "demo");
+    assert_eq!(rows[0][6], format!("ExternalArtifact/{ns1}/alpha"));
+    assert!(rows[0][4].ends_with('s') || rows[0][4].ends_with('m'), "AGE {:?}", rows[0][4]);
+
+    let names = cozyhr(&["get", "-n", &ns2, "-o", "name"]).ok();
+    assert_eq!(names.stdout, "helmrelease.helm.toolkit.fluxcd.io/beta\nhelmrelease.helm.toolkit.fluxcd.io/gamma\n");
+
+    let picked = cozyhr(&["get", "-A", "-l", "cozyhr-e2e/pick=yes", "-o", "name"]).ok();
+    assert_eq!(picked.stdout, "helmrelease.helm.toolkit.fluxcd.io/beta\n");
+
+    // An empty result is not an error, and says so like kubectl.
+    let empty = namespace("kc-get-empty");
+    let none = cozyhr(&["get", "-n", &empty]).ok();
+    assert_eq!(none.stdout, "");
+    assert_eq!(none.stderr.trim(), format!("No resources found in {empty} namespace."));
+
+    // A missing name: one clear line naming the namespace, exit 1.
+    let missing = cozyhr(&["get", "-n", &ns1, "nope"]).code(1);
+    assert_eq!(missing.stderr.trim(), format!("error: helmrelease \"nope\" not found in namespace \"{ns1}\""));
+}
+
+#[test]
+fn yaml_and_json_round_trip_through_kubectl_apply() {
+    let ns = namespace("kc-yaml");
+    install(&ns, "one", "values:\n  message: from-values\n");
+    install(&ns, "two", "");
+    let before: Vec<i64> =
+        ["one", "two"].iter().map(|n| hr(&ns, n)["metadata"]["generation"].as_i64().expect("generation")).collect();
+
+    // A single name prints the object itself.
+    let single = cozyhr(&["get", "-n", &ns, "one", "-o", "json"]).ok().json();
+    assert_eq!(single["kind"], "HelmRelease");
+    assert_eq!(single["spec"]["values"]["message"], "from-values");
+    assert!(single["metadata"].get("managedFields").is_none(), "managedFields are hidden like kubectl's");
+
+    // Several objects print as a v1 List, which kubectl applies as it is.
+    let yaml = cozyhr(&["get", "-n", &ns, "-o", "yaml"]).ok();
+    assert!(yaml.stdout.starts_with("apiVersion: v1\n"), "{}", yaml.stdout);
+    assert!(yaml.stdout.contains("\nkind: List\n"), "{}", yaml.stdout);
+    let applied = cozyhr_e2e::kubectl_stdin(&["apply", "-f", "-"], &yaml.stdout).ok();
+    assert!(applied.stdout.contains("helmrelease.helm.toolkit.fluxcd.io/one"), "{}", applied.stdout);
+    assert!(applied.stdout.contains("helmrelease.helm.toolkit.fluxcd.io/two"), "{}", applied.stdout);
+
+    // The spec came back unchanged: the generation did not move.
+    let after: Vec<i64> =
+        ["one", "two"].iter().map(|n| hr(&ns, n)["metadata"]["generation"].as_i64().expect("generation")).collect();
+    assert_eq!(before, after, "re-applying our YAML changed a spec");
+    assert_eq!(hr(&ns, "one")["spec"]["values"]["message"], "from-values");
+
+    // And the YAML of one object goes through a server-side dry run as well.
+    let one = cozyhr(&["get", "-n", &ns, "one", "-o", "yaml"]).ok();
+    assert!(one.stdout.starts_with("apiVersion: helm.toolkit.fluxcd.io/v2\n"), "{}", one.stdout);
+    cozyhr_e2e::kubectl_stdin(
+        &["apply", "--server-side", "--dry-run=server", "--force-conflicts", "-f", "-"],
+        &one.stdout,
+    )
+    .ok();
+}
+
+#[test]
+fn suspend_holds_changes_and_resume_waits_for_them() {
+    let ns = namespace("kc-suspend");
+    install(&ns, "app", "values:\n  message: first\n");
+    assert_eq!(configmap_message(&ns, "app").as_deref(), Some("first"));
+    let secrets_before = helm_release_secrets(&ns, "app").len();
+
+    let out = cozyhr(&["suspend", "app", "-n", &ns]).ok();
+    assert!(out.stderr.contains(&format!("► suspending helmrelease app in {ns} namespace")), "{}", out.stderr);
+    assert_eq!(hr(&ns, "app")["spec"]["suspend"], true);
+
+    // Change the spec, then make helm-controller look at the object (it records every request it
+    // handles, suspended or not): once it has, it has seen the change and left it alone.
+    kubectl([
+        "-n",
+        &ns,
+        "patch",
+        "helmrelease",
+        "app",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"values":{"message":"second"}}}"#,
+    ])
+    .ok();
+    kubectl(["-n", &ns, "annotate", "--overwrite", "helmrelease", "app", "reconcile.fluxcd.io/requestedAt=e2e-probe"])
+        .ok();
+    eventually("helm-controller to handle the probe request", READY_TIMEOUT, || {
+        let obj = hr(&ns, "app");
+        match str_at(&obj, "/status/lastHandledReconcileAt") {
+            Some("e2e-probe") => Ok(()),
+            other => Err(format!("lastHandledReconcileAt {other:?}")),
+        }
+    });
+    assert_eq!(configmap_message(&ns, "app").as_deref(), Some("first"), "acted on a change while suspended");
+    assert_eq!(helm_release_secrets(&ns, "app").len(), secrets_before, "upgraded while suspended");
+
+    let out = cozyhr(&["resume", "app", "-n", &ns, "--timeout", "2m"]).ok();
+    for line in [
+        format!("► resuming helmrelease app in {ns} namespace"),
+        "◎ waiting for HelmRelease reconciliation".to_string(),
+        "✔ HelmRelease app reconciliation completed".to_string(),
+        "✔ applied revision 0.1.0".to_string(),
+    ] {
+        assert!(out.stderr.contains(&line), "missing {line:?} in:\n{}", out.stderr);
+    }
+    assert_eq!(out.stdout, "", "status lines belong on stderr");
+    // Read once, right after resume returned: no waiting here.
+    let obj = hr(&ns, "app");
+    assert!(!obj["spec"].get("suspend").and_then(Value::as_bool).unwrap_or(false), "still suspended");
+    assert_eq!(obj["metadata"]["generation"], obj["status"]["observedGeneration"], "{obj:#}");
+    assert_eq!(condition(&obj, "Ready").map(|c| c.0).as_deref(), Some("True"));
+    assert_eq!(configmap_message(&ns, "app").as_deref(), Some("second"));
+    assert_eq!(helm_release_secrets(&ns, "app").len(), secrets_before + 1);
+}
+
+#[test]
+fn resume_without_wait_returns_at_once_and_all_covers_the_namespace() {
+    let ns = namespace("kc-resume-all");
+    create_suspended(&ns, "a");
+    create_suspended(&ns, "b");
+    let out = cozyhr(&["resume", "--all", "-n", &ns, "--wait=false"]).ok();
+    assert!(!out.stderr.contains("waiting"), "{}", out.stderr);
+    for name in ["a", "b"] {
+        assert_eq!(hr(&ns, name)["spec"]["suspend"], false, "{name}");
+    }
+    cozyhr(&["suspend", "--all", "-n", &ns]).ok();
+    for name in ["a", "b"] {
+        assert_eq!(hr(&ns, name)["spec"]["suspend"], true, "{name}");
+    }
+    // A typo changes nothing: every name is read before anything is patched.
+    let bad = cozyhr(&["resume", "a", "typo", "-n", &ns]).code(1);
+    assert!(bad.stderr.contains("\"typo\" not found"), "{}", bad.stderr);
+    assert_eq!(hr(&ns, "a")["spec"]["suspend"], true);
+}
+
+#[test]
+fn reconcile_returns_after_handling_and_force_upgrades() {
+    let ns = namespace("kc-reconcile");
+    install(&ns, "app", "");
+    assert_eq!(helm_release_secrets(&ns, "app").len(), 1);
+
+    let out = cozyhr(&["reconcile", "app", "-n", &ns]).ok();
+    assert!(out.stderr.contains("◎ waiting for HelmRelease reconciliation"), "{}", out.stderr);
+    assert!(out.stderr.contains("✔ applied revision 0.1.0"), "{}", out.stderr);
+    let obj = hr(&ns, "app");
+    let requested = str_at(&obj, "/metadata/annotations/reconcile.fluxcd.io~1requestedAt").expect("requestedAt");
+    assert_eq!(str_at(&obj, "/status/lastHandledReconcileAt"), Some(requested), "returned before hc handled it");
+    assert_eq!(condition(&obj, "Ready").map(|c| c.0).as_deref(), Some("True"));
+    assert_eq!(helm_release_secrets(&ns, "app").len(), 1, "a plain reconcile of an unchanged release upgraded it");
+
+    let out = cozyhr(&["-n", &ns, "reconcile", "--force", "app"]).ok();
+    assert!(out.stderr.contains("reconciliation completed"), "{}", out.stderr);
+    let obj = hr(&ns, "app");
+    let forced = str_at(&obj, "/metadata/annotations/reconcile.fluxcd.io~1forceAt").expect("forceAt");
+    assert_eq!(str_at(&obj, "/status/lastHandledForceAt"), Some(forced));
+    assert_eq!(obj.pointer("/status/history/0/version").and_then(Value::as_i64), Some(2), "{obj:#}");
+    let secrets = helm_release_secrets(&ns, "app");
+    assert!(secrets.contains_key("sh.helm.release.v1.app.v2"), "no new Helm revision: {secrets:?}");
+}
+
+#[test]
+fn reconcile_of_a_suspended_release_is_refused() {
+    let ns = namespace("kc-refuse");
+    create_suspended(&ns, "held");
+    let out = cozyhr(&["reconcile", "held", "-n", &ns]).code(1);
+    assert_eq!(
+        out.stderr.trim(),
+        format!("error: helmrelease {ns}/held is suspended: resume it first (kubectl cozyhr resume held -n {ns})")
+    );
+    let obj = hr(&ns, "held");
+    assert!(str_at(&obj, "/metadata/annotations/reconcile.fluxcd.io~1requestedAt").is_none(), "state changed");
+
+    let missing = cozyhr(&["reconcile", "ghost", "-n", &ns]).code(1);
+    assert_eq!(missing.stderr.trim(), format!("error: helmrelease \"ghost\" not found in namespace \"{ns}\""));
+}
+
+#[test]
+fn a_failing_release_fails_reconcile_and_status_shows_its_events() {
+    let ns = namespace("kc-fail");
+    let chart = Chart::new(
+        "broken",
+        "0.1.0",
+        "x: 1\n",
+        // Renders to YAML that does not parse: Helm refuses it before touching the cluster.
+        &[("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  a: [unclosed\n")],
+    );
+    chart.publish("broken", &ns);
+    apply(&helmrelease(&ns, "broken", "broken", ""));
+    eventually("helm-controller to fail the install", READY_TIMEOUT, || match condition(&hr(&ns, "broken"), "Ready") {
+        Some((s, _, _)) if s == "False" => Ok(()),
+        other => Err(format!("Ready {other:?}")),
+    });
+
+    let out = cozyhr(&["reconcile", "broken", "-n", &ns, "--timeout", "2m"]).code(1);
+    let obj = hr(&ns, "broken");
+    let (_, _, message) = condition(&obj, "Ready").expect("Ready condition");
+    assert!(!message.is_empty());
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert_eq!(last, format!("error: helmrelease {ns}/broken reconciliation failed: {message}"), "{}", out.stderr);
+    let requested = str_at(&obj, "/metadata/annotations/reconcile.fluxcd.io~1requestedAt").expect("requestedAt");
+    assert_eq!(str_at(&obj, "/status/lastHandledReconcileAt"), Some(requested));
+
+    // status: the failure, the counters and helm-controller's Warning events.
+    let screen = eventually("a Warning event in status", Duration::from_secs(60), || {
+        let out = cozyhr(&["status", "broken", "-n", &ns]).ok();
+        let events = out.stdout.split("\nEvents:\n").nth(1).unwrap_or_default().to_string();
+        if events.contains("Warning") { Ok(out.stdout) } else { Err(out.stdout) }
+    });
+    assert!(screen.contains("Ready:         False"), "{screen}");
+    assert!(screen.contains("helm-controller"), "{screen}");
+    assert!(screen.contains("Failures:"), "{screen}");
+    let conditions = screen.split("\nConditions:\n").nth(1).unwrap_or_default();
+    assert!(conditions.lines().any(|l| l.trim_start().starts_with("Ready ") && l.contains("False")), "{screen}");
+}
+
+#[test]
+fn status_shows_dependency_readiness() {
+    let ns = namespace("kc-deps");
+    install(&ns, "db", "");
+    create_suspended(&ns, "cache");
+    demo_chart("0.1.0").publish("app", &ns);
+    apply(&helmrelease(&ns, "app", "app", "dependsOn:\n- name: db\n- name: cache\n"));
+    eventually("app to wait for its dependency", READY_TIMEOUT, || match condition(&hr(&ns, "app"), "Ready") {
+        Some((s, r, _)) if s == "False" && r == "DependencyNotReady" => Ok(()),
+        other => Err(format!("Ready {other:?}")),
+    });
+
+    let out = cozyhr(&["status", "app", "-n", &ns]).ok();
+    let deps = out.stdout.split("\nDepends on:\n").nth(1).expect("Depends on section");
+    let deps: String = deps.split("\n\n").next().unwrap_or_default().to_string();
+    let (header, rows) = parse_table(&deps.lines().map(str::trim_start).collect::<Vec<_>>().join("\n"));
+    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "MESSAGE"]);
+    assert_eq!(row_for(&rows, &[(1, "db")])[2], "True", "{deps}");
+    let cache = row_for(&rows, &[(1, "cache")]);
+    assert_eq!(cache[0], ns);
+    assert_eq!(cache[2], "False", "{deps}");
+    assert!(out.stdout.contains("DependencyNotReady"), "{}", out.stdout);
+}
+
+#[test]
+fn context_flag_picks_another_context() {
+    let ns_default = namespace("kc-ctx-a");
+    let ns_other = namespace("kc-ctx-b");
+    create_suspended(&ns_default, "in-a");
+    create_suspended(&ns_other, "in-b");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("config");
+    std::fs::copy(&env().kubeconfig, &kubeconfig).expect("copy kubeconfig");
+    let kc = kubeconfig.to_string_lossy().into_owned();
+    kubectl(["config", "--kubeconfig", &kc, "set-context", "--current", "--namespace", &ns_default]).ok();
+    let current = kubectl(["config", "--kubeconfig", &kc, "current-context"]).ok().stdout.trim().to_string();
+    let cluster =
+        kubectl(["config", "--kubeconfig", &kc, "view", "-o", "jsonpath={.contexts[0].context.cluster}"]).ok();
+    let user = kubectl(["config", "--kubeconfig", &kc, "view", "-o", "jsonpath={.contexts[0].context.user}"]).ok();
+    kubectl([
+        "config",
+        "--kubeconfig",
+        &kc,
+        "set-context",
+        "other",
+        "--cluster",
+        cluster.stdout.trim(),
+        "--user",
+        user.stdout.trim(),
+        "--namespace",
+        &ns_other,
+    ])
+    .ok();
+
+    let names = |args: &[&str]| cozyhr(args).ok().stdout;
+    assert_eq!(names(&["--kubeconfig", &kc, "get", "-o", "name"]), "helmrelease.helm.toolkit.fluxcd.io/in-a\n");
+    assert_eq!(
+        names(&["--kubeconfig", &kc, "--context", "other", "get", "-o", "name"]),
+        "helmrelease.helm.toolkit.fluxcd.io/in-b\n"
+    );
+    assert_eq!(
+        names(&["get", "-o", "name", "--context=other", "--kubeconfig", &kc]),
+        "helmrelease.helm.toolkit.fluxcd.io/in-b\n"
+    );
+    assert_eq!(
+        names(&["--kubeconfig", &kc, "--context", &current, "get", "-o", "name"]),
+        "helmrelease.helm.toolkit.fluxcd.io/in-a\n"
+    );
+    // KUBECONFIG is honoured like kubectl's, and -n still wins over the context's namespace.
+    let mut c = command(&env().kubectl);
+    c.env("KUBECONFIG", &kubeconfig).args(["cozyhr", "--context", "other", "-n", &ns_default, "get", "-o", "name"]);
+    assert_eq!(run(c).ok().stdout, "helmrelease.helm.toolkit.fluxcd.io/in-a\n");
+
+    let bad = cozyhr(&["--kubeconfig", &kc, "--context", "nope", "get"]).code(1);
+    assert!(bad.stderr.starts_with("error: cannot load kubeconfig"), "{}", bad.stderr);
+    assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
+}
+
+#[test]
+fn an_unreachable_cluster_is_one_clear_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = dir.path().join("config");
+    // A port nothing listens on: bind one, note it, free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: gone\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: x\ncontexts:\n- name: gone\n  context:\n    cluster: gone\n    user: u\ncurrent-context: gone\n"
+        ),
+    )
+    .expect("write kubeconfig");
+    let out = cozyhr(&["--kubeconfig", &kubeconfig.to_string_lossy(), "get"]).code(1);
+    assert!(
+        out.stderr.starts_with(&format!("error: cannot reach the cluster at https://127.0.0.1:{port}")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn watch_prints_a_row_when_a_release_changes() {
+    let ns = namespace("kc-watch");
+    create_suspended(&ns, "w");
+    let mut c = command(&env().kubectl);
+    c.args(["cozyhr", "get", "-w", "-n", &ns]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("start kubectl cozyhr get -w");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next_line = |what: &str| {
+        rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("watch printed no line for {what}"))
+    };
+    let header = next_line("the header");
+    assert!(header.starts_with("NAME"), "{header}");
+    let first = next_line("the first row");
+    assert!(first.starts_with("w ") && first.contains("True"), "{first}");
+
+    cozyhr(&["resume", "w", "-n", &ns, "--wait=false"]).ok();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    loop {
+        let line = next_line("the resumed release");
+        seen.push(line.clone());
+        // Cells by the header's offsets: REVISION is empty here, so splitting on spaces would shift them.
+        let (_, rows) = parse_table(&format!("{header}\n{line}"));
+        if rows[0][0] == "w" && rows[0][2] == "False" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no row with SUSPENDED False: {seen:?}");
+    }
+    // Still running: it only stops when interrupted.
+    assert!(child.try_wait().expect("try_wait").is_none(), "watch exited on its own");
+    child.kill().expect("stop the watch");
+    let _ = child.wait();
+}
+
+#[test]
+fn completion_through_kubectl_plugin_convention() {
+    let ns = namespace("kc-complete");
+    create_suspended(&ns, "web-frontend");
+    create_suspended(&ns, "worker");
+    // kubectl (>= 1.26) runs `kubectl_complete-cozyhr` from PATH: put the repository's shim there.
+    let e = env();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(e.repo.join("kubectl_complete-cozyhr"), dir.path().join("kubectl_complete-cozyhr"))
+        .expect("link shim");
+    let complete = |args: &[&str]| {
+        let mut c = command(&e.kubectl);
+        let path =
+            c.get_envs().find(|(k, _)| *k == "PATH").and_then(|(_, v)| v).map(|v| v.to_owned()).unwrap_or_default();
+        let path = std::env::join_paths(std::iter::once(dir.path().to_path_buf()).chain(std::env::split_paths(&path)))
+            .expect("PATH");
+        c.env("PATH", path).arg("__complete").arg("cozyhr").args(args);
+        run(c).ok().stdout
+    };
+    let subcommands = complete(&["re"]);
+    assert!(subcommands.lines().any(|l| l == "reconcile"), "{subcommands}");
+    assert!(subcommands.lines().any(|l| l == "resume"), "{subcommands}");
+    assert!(!subcommands.lines().any(|l| l == "get"), "{subcommands}");
+
+    let names = complete(&["-n", &ns, "suspend", "w"]);
+    let candidates: Vec<&str> = names.lines().filter(|l| !l.starts_with(':')).collect();
+    assert_eq!(candidates, ["web-frontend", "worker"], "{names}");
+    let names = complete(&["status", "--namespace", &ns, "wo"]);
+    assert!(names.lines().any(|l| l == "worker") && !names.contains("web-frontend"), "{names}");
+
+    // The generated shell scripts are there too.
+    for shell in ["bash", "zsh", "fish"] {
+        let script = cozyhr(&["completion", shell]).ok();
+        assert!(script.stdout.contains("kubectl-cozyhr") || script.stdout.contains("kubectl cozyhr"), "{shell}");
+    }
+}
