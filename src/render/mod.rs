@@ -6,7 +6,18 @@ pub mod helm;
 pub mod postrender;
 
 pub use helm::Helm;
-pub use postrender::PostRenderSpec;
+pub use postrender::{PostRenderSpec, filter_show_only};
+
+/// The kubectl whose embedded kustomize runs Flux's postRenderers: $COZYHR_KUBECTL, else kubectl on PATH.
+pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
+    if let Some(k) = std::env::var_os("COZYHR_KUBECTL").filter(|v| !v.is_empty()) {
+        return Ok(k.into());
+    }
+    which::which("kubectl").map_err(|_| RenderError::Missing {
+        program: "kubectl",
+        hint: "it runs kustomize for Flux's post-rendering: install kubectl or set COZYHR_KUBECTL",
+    })
+}
 
 /// Errors of running external programs and rendering.
 #[derive(Debug, thiserror::Error)]

@@ -98,9 +98,123 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, Rende
         "transformers": transformers.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
         "sortOptions": { "order": "fifo" },
     });
-    kustomize(&spec.kubectl, &current, &kustomization, &transformers)
+    let out = kustomize(&spec.kubectl, &current, &kustomization, &transformers)
         .await
-        .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))
+        .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))?;
+    Ok(restore_sources(manifests, &out))
+}
+
+/// kustomize drops comments, and with them Helm 3's `# Source: <template>` lines, which `--show-only`
+/// and people rely on. Puts them back in front of each object, matched by object identity. (Helm 4 tracks
+/// the template in an annotation instead and restores the comments itself; its input has none.)
+fn restore_sources(input: &str, output: &str) -> String {
+    let Ok(before) = crate::manifests::parse_manifests(input) else { return output.to_string() };
+    let sources: std::collections::HashMap<_, _> =
+        before.into_iter().filter_map(|m| m.source.map(|s| (m.id, s))).collect();
+    if sources.is_empty() {
+        return output.to_string();
+    }
+    let mut out = String::with_capacity(output.len() + sources.len() * 40);
+    for doc in split_documents(output) {
+        let id = crate::manifests::parse_manifests(doc).ok().and_then(|m| m.into_iter().next()).map(|m| m.id);
+        out.push_str("---\n");
+        if let Some(src) = id.as_ref().and_then(|id| sources.get(id)) {
+            out.push_str("# Source: ");
+            out.push_str(src);
+            out.push('\n');
+        }
+        out.push_str(doc.trim_start_matches('\n'));
+        if !doc.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Splits kustomize output at its `---` separator lines (column 0; a `---` inside a block scalar is
+/// indented, so it never matches).
+fn split_documents(stream: &str) -> Vec<&str> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in stream.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            if !stream[start..offset].trim().is_empty() {
+                docs.push(&stream[start..offset]);
+            }
+            start = offset + line.len();
+        }
+        offset += line.len();
+    }
+    if !stream[start..].trim().is_empty() {
+        docs.push(&stream[start..]);
+    }
+    docs
+}
+
+/// Keeps the documents whose `# Source:` template matches one of `globs` (Helm's `--show-only`: the path
+/// without the chart name, e.g. `templates/cm.yaml`, shell-style globs). No glob keeps everything.
+pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, RenderError> {
+    if globs.is_empty() {
+        return Ok(rendered.to_string());
+    }
+    let mut set = globset::GlobSetBuilder::new();
+    for g in globs {
+        set.add(
+            globset::GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| RenderError::PostRender(format!("--show-only {g:?}: {e}")))?,
+        );
+    }
+    let set = set.build().map_err(|e| RenderError::PostRender(format!("--show-only: {e}")))?;
+    let mut out = String::new();
+    for doc in split_documents(rendered) {
+        let source = doc.lines().find_map(|l| l.strip_prefix("# Source: ")).map(str::trim);
+        let Some(source) = source else { continue };
+        // Helm matches the path below the chart's own directory.
+        let below_chart = source.split_once('/').map_or(source, |(_, rest)| rest);
+        if set.is_match(below_chart) || set.is_match(source) {
+            out.push_str("---\n");
+            out.push_str(doc.trim_start_matches('\n'));
+            if !doc.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(RenderError::PostRender(format!(
+            "--show-only: no rendered object comes from a template matching {} (see the `# Source:` lines of helm cozy show)",
+            globs.join(", ")
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAM: &str = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n";
+
+    #[test]
+    fn show_only_matches_paths_below_the_chart() {
+        let out = filter_show_only(STREAM, &["templates/svc.yaml".into()]).unwrap();
+        assert!(out.contains("kind: Service") && !out.contains("ConfigMap"), "{out}");
+        let out = filter_show_only(STREAM, &["templates/*.yaml".into()]).unwrap();
+        assert!(out.contains("kind: Service") && out.contains("ConfigMap"), "{out}");
+        assert!(filter_show_only(STREAM, &["templates/none.yaml".into()]).is_err());
+    }
+
+    #[test]
+    fn sources_come_back_after_kustomize() {
+        let kustomized = "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+        let out = restore_sources(STREAM, kustomized);
+        assert_eq!(
+            out,
+            "---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+        );
+    }
 }
 
 fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, String>) -> Value {
