@@ -18,6 +18,7 @@ pub mod live;
 pub mod manifests;
 pub mod output;
 pub mod render;
+pub mod snapshot;
 
 pub use error::{Error, Result};
 
