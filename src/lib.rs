@@ -17,8 +17,10 @@ pub mod helmstore;
 pub mod live;
 pub mod manifests;
 pub mod output;
+pub mod release;
 pub mod render;
 pub mod snapshot;
+pub mod values;
 
 pub use error::{Error, Result};
 
