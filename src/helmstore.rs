@@ -106,7 +106,7 @@ pub async fn history(cluster: &Cluster, storage_namespace: &str, name: &str) -> 
         let Some(field) = s.data.as_ref().and_then(|d| d.get("release")) else { continue };
         out.push(decode(&field.0)?);
     }
-    out.sort_by(|a, b| b.version.cmp(&a.version));
+    out.sort_by_key(|r| std::cmp::Reverse(r.version));
     Ok(out)
 }
 

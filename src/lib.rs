@@ -10,14 +10,17 @@
 pub mod chart;
 pub mod cluster;
 pub mod compare;
+pub mod desired;
 pub mod diff;
 pub mod error;
 pub mod flux;
 pub mod helmstore;
+pub mod install;
 pub mod live;
 pub mod manifests;
 pub mod output;
 pub mod release;
+pub mod release_status;
 pub mod render;
 pub mod snapshot;
 pub mod values;

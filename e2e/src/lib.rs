@@ -383,6 +383,9 @@ impl HelmHome {
 
     /// `helm plugin install <repo>` (Helm 4: a local directory is a development install, no signature).
     pub fn install_plugin_from_repo(&self) -> Run {
+        // The install hook builds into the checkout's bin/: one install at a time per test process.
+        static REPO_INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = REPO_INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         std::fs::create_dir_all(self.dir.path().join("plugins")).expect("mkdir plugins");
         let repo = env().repo.to_string_lossy().into_owned();
         self.run(["plugin", "install", repo.as_str()])

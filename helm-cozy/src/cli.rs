@@ -56,6 +56,10 @@ impl ClusterFlags {
 pub enum Command {
     /// Render the chart as Flux would install it for HelmRelease NAME.
     Show(ShowArgs),
+    /// Print the values Flux would compose for HelmRelease NAME, and where each key came from.
+    Values(ValuesArgs),
+    /// Show what `apply` would change in the cluster (or in the stored Helm release).
+    Diff(DiffArgs),
     /// Run as Helm's post-renderer (Flux's post-render chain); started by helm, not by people.
     #[command(name = "__post-render", hide = true)]
     PostRender,
@@ -98,4 +102,94 @@ pub struct ShowArgs {
 
     #[command(flatten)]
     pub values: ValuesFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// Also print which source set each top-level key (chart default, values file, valuesFrom, inline, -f, --set).
+    #[arg(long)]
+    pub sources: bool,
+
+    /// Print the values merged over the chart's defaults (what templates see), not only what Helm stores.
+    #[arg(long = "with-defaults")]
+    pub with_defaults: bool,
+
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ValuesFormat::Yaml)]
+    pub output: ValuesFormat,
+
+    #[command(flatten)]
+    pub values: ValuesFlags,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValuesFormat {
+    Yaml,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// Compare with the live objects (after a server-side dry run) or with the stored Helm release manifest.
+    #[arg(long, value_enum, default_value_t = AgainstArg::Live)]
+    pub against: AgainstArg,
+
+    /// Print Secret values instead of masking them.
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+
+    /// Exit with 2 when there are changes (0 when none, 1 on error).
+    #[arg(long = "detailed-exitcode")]
+    pub detailed_exitcode: bool,
+
+    /// Output format: a unified diff per object, only the object list and plan, or JSON.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
+    pub output: DiffFormat,
+
+    /// Lines of context around each change; -1 prints whole objects.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
+    pub context: i64,
+
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+
+    #[command(flatten)]
+    pub values: ValuesFlags,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgainstArg {
+    Live,
+    Release,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Diff,
+    Summary,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for cozyhr::output::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => cozyhr::output::ColorChoice::Auto,
+            ColorArg::Always => cozyhr::output::ColorChoice::Always,
+            ColorArg::Never => cozyhr::output::ColorChoice::Never,
+        }
+    }
 }

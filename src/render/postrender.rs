@@ -191,32 +191,6 @@ pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, Rend
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const STREAM: &str = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n";
-
-    #[test]
-    fn show_only_matches_paths_below_the_chart() {
-        let out = filter_show_only(STREAM, &["templates/svc.yaml".into()]).unwrap();
-        assert!(out.contains("kind: Service") && !out.contains("ConfigMap"), "{out}");
-        let out = filter_show_only(STREAM, &["templates/*.yaml".into()]).unwrap();
-        assert!(out.contains("kind: Service") && out.contains("ConfigMap"), "{out}");
-        assert!(filter_show_only(STREAM, &["templates/none.yaml".into()]).is_err());
-    }
-
-    #[test]
-    fn sources_come_back_after_kustomize() {
-        let kustomized = "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
-        let out = restore_sources(STREAM, kustomized);
-        assert_eq!(
-            out,
-            "---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
-        );
-    }
-}
-
 fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, String>) -> Value {
     json!({
         "apiVersion": "builtin",
@@ -363,4 +337,30 @@ pub async fn main_post_render() -> Result<(), RenderError> {
         let _ = write_private(Path::new(&log), e.to_string().as_bytes());
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAM: &str = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n";
+
+    #[test]
+    fn show_only_matches_paths_below_the_chart() {
+        let out = filter_show_only(STREAM, &["templates/svc.yaml".into()]).unwrap();
+        assert!(out.contains("kind: Service") && !out.contains("ConfigMap"), "{out}");
+        let out = filter_show_only(STREAM, &["templates/*.yaml".into()]).unwrap();
+        assert!(out.contains("kind: Service") && out.contains("ConfigMap"), "{out}");
+        assert!(filter_show_only(STREAM, &["templates/none.yaml".into()]).is_err());
+    }
+
+    #[test]
+    fn sources_come_back_after_kustomize() {
+        let kustomized = "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+        let out = restore_sources(STREAM, kustomized);
+        assert_eq!(
+            out,
+            "---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+        );
+    }
 }

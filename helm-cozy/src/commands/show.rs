@@ -1,0 +1,22 @@
+//! `helm cozy show NAME`: the manifests Flux would install for HelmRelease NAME.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::cli::{ClusterFlags, ShowArgs};
+use crate::commands::context;
+
+pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let ctx = context::Context::new(chart_dir).await?;
+    let rendered = if args.plain {
+        ctx.render_plain(&args.name, &args.values).await?
+    } else {
+        let cluster = cluster.options().connect().await?;
+        let desired = ctx.desired(&cluster, &args.name, &args.values).await?;
+        ctx.render(&desired).await?
+    };
+    let out = cozyhr::render::filter_show_only(&rendered, &args.show_only).context("--show-only")?;
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

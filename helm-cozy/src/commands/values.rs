@@ -1,0 +1,35 @@
+//! `helm cozy values NAME`: the values Flux would compose, and where each top-level key came from.
+
+use std::process::ExitCode;
+
+use cozyhr::output::Table;
+use serde_json::Value;
+
+use crate::cli::{ClusterFlags, ValuesArgs, ValuesFormat};
+use crate::commands::context::Context;
+
+pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
+    let ctx = Context::new(chart_dir).await?;
+    let cluster = cluster.options().connect().await?;
+    let desired = ctx.desired(&cluster, &args.name, &args.values).await?;
+    let composed = &desired.composed;
+    if args.sources {
+        let (values, sources) = if args.with_defaults {
+            (&composed.coalesced, &composed.coalesced_sources)
+        } else {
+            (&composed.values, &composed.sources)
+        };
+        let mut table = Table::new(["KEY", "SOURCE"]);
+        for key in values.keys() {
+            table.row([key.clone(), sources.get(key).map(ToString::to_string).unwrap_or_default()]);
+        }
+        table.print()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
+    match args.output {
+        ValuesFormat::Json => println!("{}", serde_json::to_string_pretty(&values)?),
+        ValuesFormat::Yaml => print!("{}", cozyhr::manifests::to_yaml(&values)?),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,252 @@
+//! From a HelmRelease and a chart directory to the Helm release Flux would make: release name, release
+//! and storage namespaces, composed values, and the post-render chain. Shared by show, values, diff and
+//! apply, so they can never disagree.
+
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+use serde_json::Value;
+
+use crate::chart::ChartDir;
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::helmrelease::ValuesReference;
+use crate::render::PostRenderSpec;
+use crate::values::{Composed, Inputs, RefData, Values};
+
+/// Values the user adds on top, like Helm's `-f` and `--set`.
+#[derive(Debug, Clone, Default)]
+pub struct UserValues {
+    pub files: Vec<PathBuf>,
+    pub sets: Vec<String>,
+}
+
+/// One `valuesFrom` entry with the text it points at (None: optional and missing).
+#[derive(Debug, Clone)]
+pub struct FetchedRef {
+    pub reference: ValuesReference,
+    pub data: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Desired {
+    pub hr: HelmRelease,
+    pub release_name: String,
+    pub release_namespace: String,
+    pub storage_namespace: String,
+    /// The composed values, as Helm will store them (release.Config): without chart defaults.
+    pub values: Value,
+    /// The composition with provenance and the defaults it is coalesced with.
+    pub composed: Composed,
+    pub post_render: PostRenderSpec,
+    chart: ChartDir,
+    /// A private copy of the chart whose values.yaml is replaced by the merged `valuesFiles`, as
+    /// source-controller packages it; None when the chart is used as it is.
+    replaced_defaults: Option<tempfile::TempDir>,
+}
+
+/// The annotation the original cozyhr honours to name values files (comma separated, relative to the chart).
+pub const VALUES_FILES_ANNOTATION: &str = "cozyhr.cozystack.io/values-files";
+
+impl Desired {
+    pub async fn resolve(
+        cluster: &Cluster,
+        hr: HelmRelease,
+        chart: &ChartDir,
+        user: &UserValues,
+        kubectl: PathBuf,
+    ) -> Result<Desired> {
+        let refs = fetch_values_from(cluster, &hr).await?;
+        let composed = compose(&hr, chart, refs, user)?;
+        let values = Value::Object(composed.values.clone());
+        let replaced_defaults =
+            if values_files(&hr).is_empty() { None } else { Some(chart_with_defaults(chart, &composed.defaults)?) };
+        let release_name = crate::release::release_name(
+            hr.name(),
+            hr.spec.target_namespace.as_deref(),
+            hr.spec.release_name.as_deref(),
+        );
+        let post_render = PostRenderSpec {
+            hr_name: hr.name().to_string(),
+            hr_namespace: hr.namespace().to_string(),
+            post_renderers: match &hr.spec.post_renderers {
+                Some(Value::Array(list)) => list.clone(),
+                _ => Vec::new(),
+            },
+            common_metadata: hr.spec.common_metadata.clone(),
+            kubectl,
+        };
+        Ok(Desired {
+            release_namespace: hr.release_namespace().to_string(),
+            storage_namespace: hr.storage_namespace().to_string(),
+            release_name,
+            values,
+            composed,
+            post_render,
+            chart: chart.clone(),
+            replaced_defaults,
+            hr,
+        })
+    }
+
+    /// The chart directory to render: the developer's, or the copy with Flux's replaced defaults.
+    pub fn chart_dir(&self) -> &Path {
+        match &self.replaced_defaults {
+            Some(dir) => dir.path(),
+            None => self.chart.path(),
+        }
+    }
+
+    /// The composed values in a private (0600) temporary file for `helm -f`, removed when dropped. JSON
+    /// is YAML with no ambiguity left for Helm's parser.
+    pub fn write_values_file(&self) -> Result<tempfile::NamedTempFile> {
+        let mut f = tempfile::Builder::new().prefix("cozyhr-values-").suffix(".json").tempfile()?;
+        serde_json::to_writer(&mut f, &self.values).map_err(std::io::Error::other)?;
+        Ok(f)
+    }
+}
+
+/// Reads every `valuesFrom` source from the HelmRelease's namespace. `optional` only forgives a missing
+/// object or key; anything else is an error that names the source.
+pub async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
+    let ns = hr.namespace();
+    let mut out = Vec::new();
+    for r in &hr.spec.values_from {
+        let key = r.key();
+        let found: Option<Option<String>> = match r.kind.as_str() {
+            "ConfigMap" => {
+                let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), ns);
+                api.get_opt(&r.name)
+                    .await
+                    .map_err(|e| cluster.error(e))?
+                    .map(|cm| cm.data.and_then(|mut d| d.remove(key)))
+            }
+            "Secret" => {
+                let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
+                match api.get_opt(&r.name).await.map_err(|e| cluster.error(e))? {
+                    Some(s) => Some(match s.data.and_then(|mut d| d.remove(key)) {
+                        Some(bytes) => Some(String::from_utf8(bytes.0).map_err(|_| Error::Invalid {
+                            what: format!("valuesFrom Secret {ns}/{} key {key}", r.name),
+                            reason: "not UTF-8 text".into(),
+                        })?),
+                        None => None,
+                    }),
+                    None => None,
+                }
+            }
+            other => {
+                return Err(Error::Invalid {
+                    what: format!("valuesFrom {other}/{}", r.name),
+                    reason: "kind must be ConfigMap or Secret".into(),
+                });
+            }
+        };
+        let data = match found {
+            Some(Some(text)) => Some(text),
+            Some(None) if r.optional => None,
+            None if r.optional => None,
+            Some(None) => {
+                return Err(Error::Invalid {
+                    what: format!("valuesFrom {} {ns}/{}", r.kind, r.name),
+                    reason: format!("it has no key {key:?} (add it, or mark the reference optional)"),
+                });
+            }
+            None => {
+                return Err(Error::Invalid {
+                    what: format!("valuesFrom {} {ns}/{}", r.kind, r.name),
+                    reason: "it does not exist (create it, or mark the reference optional)".into(),
+                });
+            }
+        };
+        out.push(FetchedRef { reference: r.clone(), data });
+    }
+    Ok(out)
+}
+
+/// `spec.chart.spec.valuesFiles`, else the original cozyhr's annotation.
+pub fn values_files(hr: &HelmRelease) -> Vec<String> {
+    if let Some(files) = hr.spec.chart.as_ref().map(|c| &c.spec.values_files).filter(|f| !f.is_empty()) {
+        return files.clone();
+    }
+    hr.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(VALUES_FILES_ANNOTATION))
+        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+        .unwrap_or_default()
+}
+
+fn read_values_file(path: &Path, label: &str) -> Result<Values> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid {
+        what: format!("values file {label}"),
+        reason: format!("cannot read {}: {e}", path.display()),
+    })?;
+    crate::values::parse_values(&text, label).map_err(values_error)
+}
+
+/// Flux's composition over what was fetched, plus the user's -f/--set.
+fn compose(hr: &HelmRelease, chart: &ChartDir, refs: Vec<FetchedRef>, user: &UserValues) -> Result<Composed> {
+    let text =
+        chart.default_values_text().map_err(|e| Error::Invalid { what: "chart".into(), reason: e.to_string() })?;
+    let chart_defaults = crate::values::parse_values(&text, "chart values.yaml").map_err(values_error)?;
+    let mut files = Vec::new();
+    for f in values_files(hr) {
+        // Relative to the chart root (a HelmRepository chart); a path outside it is refused like Flux does.
+        if Path::new(&f).is_absolute() || f.split('/').any(|c| c == "..") {
+            return Err(Error::Invalid {
+                what: format!("valuesFiles entry {f:?}"),
+                reason: "must be a path inside the chart directory".into(),
+            });
+        }
+        files.push((f.clone(), read_values_file(&chart.path().join(&f), &f)?));
+    }
+    let mut user_files = Vec::new();
+    for f in &user.files {
+        let label = f.display().to_string();
+        user_files.push((label.clone(), read_values_file(f, &label)?));
+    }
+    let inputs = Inputs {
+        namespace: hr.namespace().to_string(),
+        chart_defaults,
+        values_files: files,
+        refs: refs.into_iter().map(|r| RefData { reference: r.reference, data: r.data, literal: false }).collect(),
+        inline: hr.spec.values.clone(),
+        user_files,
+        user_sets: user.sets.clone(),
+    };
+    crate::values::compose(&inputs).map_err(values_error)
+}
+
+fn values_error(e: crate::values::ValuesError) -> Error {
+    Error::Invalid { what: "values".into(), reason: e.to_string() }
+}
+
+/// Copies the chart to a private temporary directory with `values.yaml` replaced by `defaults` (JSON is
+/// YAML), which is how source-controller packages a chart whose HelmChart lists valuesFiles.
+fn chart_with_defaults(chart: &ChartDir, defaults: &Values) -> Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix("cozyhr-chart-").tempdir()?;
+    copy_tree(chart.path(), dir.path())?;
+    let text = serde_json::to_vec_pretty(defaults).map_err(std::io::Error::other)?;
+    crate::render::postrender::write_private(&dir.path().join("values.yaml"), &text)?;
+    Ok(dir)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() || kind.is_symlink() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}

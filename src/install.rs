@@ -1,0 +1,206 @@
+//! Running `helm upgrade --install` and `helm uninstall` the way helm-controller configures its Helm
+//! actions (internal/action/{install,upgrade}.go): Flux's release name and namespace, the composed values
+//! with `--reset-values`, take-ownership on, history capped at `maxHistory`, the HelmRelease's wait and
+//! timeout, and Flux's post-render chain.
+//!
+//! Helm's CLI keeps a release's storage in the namespace it deploys to, while Flux stores it in the
+//! HelmRelease's namespace (or `storageNamespace`) and deploys to `targetNamespace`. When the two differ,
+//! the release's storage Secrets are moved to the release namespace for the duration of the Helm command
+//! and moved back after it, on every exit path; the HelmRelease is suspended meanwhile, so nothing races.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use kube::api::{DeleteParams, ListParams, PostParams};
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::desired::Desired;
+use crate::error::{Error, Result};
+use crate::render::postrender::PostRenderSession;
+use crate::render::{Helm, RenderError};
+
+/// The user's knobs on top of what the HelmRelease says.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeOptions {
+    /// `--dry-run=server`: render and have the API server validate, change nothing.
+    pub dry_run: bool,
+    /// Force waiting (true) or not (false); None follows the HelmRelease's install/upgrade.disableWait.
+    pub wait: Option<bool>,
+    /// Overrides the HelmRelease's timeout.
+    pub timeout: Option<Duration>,
+    /// Pass `--take-ownership` even if the HelmRelease disables it.
+    pub take_ownership: bool,
+}
+
+fn spec_bool(hr_spec: &std::collections::BTreeMap<String, Value>, section: &str, field: &str) -> Option<bool> {
+    hr_spec.get(section)?.get(field)?.as_bool()
+}
+
+/// The `helm upgrade --install` argument vector for a desired release.
+pub fn upgrade_args(
+    helm: &Helm,
+    desired: &Desired,
+    values_file: &Path,
+    installed: bool,
+    options: &UpgradeOptions,
+) -> Vec<OsString> {
+    let extra = &desired.hr.spec.extra;
+    let section = if installed { "upgrade" } else { "install" };
+    let mut args: Vec<OsString> = vec![
+        "upgrade".into(),
+        "--install".into(),
+        desired.release_name.clone().into(),
+        desired.chart_dir().as_os_str().to_owned(),
+        "--namespace".into(),
+        desired.release_namespace.clone().into(),
+        "--values".into(),
+        values_file.as_os_str().to_owned(),
+        // helm-controller sets ResetValues = !preserveValues: the composed values are the whole truth.
+        "--reset-values".into(),
+        "--history-max".into(),
+        extra.get("maxHistory").and_then(Value::as_i64).unwrap_or(5).to_string().into(),
+    ];
+    if spec_bool(extra, "install", "createNamespace").unwrap_or(false) {
+        args.push("--create-namespace".into());
+    }
+    let disable_take_ownership = spec_bool(extra, section, "disableTakeOwnership").unwrap_or(false);
+    if options.take_ownership || !disable_take_ownership {
+        args.push("--take-ownership".into());
+    }
+    if spec_bool(extra, section, "disableHooks").unwrap_or(false) {
+        args.push("--no-hooks".into());
+    }
+    if spec_bool(extra, section, "disableOpenAPIValidation").unwrap_or(false) {
+        args.push("--disable-openapi-validation".into());
+    }
+    if spec_bool(extra, section, "disableSchemaValidation").unwrap_or(false) {
+        args.push("--skip-schema-validation".into());
+    }
+    let timeout = options.timeout.map(|d| format!("{}s", d.as_secs())).or_else(|| {
+        extra
+            .get(section)
+            .and_then(|s| s.get("timeout"))
+            .or_else(|| extra.get("timeout"))
+            .and_then(Value::as_str)
+            .map(String::from)
+    });
+    args.push("--timeout".into());
+    args.push(timeout.unwrap_or_else(|| "5m0s".into()).into());
+    let wait = options.wait.unwrap_or(!spec_bool(extra, section, "disableWait").unwrap_or(false));
+    if helm.major >= 4 {
+        // Helm 4 applies server-side on install and keeps the previous method on upgrade ("auto"), as
+        // helm-controller >= 1.5 does; conflicts are forced like helm-controller forces them.
+        args.push("--force-conflicts".into());
+        args.push(if wait { "--wait=watcher" } else { "--wait=hookOnly" }.into());
+    } else if wait {
+        args.push("--wait".into());
+        if !spec_bool(extra, section, "disableWaitForJobs").unwrap_or(false) {
+            args.push("--wait-for-jobs".into());
+        }
+    }
+    if options.dry_run {
+        args.push("--dry-run=server".into());
+    }
+    args
+}
+
+/// Runs `helm upgrade --install` for the desired release with the post-render chain.
+pub async fn upgrade(
+    cluster: &Cluster,
+    helm: &Helm,
+    desired: &Desired,
+    session: &PostRenderSession,
+    installed: bool,
+    options: &UpgradeOptions,
+) -> Result<(), RenderError> {
+    let values = desired.write_values_file().map_err(|e| RenderError::PostRender(e.to_string()))?;
+    let mut args = upgrade_args(helm, desired, values.path(), installed, options);
+    args.extend(session.helm_args(helm.major)?);
+    let env = session.helm_env(helm.major);
+    with_storage_in_release_namespace(cluster, desired, || async {
+        helm.run(&args, &env).await.map(|_| ()).map_err(|e| match (e, session.error_log()) {
+            (RenderError::Failed { program, stderr }, Some(log)) => {
+                RenderError::Failed { program, stderr: format!("{log}\n{stderr}") }
+            }
+            (e, _) => e,
+        })
+    })
+    .await
+}
+
+/// `helm uninstall` of the desired release from Flux's storage.
+pub async fn uninstall(
+    cluster: &Cluster,
+    helm: &Helm,
+    desired: &Desired,
+    timeout: Option<Duration>,
+) -> Result<(), RenderError> {
+    let mut args: Vec<OsString> = vec![
+        "uninstall".into(),
+        desired.release_name.clone().into(),
+        "--namespace".into(),
+        desired.release_namespace.clone().into(),
+    ];
+    if let Some(t) = timeout {
+        args.push("--timeout".into());
+        args.push(format!("{}s", t.as_secs()).into());
+    }
+    with_storage_in_release_namespace(cluster, desired, || async { helm.run(&args, &[]).await.map(|_| ()) }).await
+}
+
+/// Runs `f` with the release's storage Secrets in the release namespace (where Helm's CLI looks), then
+/// puts whatever Helm left there back into Flux's storage namespace, also when `f` failed.
+async fn with_storage_in_release_namespace<F, Fut>(
+    cluster: &Cluster,
+    desired: &Desired,
+    f: F,
+) -> Result<(), RenderError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<(), RenderError>>,
+{
+    let (storage, release_ns) = (&desired.storage_namespace, &desired.release_namespace);
+    if storage == release_ns {
+        return f().await;
+    }
+    let relocation = |e: Error| RenderError::PostRender(format!("moving Helm release storage: {e}"));
+    move_storage(cluster, &desired.release_name, storage, release_ns).await.map_err(relocation)?;
+    let result = f().await;
+    let back = move_storage(cluster, &desired.release_name, release_ns, storage).await.map_err(relocation);
+    result.and(back)
+}
+
+/// Moves Helm's storage Secrets of `release` from one namespace to another (create, then delete).
+pub async fn move_storage(cluster: &Cluster, release: &str, from: &str, to: &str) -> Result<()> {
+    let src: Api<Secret> = Api::namespaced(cluster.client.clone(), from);
+    let dst: Api<Secret> = Api::namespaced(cluster.client.clone(), to);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={release}"));
+    for s in src.list(&lp).await.map_err(|e| cluster.error(e))?.items {
+        let name = s.metadata.name.clone().unwrap_or_default();
+        let copy = Secret {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(to.to_string()),
+                labels: s.metadata.labels.clone(),
+                annotations: s.metadata.annotations.clone(),
+                ..Default::default()
+            },
+            data: s.data.clone(),
+            type_: s.type_.clone(),
+            ..Default::default()
+        };
+        match dst.create(&PostParams::default(), &copy).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                dst.replace(&name, &PostParams::default(), &copy).await.map_err(|e| cluster.error(e))?;
+            }
+            Err(e) => return Err(cluster.error(e)),
+        }
+        src.delete(&name, &DeleteParams::default()).await.map_err(|e| cluster.error(e))?;
+    }
+    Ok(())
+}

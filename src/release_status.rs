@@ -1,0 +1,347 @@
+//! Writing a HelmRelease's status the way helm-controller does after it ran an install or upgrade, so the
+//! controller later takes the release for its own (reference §4): conditions with its reasons and message
+//! formats, a history snapshot with Go-exact digests, the lastAttempted* fields, storage namespace, the
+//! observed post-render digests and the inventory.
+//!
+//! The status is written with a JSON merge patch of the status subresource that carries the
+//! resourceVersion it was computed from: a concurrent change makes the API server answer 409 and we
+//! recompute from the fresh object instead of overwriting it.
+
+use std::time::Duration;
+
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::condition::Condition;
+use crate::flux::verbs::FIELD_MANAGER;
+use crate::helmstore::StoredRelease;
+use crate::manifests::{ClusterScoped, parse_manifests};
+
+pub const READY: &str = "Ready";
+pub const RELEASED: &str = "Released";
+/// Our reason for an apply stopped by Ctrl-C or SIGTERM.
+pub const INTERRUPTED_REASON: &str = "ApplyInterrupted";
+
+/// Which Helm action ran, in helm-controller's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Install,
+    Upgrade,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Install => "install",
+            Action::Upgrade => "upgrade",
+        }
+    }
+    fn succeeded_reason(self) -> &'static str {
+        match self {
+            Action::Install => "InstallSucceeded",
+            Action::Upgrade => "UpgradeSucceeded",
+        }
+    }
+    fn failed_reason(self) -> &'static str {
+        match self {
+            Action::Install => "InstallFailed",
+            Action::Upgrade => "UpgradeFailed",
+        }
+    }
+    fn title(self) -> &'static str {
+        match self {
+            Action::Install => "install",
+            Action::Upgrade => "upgrade",
+        }
+    }
+}
+
+/// What a successful apply hands to [`succeeded`].
+pub struct Success<'a> {
+    pub action: Action,
+    pub release: &'a StoredRelease,
+    pub config_digest: String,
+    pub storage_namespace: &'a str,
+    pub release_namespace: &'a str,
+    pub duration: Duration,
+}
+
+/// What a failed apply hands to [`failed`].
+pub struct Failure<'a> {
+    pub action: Action,
+    pub reason: Option<&'a str>,
+    pub message: String,
+    pub chart_name: &'a str,
+    pub chart_version: &'a str,
+    pub config_digest: String,
+    pub storage_namespace: &'a str,
+}
+
+fn now() -> String {
+    // metav1.Time: RFC 3339, whole seconds, UTC.
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Go's time.Duration.String(), the format of metav1.Duration.
+pub fn go_duration(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".into();
+    }
+    if nanos < 1_000 {
+        return format!("{nanos}ns");
+    }
+    if nanos < 1_000_000 {
+        return format!("{}µs", trim_fraction(nanos as f64 / 1e3));
+    }
+    if nanos < 1_000_000_000 {
+        return format!("{}ms", trim_fraction(nanos as f64 / 1e6));
+    }
+    let secs = d.as_secs();
+    let frac = d.subsec_nanos();
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    let mut seconds = format!("{s}");
+    if frac > 0 {
+        let f = format!("{frac:09}");
+        seconds.push('.');
+        seconds.push_str(f.trim_end_matches('0'));
+    }
+    match (h, m) {
+        (0, 0) => format!("{seconds}s"),
+        (0, m) => format!("{m}m{seconds}s"),
+        (h, m) => format!("{h}h{m}m{seconds}s"),
+    }
+}
+
+fn trim_fraction(x: f64) -> String {
+    let s = format!("{x:.9}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Sets a condition in a list the way apimachinery's meta.SetStatusCondition does: the transition time
+/// changes only when the status changes.
+pub fn set_condition(
+    list: &mut Vec<Condition>,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    generation: i64,
+) {
+    let time = now();
+    match list.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) => {
+            if c.status != status {
+                c.status = status.into();
+                c.last_transition_time = time;
+            }
+            c.reason = reason.into();
+            c.message = message.into();
+            c.observed_generation = Some(generation);
+        }
+        None => list.push(Condition {
+            type_: type_.into(),
+            status: status.into(),
+            observed_generation: Some(generation),
+            last_transition_time: time,
+            reason: reason.into(),
+            message: message.into(),
+        }),
+    }
+}
+
+fn remove_condition(list: &mut Vec<Condition>, type_: &str) {
+    list.retain(|c| c.type_ != type_);
+}
+
+/// `status.inventory.entries` of a release manifest, as helm-controller builds it: hooks excluded,
+/// namespaced objects without a namespace in the release namespace, ids `ns_name_group_kind`.
+pub fn inventory(manifest: &str, release_namespace: &str) -> Value {
+    let scope = ClusterScoped::builtin();
+    let mut entries = Vec::new();
+    if let Ok(objects) = parse_manifests(manifest) {
+        for mut m in objects {
+            if m.object.pointer("/metadata/annotations/helm.sh~1hook").is_some() {
+                continue;
+            }
+            let cluster_scoped = scope.contains(&m.id.group, &m.id.kind);
+            m.default_namespace(release_namespace, cluster_scoped);
+            let ns = m.id.namespace.clone().unwrap_or_default();
+            let name = m.id.name.replace(':', "__");
+            entries.push(json!({
+                "id": format!("{ns}_{name}_{}_{}", m.id.group, m.id.kind),
+                "v": m.id.version.clone().unwrap_or_default(),
+            }));
+        }
+    }
+    json!({ "entries": entries })
+}
+
+/// The status helm-controller would hold after a successful install or upgrade.
+pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
+    let generation = hr.metadata.generation.unwrap_or(0);
+    let status = hr.status.clone().unwrap_or_default();
+    let snapshot = crate::snapshot::try_snapshot(&s.release.raw, s.config_digest.clone(), s.action.as_str(), "")
+        .map_err(|e| Error::Invalid { what: "stored Helm release".into(), reason: e.to_string() })?;
+
+    // History: an install starts over; an upgrade keeps the previous deployed revision, now superseded
+    // (Snapshots.Truncate keeps the latest and the first deployed-or-superseded one before it).
+    let mut history = vec![snapshot];
+    if s.action == Action::Upgrade
+        && let Some(prev) = status.history.iter().find(|p| {
+            p.name == s.release.name
+                && p.version < s.release.version
+                && (p.status == "deployed" || p.status == "superseded")
+        })
+    {
+        let mut prev =
+            serde_json::to_value(prev).map_err(|e| Error::Invalid { what: "history".into(), reason: e.to_string() })?;
+        prev["status"] = "superseded".into();
+        history.push(prev);
+    }
+
+    let msg = format!(
+        "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
+        s.action.title(),
+        s.release.namespace,
+        s.release.name,
+        s.release.version,
+        s.release.chart_name,
+        s.release.chart_version
+    );
+    let mut conditions = status.conditions.clone();
+    for t in ["Reconciling", "Stalled", "Remediated"] {
+        remove_condition(&mut conditions, t);
+    }
+    set_condition(&mut conditions, RELEASED, "True", s.action.succeeded_reason(), &msg, generation);
+    set_condition(&mut conditions, READY, "True", s.action.succeeded_reason(), &msg, generation);
+
+    let mut out = Map::new();
+    out.insert("observedGeneration".into(), generation.into());
+    out.insert("lastAttemptedGeneration".into(), generation.into());
+    out.insert("lastAttemptedRevision".into(), s.release.chart_version.clone().into());
+    out.insert("lastAttemptedRevisionDigest".into(), Value::Null);
+    out.insert("lastAttemptedConfigDigest".into(), s.config_digest.clone().into());
+    out.insert("lastAttemptedReleaseAction".into(), s.action.as_str().into());
+    out.insert("lastAttemptedReleaseActionDuration".into(), go_duration(s.duration).into());
+    out.insert("lastAttemptedValuesChecksum".into(), Value::Null);
+    out.insert("lastReleaseRevision".into(), Value::Null);
+    out.insert("storageNamespace".into(), s.storage_namespace.into());
+    out.insert("history".into(), Value::Array(history));
+    out.insert("inventory".into(), inventory(&s.release.manifest, s.release_namespace));
+    out.insert(
+        "conditions".into(),
+        serde_json::to_value(&conditions)
+            .map_err(|e| Error::Invalid { what: "conditions".into(), reason: e.to_string() })?,
+    );
+    let pr = hr.spec.post_renderers.as_ref();
+    let cm = hr.spec.common_metadata.as_ref().map(serde_json::to_value).transpose().ok().flatten();
+    out.insert("observedPostRenderersDigest".into(), digest_or_null(crate::snapshot::post_renderers_digest(pr)));
+    out.insert(
+        "observedCommonMetadataDigest".into(),
+        digest_or_null(crate::snapshot::common_metadata_digest(cm.as_ref())),
+    );
+    Ok(Value::Object(out))
+}
+
+fn digest_or_null(d: String) -> Value {
+    if d.is_empty() { Value::Null } else { Value::String(d) }
+}
+
+/// The status after a failed (or interrupted) install or upgrade: Released and Ready False with the
+/// reason and message, failure counters incremented; history and observed digests left alone.
+pub fn failed(hr: &HelmRelease, f: &Failure<'_>) -> Value {
+    let generation = hr.metadata.generation.unwrap_or(0);
+    let status = hr.status.clone().unwrap_or_default();
+    let reason = f.reason.unwrap_or(f.action.failed_reason());
+    let msg = format!(
+        "Helm {} failed for release {}/{} with chart {}@{}: {}",
+        f.action.title(),
+        hr.release_namespace(),
+        crate::release::release_name(hr.name(), hr.spec.target_namespace.as_deref(), hr.spec.release_name.as_deref()),
+        f.chart_name,
+        f.chart_version,
+        f.message.trim()
+    );
+    let mut conditions = status.conditions.clone();
+    remove_condition(&mut conditions, "Reconciling");
+    set_condition(&mut conditions, RELEASED, "False", reason, &msg, generation);
+    set_condition(&mut conditions, READY, "False", reason, &msg, generation);
+    let bump = |v: Option<i64>| v.unwrap_or(0) + 1;
+    let mut out = Map::new();
+    out.insert("observedGeneration".into(), generation.into());
+    out.insert("lastAttemptedGeneration".into(), generation.into());
+    out.insert("lastAttemptedRevision".into(), f.chart_version.into());
+    out.insert("lastAttemptedConfigDigest".into(), f.config_digest.clone().into());
+    out.insert("lastAttemptedReleaseAction".into(), f.action.as_str().into());
+    out.insert("storageNamespace".into(), f.storage_namespace.into());
+    out.insert("failures".into(), bump(status.failures).into());
+    match f.action {
+        Action::Install => out.insert("installFailures".into(), bump(status.install_failures).into()),
+        Action::Upgrade => out.insert("upgradeFailures".into(), bump(status.upgrade_failures).into()),
+    };
+    out.insert("conditions".into(), serde_json::to_value(&conditions).unwrap_or(Value::Array(Vec::new())));
+    Value::Object(out)
+}
+
+/// Writes a status computed by `compute` from the current object, retrying on conflicts.
+pub async fn write(
+    api: &Api<HelmRelease>,
+    name: &str,
+    compute: impl Fn(&HelmRelease) -> Result<Value>,
+) -> Result<HelmRelease> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let hr = api.get_status(name).await.map_err(Error::Kube)?;
+        let status = compute(&hr)?;
+        let patch = json!({
+            "metadata": { "resourceVersion": hr.metadata.resource_version },
+            "status": status,
+        });
+        let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        match api.patch_status(name, &params, &Patch::Merge(&patch)).await {
+            Ok(written) => return Ok(written),
+            Err(kube::Error::Api(s)) if s.code == 409 && attempts < 5 => continue,
+            Err(e) => return Err(Error::Kube(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_like_go() {
+        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(go_duration(Duration::from_secs(75)), "1m15s");
+        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(go_duration(Duration::from_secs(3723)), "1h2m3s");
+        assert_eq!(go_duration(Duration::ZERO), "0s");
+    }
+
+    #[test]
+    fn transition_time_changes_only_with_status() {
+        let mut list = Vec::new();
+        set_condition(&mut list, READY, "False", "A", "a", 1);
+        list[0].last_transition_time = "2020-01-01T00:00:00Z".into();
+        set_condition(&mut list, READY, "False", "B", "b", 2);
+        assert_eq!(list[0].last_transition_time, "2020-01-01T00:00:00Z");
+        assert_eq!((list[0].reason.as_str(), list[0].observed_generation), ("B", Some(2)));
+        set_condition(&mut list, READY, "True", "C", "c", 2);
+        assert_ne!(list[0].last_transition_time, "2020-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn inventory_ids_follow_cli_utils() {
+        let inv = inventory(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n",
+            "apps",
+        );
+        assert_eq!(inv["entries"][0], json!({"id": "apps_a__ConfigMap", "v": "v1"}));
+        assert_eq!(inv["entries"][1], json!({"id": "_r_rbac.authorization.k8s.io_ClusterRole", "v": "v1"}));
+    }
+}
