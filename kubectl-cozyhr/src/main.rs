@@ -38,11 +38,13 @@ fn block_on(fut: impl Future<Output = anyhow::Result<std::process::ExitCode>>) -
     }
 }
 
-/// `-v LEVEL` like kubectl: nothing by default, request logs from 4, everything from 6; `RUST_LOG`
-/// overrides.
+/// `-v LEVEL` like kubectl: nothing by default (failures are reported as one `error:` line, so the
+/// client's own error logs would only repeat them), warnings from 1, request logs from 4, everything from
+/// 6; `RUST_LOG` overrides.
 fn init_logging(level: Option<u8>) {
     let filter = match level.unwrap_or(0) {
-        0..=3 => "warn",
+        0 => "off",
+        1..=3 => "warn",
         4..=5 => "info,kube=debug,cozyhr=debug",
         _ => "trace",
     };

@@ -48,14 +48,23 @@ pub fn readiness(generation: Option<i64>, observed_generation: Option<i64>, cond
     {
         return Readiness::Progressing(format!("waiting for the controller to observe generation {generation}"));
     }
+    if let Some(c) = find(conditions, RECONCILING).filter(|c| c.status == "True")
+        && find(conditions, STALLED).is_none_or(|s| s.status != "True")
+    {
+        return Readiness::Progressing(c.message.clone());
+    }
+    verdict(conditions)
+}
+
+/// The controller's verdict from Stalled and Ready alone, for when we know it has finished an attempt we
+/// asked for. helm-controller neither advances observedGeneration nor clears Reconciling=True after a
+/// failed attempt (it retries with backoff), so requiring either would turn every failure into a timeout.
+pub fn verdict(conditions: &[Condition]) -> Readiness {
     if let Some(c) = find(conditions, STALLED).filter(|c| c.status == "True") {
         // Ready=False carries helm-controller's account of the failure (the flux CLI reports it);
         // Stalled only says that it stopped retrying.
         let ready = find(conditions, READY).filter(|r| r.status == "False" && !r.message.is_empty());
         return Readiness::Failed(ready.unwrap_or(c).message.clone());
-    }
-    if let Some(c) = find(conditions, RECONCILING).filter(|c| c.status == "True") {
-        return Readiness::Progressing(c.message.clone());
     }
     match find(conditions, READY) {
         Some(c) if c.status == "True" => Readiness::Ready(c.message.clone()),
@@ -97,6 +106,19 @@ mod tests {
             readiness(Some(1), Some(1), &[cond(STALLED, "True", "retries exceeded"), cond(READY, "False", "boom")]),
             Readiness::Failed("boom".into())
         );
+    }
+
+    #[test]
+    fn verdict_ignores_a_lagging_observed_generation() {
+        let failed = [cond(READY, "False", "install failed")];
+        assert!(matches!(readiness(Some(1), None, &failed), Readiness::Progressing(_)));
+        assert_eq!(verdict(&failed), Readiness::Failed("install failed".into()));
+        // helm-controller leaves Reconciling=True behind a failed attempt it will retry.
+        assert_eq!(
+            verdict(&[cond(RECONCILING, "True", "x"), cond(READY, "False", "y")]),
+            Readiness::Failed("y".into())
+        );
+        assert!(matches!(verdict(&[]), Readiness::Progressing(_)));
     }
 
     #[test]

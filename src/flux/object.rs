@@ -28,6 +28,10 @@ pub trait FluxObject:
     fn conditions(&self) -> &[Condition];
     fn observed_generation(&self) -> Option<i64>;
     fn last_handled_reconcile_at(&self) -> Option<&str>;
+    /// The generation the controller last attempted, when the kind records it (HelmRelease does).
+    fn last_attempted_generation(&self) -> Option<i64> {
+        None
+    }
     /// The revision a table shows: what is applied, else what was last attempted.
     fn revision(&self) -> String;
 
@@ -42,6 +46,21 @@ pub trait FluxObject:
     /// Where this object stands for someone waiting on it.
     fn readiness(&self) -> Readiness {
         condition::readiness(self.meta().generation, self.observed_generation(), self.conditions())
+    }
+
+    /// For a wait on the current generation (after resume): settled like [`FluxObject::readiness`], or
+    /// failed as soon as the controller has attempted this generation and failed, since a failed attempt
+    /// never advances observedGeneration.
+    fn generation_verdict(&self) -> Readiness {
+        let readiness = self.readiness();
+        let generation = self.meta().generation.unwrap_or_default();
+        if matches!(readiness, Readiness::Progressing(_))
+            && self.last_attempted_generation().is_some_and(|g| g >= generation)
+            && let failed @ Readiness::Failed(_) = condition::verdict(self.conditions())
+        {
+            return failed;
+        }
+        readiness
     }
 
     /// READY and MESSAGE columns like `flux get`: no Ready condition reads False, "waiting to be reconciled".
@@ -68,6 +87,9 @@ impl FluxObject for HelmRelease {
     }
     fn last_handled_reconcile_at(&self) -> Option<&str> {
         self.status.as_ref().and_then(|s| s.last_handled_reconcile_at.as_deref())
+    }
+    fn last_attempted_generation(&self) -> Option<i64> {
+        self.status.as_ref().and_then(|s| s.last_attempted_generation)
     }
     fn revision(&self) -> String {
         if let Some(s) = self.latest_snapshot() {

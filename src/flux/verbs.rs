@@ -12,7 +12,7 @@ use kube::runtime::wait::await_condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
-use super::condition::Readiness;
+use super::condition::{self, Readiness};
 use super::kind::Kind;
 use super::object::FluxObject;
 use crate::error::{Error, Result};
@@ -184,23 +184,24 @@ impl<K: FluxObject> Objects<K> {
         Ok(token)
     }
 
-    /// Waits until `accept` says the object has settled, then turns its readiness into a result.
-    /// On timeout the error says what was last seen.
+    /// Waits until `judge` no longer says Progressing, then turns its verdict into a result. On timeout
+    /// the error says what was last seen.
     pub async fn wait_settled(
         &self,
         name: &str,
         timeout: Duration,
         what: &str,
-        accept: impl Fn(&K) -> bool + Send + 'static,
+        judge: impl Fn(&K) -> Readiness + Clone + Send + 'static,
     ) -> Result<K> {
         let last: Arc<Mutex<Option<K>>> = Arc::default();
         let seen = last.clone();
+        let judge_watch = judge.clone();
         let cond = move |obj: Option<&K>| {
             let Some(obj) = obj else { return false };
             if let Ok(mut slot) = seen.lock() {
                 *slot = Some(obj.clone());
             }
-            accept(obj) && !matches!(obj.readiness(), Readiness::Progressing(_))
+            !matches!(judge_watch(obj), Readiness::Progressing(_))
         };
         let waited = tokio::time::timeout(timeout, await_condition(self.api.clone(), name, cond)).await;
         let obj = match waited {
@@ -221,7 +222,7 @@ impl<K: FluxObject> Objects<K> {
             }
             Ok(Ok(Some(obj))) => obj,
         };
-        match obj.readiness() {
+        match judge(&obj) {
             Readiness::Ready(_) => Ok(obj),
             Readiness::Failed(message) | Readiness::Progressing(message) => Err(Error::NotReady {
                 kind: self.kind().display,
@@ -232,17 +233,25 @@ impl<K: FluxObject> Objects<K> {
         }
     }
 
-    /// Waits for the controller to handle the reconcile request `token` and settle.
+    /// Waits for the controller to handle the reconcile request `token`. helm-controller records the
+    /// request only in the status patch that ends its attempt, so from then on the conditions are its
+    /// verdict on our request.
     pub async fn wait_reconciled(&self, name: &str, token: String, timeout: Duration) -> Result<K> {
         let what = format!("{} {name} to reconcile", self.kind().display);
-        self.wait_settled(name, timeout, &what, move |obj| obj.last_handled_reconcile_at() == Some(token.as_str()))
-            .await
+        self.wait_settled(name, timeout, &what, move |obj: &K| {
+            if obj.last_handled_reconcile_at() == Some(token.as_str()) {
+                condition::verdict(obj.conditions())
+            } else {
+                Readiness::Progressing("waiting for the controller to handle the request".into())
+            }
+        })
+        .await
     }
 
-    /// Waits for the controller to observe the object's current generation and settle (after resume).
+    /// Waits for the controller to reconcile the object's current generation (after resume).
     pub async fn wait_ready(&self, name: &str, timeout: Duration) -> Result<K> {
         let what = format!("{} {name} to become ready", self.kind().display);
-        self.wait_settled(name, timeout, &what, |_| true).await
+        self.wait_settled(name, timeout, &what, |obj: &K| obj.generation_verdict()).await
     }
 }
 
