@@ -71,11 +71,12 @@ pub fn against_release(desired: Vec<Manifest>, stored: Vec<Manifest>, options: P
 /// but no longer desired are removals of what is live.
 pub async fn against_live(
     live: &LiveObjects<'_>,
+    release: (&str, &str),
     desired: Vec<Manifest>,
     previously_released: Vec<Manifest>,
     options: PlanOptions,
 ) -> Result<Plan> {
-    let objects: Vec<Value> = desired.iter().map(|m| m.object.clone()).collect();
+    let objects: Vec<Value> = desired.iter().map(|m| with_helm_ownership(&m.object, release.0, release.1)).collect();
     let observed = live.observe_all(&objects).await?;
     let mut desired_pairs = Vec::with_capacity(desired.len());
     let mut live_pairs = Vec::new();
@@ -94,6 +95,24 @@ pub async fn against_live(
         }
     }
     plan_with(desired_pairs, live_pairs, options).map_err(|e| manifest_error("diff", e))
+}
+
+/// The object as Helm sends it to the API server: Helm adds its ownership label and annotations to every
+/// object it applies. Without them, a dry run as helm-controller's field manager would "remove" them.
+pub fn with_helm_ownership(obj: &Value, release_name: &str, release_namespace: &str) -> Value {
+    let mut obj = obj.clone();
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        let labels = meta.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("app.kubernetes.io/managed-by".into(), "Helm".into());
+        }
+        let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(a) = annotations.as_object_mut() {
+            a.insert("meta.helm.sh/release-name".into(), release_name.into());
+            a.insert("meta.helm.sh/release-namespace".into(), release_namespace.into());
+        }
+    }
+    obj
 }
 
 /// Convenience for callers holding a cluster: the stored manifest of the latest release revision, if any.

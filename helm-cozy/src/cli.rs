@@ -33,7 +33,14 @@ pub struct ClusterFlags {
     pub kubeconfig: Option<PathBuf>,
 
     /// The kubeconfig context to use.
-    #[arg(long = "kube-context", global = true, value_name = "NAME", env = "HELM_KUBECONTEXT", hide_env = true)]
+    #[arg(
+        id = "kube_context",
+        long = "kube-context",
+        global = true,
+        value_name = "NAME",
+        env = "HELM_KUBECONTEXT",
+        hide_env = true
+    )]
     pub context: Option<String>,
 
     /// The namespace of the HelmRelease (default: the context's namespace, else "default").

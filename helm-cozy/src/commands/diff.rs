@@ -28,7 +28,8 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
     let plan = match against {
         Against::Live => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, Some(&live)).await?;
-            compare::against_live(&live, objects, stored, options).await?
+            compare::against_live(&live, (&desired.release_name, &desired.release_namespace), objects, stored, options)
+                .await?
         }
         Against::Release => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, None).await?;
