@@ -38,6 +38,10 @@ pub enum Error {
     #[error("{kind} {namespace}/{name} reconciliation failed: {message}")]
     NotReady { kind: &'static str, namespace: String, name: String, message: String },
 
+    /// An operation that ran and failed (a helm command, an interrupted apply), already worded.
+    #[error("{0}")]
+    Failed(String),
+
     #[error("invalid {what}: {reason}")]
     Invalid { what: String, reason: String },
 

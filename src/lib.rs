@@ -7,6 +7,7 @@
 //! - [`output`]: tables, `-o` formats and the colour decision.
 //! - [`error`]: the typed errors the binaries turn into one clear line.
 
+pub mod apply;
 pub mod chart;
 pub mod cluster;
 pub mod compare;

@@ -67,6 +67,10 @@ pub enum Command {
     Values(ValuesArgs),
     /// Show what `apply` would change in the cluster (or in the stored Helm release).
     Diff(DiffArgs),
+    /// Suspend HelmRelease NAME, install the chart as Flux would, and record the result as Flux does.
+    Apply(ApplyArgs),
+    /// Suspend HelmRelease NAME and uninstall its Helm release; the HelmRelease stays suspended.
+    Delete(DeleteArgs),
     /// Run as Helm's post-renderer (Flux's post-render chain); started by helm, not by people.
     #[command(name = "__post-render", hide = true)]
     PostRender,
@@ -199,4 +203,55 @@ impl From<ColorArg> for cozyhr::output::ColorChoice {
             ColorArg::Never => cozyhr::output::ColorChoice::Never,
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The HelmRelease (with --plain: the Helm release name).
+    pub name: String,
+
+    /// Resume the HelmRelease after a successful apply, handing it back to Flux.
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Render and have the API server validate every object (server-side dry run); change nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+
+    /// Adopt existing objects that Helm does not own yet (helm-controller does this unless disabled).
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
+
+    /// How long helm may take (default: the HelmRelease's timeout, else 5m).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<std::time::Duration>,
+
+    /// Wait for the objects to become ready (default: as the HelmRelease's install/upgrade.disableWait says).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub wait: Option<bool>,
+
+    /// Install the chart alone with helm: no HelmRelease, no Flux post-rendering, no status.
+    #[arg(long)]
+    pub plain: bool,
+
+    #[command(flatten)]
+    pub values: ValuesFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// How long helm uninstall may take.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub timeout: Option<std::time::Duration>,
+}
+
+/// Parses Go-style durations ("30s", "5m", "1h30m").
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    s.parse::<jiff::SignedDuration>()
+        .ok()
+        .and_then(|d| std::time::Duration::try_from(d).ok())
+        .ok_or_else(|| format!("{s:?} is not a duration (examples: 30s, 5m, 1h)"))
 }

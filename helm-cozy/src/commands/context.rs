@@ -38,6 +38,39 @@ impl Context {
         Ok(cozyhr::render::template(&self.helm, &req, None).await?)
     }
 
+    /// `apply --plain`: `helm upgrade --install` of the chart alone into the namespace given with -n.
+    pub async fn apply_plain(
+        &self,
+        cluster: &crate::cli::ClusterFlags,
+        release: &str,
+        values: &ValuesFlags,
+        dry_run: bool,
+    ) -> anyhow::Result<std::process::ExitCode> {
+        let namespace = cluster.namespace.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "default".into());
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "upgrade".into(),
+            "--install".into(),
+            release.into(),
+            self.chart.path().as_os_str().to_owned(),
+            "--namespace".into(),
+            namespace.into(),
+        ];
+        for f in &values.values {
+            args.push("--values".into());
+            args.push(f.as_os_str().to_owned());
+        }
+        for s in &values.set {
+            args.push("--set".into());
+            args.push(s.into());
+        }
+        if dry_run {
+            args.push("--dry-run=server".into());
+        }
+        let out = self.helm.run(&args, &[]).await?;
+        print!("{}", String::from_utf8_lossy(&out));
+        Ok(std::process::ExitCode::SUCCESS)
+    }
+
     /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart.
     pub async fn desired(&self, cluster: &Cluster, name: &str, values: &ValuesFlags) -> anyhow::Result<Desired> {
         let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);

@@ -1,0 +1,275 @@
+//! `apply` and `delete` of a HelmRelease's chart from a local directory, without racing Flux:
+//!
+//! 1. compose values and check the inputs (bad input changes nothing);
+//! 2. suspend the HelmRelease, so helm-controller does not act while we do;
+//! 3. `helm upgrade --install` exactly as helm-controller would (see [`crate::install`]);
+//! 4. write the status helm-controller would write ([`crate::release_status`]) and emit Events;
+//! 5. nudge HelmReleases that depend on this one, so they proceed now instead of at their next retry;
+//! 6. optionally resume.
+//!
+//! On failure the status says Ready=False with Helm's message and the release stays suspended. Ctrl-C or
+//! SIGTERM stops helm (the child is killed when its future is dropped), records that the apply was
+//! interrupted, and removes temporary files on the way out.
+
+use std::time::{Duration, Instant};
+
+use kube::Resource;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use serde_json::json;
+
+use crate::chart::ChartDir;
+use crate::cluster::Cluster;
+use crate::desired::{Desired, UserValues};
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::verbs::{FIELD_MANAGER, Objects, REQUESTED_AT, request_token};
+use crate::install::{UpgradeOptions, uninstall, upgrade};
+use crate::output::status;
+use crate::release_status::{self, Action, Failure, Success};
+use crate::render::Helm;
+use crate::render::postrender::PostRenderSession;
+
+/// How an apply ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Applied,
+    DryRun,
+}
+
+pub struct ApplyRequest<'a> {
+    pub cluster: &'a Cluster,
+    pub helm: &'a Helm,
+    pub chart: &'a ChartDir,
+    pub name: &'a str,
+    pub user: UserValues,
+    pub options: UpgradeOptions,
+    pub resume: bool,
+    pub kubectl: std::path::PathBuf,
+    pub self_exe: std::path::PathBuf,
+}
+
+/// Resolves when the process gets SIGINT or SIGTERM.
+async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+            (Ok(mut int), Ok(mut term)) => tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "SIGINT"
+    }
+}
+
+fn recorder(cluster: &Cluster) -> Recorder {
+    Recorder::new(cluster.client.clone(), Reporter { controller: "helm-cozy".into(), instance: None })
+}
+
+async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &str, note: &str) {
+    let ev = Event { type_, reason: reason.into(), note: Some(note.into()), action: "Apply".into(), secondary: None };
+    // An Event is a courtesy to people and tools watching; failing to record one does not fail the apply.
+    if let Err(e) = recorder(cluster).publish(&ev, &hr.object_ref(&())).await {
+        tracing::warn!("cannot record event: {e}");
+    }
+}
+
+/// Applies the chart for the HelmRelease; see the module docs.
+pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
+    let cluster = req.cluster;
+    let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    let hr = objects.get(req.name).await?;
+    // Everything that can be checked without changing anything is checked first.
+    let desired = Desired::resolve(cluster, hr, req.chart, &req.user, req.kubectl.clone()).await?;
+    let session = PostRenderSession::new(&desired.post_render, req.self_exe.clone())
+        .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
+    let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
+    let ns = cluster.namespace.as_str();
+
+    if req.options.dry_run {
+        status::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
+        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options)
+            .await
+            .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+        status::success("the API server accepts every object (server-side dry run)");
+        return Ok(Outcome::DryRun);
+    }
+
+    status::action(format!("suspending helmrelease {} in {ns} namespace, so Flux does not race this apply", req.name));
+    objects.set_suspend(req.name, true).await?;
+
+    status::action(format!(
+        "helm {} {}/{} with chart {}@{}",
+        action.as_str(),
+        desired.release_namespace,
+        desired.release_name,
+        req.chart.meta.name,
+        req.chart.meta.version
+    ));
+    let started = Instant::now();
+    let result = tokio::select! {
+        r = upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options) => Ok(r),
+        signal = interrupted() => Err(signal),
+    };
+    let config_digest = crate::values::digest_values(&desired.composed.values);
+    let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), ns);
+    let failure = |reason: Option<&'static str>, message: String| {
+        let (chart_name, chart_version) = (req.chart.meta.name.clone(), req.chart.meta.version.clone());
+        let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
+        move |hr: &HelmRelease| {
+            Ok(release_status::failed(
+                hr,
+                &Failure {
+                    action,
+                    reason,
+                    message: message.clone(),
+                    chart_name: &chart_name,
+                    chart_version: &chart_version,
+                    config_digest: cd.clone(),
+                    storage_namespace: &sns,
+                },
+            ))
+        }
+    };
+    match result {
+        Err(signal) => {
+            let message = format!(
+                "helm cozy apply was interrupted by {signal} while helm was running; the release may be partly applied: run helm cozy apply {} again",
+                req.name
+            );
+            let hr = release_status::write(
+                &api,
+                req.name,
+                failure(Some(release_status::INTERRUPTED_REASON), message.clone()),
+            )
+            .await?;
+            emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
+            status::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
+            Err(Error::Failed(message))
+        }
+        Ok(Err(e)) => {
+            let message = e.to_string();
+            let helm_message = match &e {
+                crate::render::RenderError::Failed { stderr, .. } => stderr.clone(),
+                _ => message.clone(),
+            };
+            let hr = release_status::write(&api, req.name, failure(None, helm_message.clone())).await?;
+            let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
+            emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
+            status::failure(format!(
+                "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
+                action.as_str(),
+                req.name,
+                req.name
+            ));
+            Err(Error::Failed(message))
+        }
+        Ok(Ok(())) => {
+            let stored = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name)
+                .await?
+                .ok_or_else(|| Error::Invalid {
+                    what: "apply".into(),
+                    reason: format!("helm reported success but release {} is not stored", desired.release_name),
+                })?;
+            let duration = started.elapsed();
+            let success = Success {
+                action,
+                release: &stored,
+                config_digest: config_digest.clone(),
+                storage_namespace: &desired.storage_namespace,
+                release_namespace: &desired.release_namespace,
+                duration,
+            };
+            let hr = release_status::write(&api, req.name, |hr| release_status::succeeded(hr, &success)).await?;
+            let message = format!(
+                "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
+                action.as_str(),
+                stored.namespace,
+                stored.name,
+                stored.version,
+                stored.chart_name,
+                stored.chart_version
+            );
+            let reason = if action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
+            emit(cluster, &hr, EventType::Normal, reason, &message).await;
+            status::success(&message);
+            nudge_dependents(cluster, &hr).await;
+            if req.resume {
+                objects.set_suspend(req.name, false).await?;
+                status::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
+            } else {
+                status::success(format!(
+                    "helmrelease {} stays suspended; hand it back to Flux with: kubectl cozyhr resume {} -n {ns}",
+                    req.name, req.name
+                ));
+            }
+            Ok(Outcome::Applied)
+        }
+    }
+}
+
+/// helm-controller does not watch dependencies: a HelmRelease waiting on this one retries only every
+/// `--requeue-dependency`. A reconcile request makes the dependents look again now.
+async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
+    let all: Api<HelmRelease> = Api::all(cluster.client.clone());
+    let Ok(list) = all.list(&Default::default()).await else { return };
+    for dep in list.items {
+        let dep_ns = dep.namespace().to_string();
+        let depends = dep.spec.depends_on.iter().any(|d| {
+            d.name == hr.name() && d.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(&dep_ns) == hr.namespace()
+        });
+        if !depends || dep.spec.suspend {
+            continue;
+        }
+        let patch = json!({ "metadata": { "annotations": { REQUESTED_AT: request_token() } } });
+        let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), &dep_ns);
+        let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        if api.patch(dep.name(), &params, &Patch::Merge(&patch)).await.is_ok() {
+            status::action(format!("asked helm-controller to re-check dependent helmrelease {dep_ns}/{}", dep.name()));
+        }
+    }
+}
+
+/// `helm cozy delete`: suspend, then uninstall the release from Flux's storage; the HelmRelease stays
+/// suspended so Flux does not install it again.
+pub async fn delete(
+    cluster: &Cluster,
+    helm: &Helm,
+    chart: &ChartDir,
+    name: &str,
+    kubectl: std::path::PathBuf,
+    timeout: Option<Duration>,
+) -> Result<()> {
+    let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    let hr = objects.get(name).await?;
+    let desired = Desired::resolve(cluster, hr, chart, &UserValues::default(), kubectl).await?;
+    let ns = cluster.namespace.as_str();
+    let installed = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    status::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
+    objects.set_suspend(name, true).await?;
+    if installed.is_none() {
+        status::success(format!(
+            "release {} is not installed (no Helm storage in {}): nothing to uninstall",
+            desired.release_name, desired.storage_namespace
+        ));
+    } else {
+        status::action(format!("helm uninstall {}/{}", desired.release_namespace, desired.release_name));
+        uninstall(cluster, helm, &desired, timeout).await.map_err(|e| Error::Failed(format!("uninstall: {e}")))?;
+        status::success(format!("release {} uninstalled", desired.release_name));
+    }
+    status::success(format!(
+        "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: kubectl cozyhr resume {name} -n {ns}"
+    ));
+    Ok(())
+}
