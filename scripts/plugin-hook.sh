@@ -1,16 +1,21 @@
 #!/bin/sh
 # Helm plugin install/update hook (Helm 3 and Helm 4 run it with `sh -c` and $HELM_PLUGIN_DIR set): make
-# sure $HELM_PLUGIN_DIR/bin/helm-cozy is a binary that runs on this machine.
+# sure the helm-cozy that plugin.yaml runs is a binary that runs on this machine.
 #  1. A source checkout (Cargo.toml and helm-cozy/ present; `helm plugin install <dir or git URL>`):
-#     build it with cargo, every time, so `helm plugin update cozy` picks up new sources (a no-op when
-#     nothing changed).
-#  2. A release archive (`helm plugin install <URL of helm-cozy-VERSION-OS-ARCH.tar.gz>`): it carries
-#     bin/helm-cozy; check that it runs here (an archive for another OS/arch does not).
+#     build it with cargo into bin/helm-cozy, every time, so that `helm plugin update cozy` picks up new
+#     sources (a no-op when nothing changed).
+#  2. A release archive (`helm plugin install <URL of helm-cozy-VERSION-OS-ARCH.tar.gz>`): flat, it
+#     carries helm-cozy next to plugin.yaml (scripts/release.sh); check that it runs here (an archive for
+#     another OS/arch does not).
 #  3. Otherwise: say what is missing for which platform, and fail.
 set -eu
 
 dir=${HELM_PLUGIN_DIR:?HELM_PLUGIN_DIR is not set: this hook is run by helm plugin install/update}
-bin=$dir/bin/helm-cozy
+if [ -f "$dir/Cargo.toml" ] && [ -d "$dir/helm-cozy" ]; then
+  source_checkout=1 bin=$dir/bin/helm-cozy
+else
+  source_checkout='' bin=$dir/helm-cozy
+fi
 
 os=$(uname -s | tr '[:upper:]' '[:lower:]')
 case $(uname -m) in
@@ -23,13 +28,13 @@ version=$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*/\1
 archive=helm-cozy-${version:-VERSION}-$os-$arch.tar.gz
 url=https://github.com/cozystack/cozyhr/releases/download/v${version:-VERSION}/$archive
 
-if [ -f "$dir/Cargo.toml" ] && [ -d "$dir/helm-cozy" ]; then
+if [ -n "$source_checkout" ]; then
   command -v cargo >/dev/null 2>&1 || {
     echo "helm-cozy: $dir is a source checkout and cargo is not installed: install Rust (https://rustup.rs), then run: helm plugin update cozy (or install the release archive for $platform: $url)" >&2
     exit 1
   }
   echo "helm-cozy: building from source with cargo in $dir (the first build takes a few minutes)" >&2
-  (cd "$dir" && cargo build --release --locked -p helm-cozy >&2) || {
+  (cd "$dir" && cargo build --release --locked --workspace >&2) || {
     echo "helm-cozy: cargo build failed in $dir (see above)" >&2
     exit 1
   }
