@@ -1,0 +1,591 @@
+//! `helm cozy show`, `values` and `diff` end to end (issue 4): the built plugin installed into real Helm 3
+//! and Helm 4 from the source checkout, against the real kube-apiserver and the real helm-controller of
+//! `scripts/cluster.sh`. The reference side of every fidelity check is what helm-controller itself stored
+//! in its Helm release, never our own idea of it. Every test works in its own namespaces.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use cozyhr_e2e::{
+    Chart, Helm, HelmHome, Run, apply, command, env, get_json, helm_release_secrets, helmrelease, kubectl,
+    kubectl_stdin, namespace, run, wait_hr_ready,
+};
+use serde_json::Value;
+
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Scalars where YAML parsers disagree (YAML 1.1 as go-yaml v2 reads it, vs YAML 1.2), in a valuesFrom
+/// ConfigMap: the rendered `values.json` and the stored release config show how helm-controller read them.
+const ODD_YAML: &str = "    odd:\n      yes_word: yes\n      on_word: on\n      off_word: Off\n      y_word: y\n      \
+                        float_ver: 1.10\n      octal: 0755\n      octal12: 0o17\n      hex: 0x1F\n      \
+                        exp: 1e3\n      tilde: ~\n      empty:\n      date: 2024-01-01\n      quoted: \"007\"\n      \
+                        sexagesimal: 1:20\n      underscore: 1_000\n";
+
+/// One Helm home per Helm major version with the cozy plugin installed from the checkout, shared by all
+/// tests of this binary (the install hook runs a cargo build).
+///
+/// HELM_PLUGINS is set to $HELM_DATA_HOME/plugins, Helm's default: Helm 4's local-directory installer
+/// writes there whatever HELM_PLUGINS says (see tests/install.rs), so the support crate's
+/// `HelmHome::command` (HELM_PLUGINS=<home>/plugins) does not find a plugin Helm 4 installed.
+struct CozyHelm {
+    home: HelmHome,
+}
+
+impl CozyHelm {
+    fn run<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(&self, args: I) -> Run {
+        let mut c = self.home.command();
+        c.env("HELM_PLUGINS", self.home.dir.path().join("data/plugins")).args(args);
+        run(c)
+    }
+}
+
+fn helm_home(helm: Helm) -> &'static CozyHelm {
+    static V3: OnceLock<CozyHelm> = OnceLock::new();
+    static V4: OnceLock<CozyHelm> = OnceLock::new();
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let cell = match helm {
+        Helm::V3 => &V3,
+        Helm::V4 => &V4,
+    };
+    cell.get_or_init(|| {
+        // The hook builds into the checkout's bin/: one install at a time.
+        let _guard = INSTALL.lock().unwrap_or_else(|p| p.into_inner());
+        let h = CozyHelm { home: HelmHome::new(helm) };
+        std::fs::create_dir_all(h.home.dir.path().join("data/plugins")).expect("mkdir plugins");
+        h.run([std::ffi::OsStr::new("plugin"), "install".as_ref(), env().repo.as_os_str()]).ok();
+        let version = h.run(["cozy", "version"]).ok();
+        assert!(version.stdout.starts_with("helm-cozy "), "helm cozy version: {}", version.stdout);
+        h
+    })
+}
+
+/// `helm cozy SUBCOMMAND NAME -C CHART -n NS EXTRA...` through real Helm.
+fn cozy(helm: Helm, chart: &Path, ns: &str, args: &[&str]) -> Run {
+    let chart = chart.to_string_lossy().into_owned();
+    let mut all: Vec<&str> = vec!["cozy"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-C", &chart, "-n", ns]);
+    helm_home(helm).run(all)
+}
+
+/// The pinned Helm 4 (no plugins needed) reading what helm-controller stored.
+fn helm_get(args: &[&str]) -> Run {
+    let mut c = command(&env().helm4);
+    c.arg("get").args(args);
+    run(c).ok()
+}
+
+/// A multi-document YAML stream as JSON objects keyed by `apiVersion kind namespace/name`, parsed by
+/// kubectl (sigs.k8s.io/yaml, as Helm and the API machinery parse manifests) without a cluster and
+/// without defaulting anything (`label --local` removing a label nobody has; it adds an empty
+/// `metadata.labels`, which is dropped again).
+fn objects(yaml: &str) -> BTreeMap<String, Value> {
+    let r = kubectl_stdin(&["label", "--local", "-f", "-", "-o", "json", "cozyhr-e2e-none-"], yaml);
+    assert_eq!(r.code, Some(0), "kubectl could not parse the manifests:\n{}\n{yaml}", r.stderr);
+    let mut out = BTreeMap::new();
+    for v in serde_json::Deserializer::from_str(&r.stdout).into_iter::<Value>() {
+        let mut v = v.expect("kubectl prints JSON objects");
+        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)
+            && meta.get("labels").is_some_and(|l| l.as_object().is_some_and(|m| m.is_empty()))
+        {
+            meta.remove("labels");
+        }
+        let key = format!(
+            "{} {} {}/{}",
+            v["apiVersion"].as_str().unwrap_or_default(),
+            v["kind"].as_str().unwrap_or_default(),
+            v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
+            v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+        );
+        assert!(out.insert(key.clone(), v).is_none(), "{key} appears twice in\n{yaml}");
+    }
+    out
+}
+
+/// Compares two object sets object by object, with a readable message for the first difference.
+#[track_caller]
+fn assert_same_objects(ours: &BTreeMap<String, Value>, theirs: &BTreeMap<String, Value>, what: &str) {
+    let ours_keys: Vec<&String> = ours.keys().collect();
+    let theirs_keys: Vec<&String> = theirs.keys().collect();
+    assert_eq!(ours_keys, theirs_keys, "{what}: helm cozy show and helm-controller's release have different objects");
+    for (key, o) in ours {
+        let t = &theirs[key];
+        assert_eq!(
+            o,
+            t,
+            "{what}: {key} differs\nhelm cozy show:\n{}\nhelm-controller stored:\n{}",
+            serde_json::to_string_pretty(o).unwrap(),
+            serde_json::to_string_pretty(t).unwrap()
+        );
+    }
+}
+
+fn fixture(rel: &str) -> String {
+    let p = env().repo.join("e2e/fixtures/show_diff").join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
+}
+
+fn find<'a>(objs: &'a BTreeMap<String, Value>, kind: &str, name: &str) -> &'a Value {
+    objs.values()
+        .find(|v| v["kind"] == kind && v.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no {kind} {name} in {:?}", objs.keys().collect::<Vec<_>>()))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 1. Fidelity
+
+/// Everything the issue names at once: two (here three) valuesFrom entries (a ConfigMap whole, a Secret
+/// key and a ConfigMap key with targetPath), inline values, targetNamespace, a release name over 53
+/// characters, commonMetadata, a kustomize postRenderer with a patch and an images entry, and values
+/// files named by the `cozyhr.cozystack.io/values-files` annotation.
+///
+/// About the values files: the HelmRelease's chart is an ExternalArtifact (`chartRef`), and for that
+/// helm-controller has no valuesFiles at all (they are a HelmChart feature, applied by source-controller
+/// when it packages the chart: the listed files, merged in order, replace values.yaml; the chart's own
+/// values.yaml only counts when listed). There is no source-controller here, so the chart helm-controller
+/// installs is published the way source-controller would have packaged it: values.yaml replaced by
+/// `published-values.yaml` (values-base.yaml merged with values-prod.yaml, written by hand). helm cozy
+/// renders the developer's unmodified chart directory and reads the annotation. Equality therefore proves
+/// that helm cozy merges the listed files and replaces the chart defaults as source-controller does
+/// (a chart values.yaml leaking in shows as the `legacy` key and wrong replicas/image/port); it does not
+/// prove anything about source-controller's own merge code, which is not running here.
+fn fidelity(helm: Helm) {
+    let ns = namespace("sd-fid");
+    let target = namespace("sd-fid-target");
+    let name = "fidelity-release-with-a-deliberately-long-name";
+    let full_release = format!("{target}-{name}");
+    assert!(full_release.len() > 53, "the fixture must need shortening: {full_release}");
+
+    // The developer's chart directory, as helm cozy sees it.
+    let dev = Chart::new(
+        "fidelity",
+        "0.3.0",
+        &fixture("fidelity/values.yaml"),
+        &[("app.yaml", &fixture("fidelity/templates/app.yaml"))],
+    );
+    dev.write("values-base.yaml", &fixture("fidelity/values-base.yaml"));
+    dev.write("values-prod.yaml", &fixture("fidelity/values-prod.yaml"));
+    // The same chart as source-controller would package it for valuesFiles [values-base, values-prod].
+    let packaged = Chart::new(
+        "fidelity",
+        "0.3.0",
+        &fixture("fidelity/published-values.yaml"),
+        &[("app.yaml", &fixture("fidelity/templates/app.yaml"))],
+    );
+    packaged.write("values-base.yaml", &fixture("fidelity/values-base.yaml"));
+    packaged.write("values-prod.yaml", &fixture("fidelity/values-prod.yaml"));
+    packaged.publish("fidelity", &ns);
+
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fid-values\n  namespace: {ns}\ndata:\n  values.yaml: |\n    \
+         app:\n      replicas: 3\n    feature:\n      b: from-configmap\n      keep: [z]\n{ODD_YAML}---\n\
+         apiVersion: v1\nkind: Secret\nmetadata:\n  name: fid-secret\n  namespace: {ns}\nstringData:\n  token: s3cr3t-from-secret\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fid-port\n  namespace: {ns}\ndata:\n  port: \"8080\"\n"
+    ));
+    let spec = format!(
+        "targetNamespace: {target}\n\
+         valuesFrom:\n  \
+           - kind: ConfigMap\n    name: fid-values\n  \
+           - kind: Secret\n    name: fid-secret\n    valuesKey: token\n    targetPath: auth.token\n  \
+           - kind: ConfigMap\n    name: fid-port\n    valuesKey: port\n    targetPath: app.port\n\
+         values:\n  feature:\n    c: inline\n  app:\n    labels:\n      owner: e2e\n\
+         commonMetadata:\n  labels:\n    team: platform\n  annotations:\n    example.com/contact: e2e-tests\n\
+         postRenderers:\n  \
+           - kustomize:\n      \
+               patches:\n        \
+                 - target:\n            kind: ConfigMap\n            name: \".*-config\"\n          \
+                   patch: |\n            - op: add\n              path: /data/patched\n              value: by-kustomize\n      \
+               images:\n        - name: nginx\n          newTag: \"1.27\"\n"
+    );
+    let hr_yaml = helmrelease(&ns, name, "fidelity", &spec).replacen(
+        &format!("  name: {name}\n"),
+        &format!(
+            "  name: {name}\n  annotations:\n    cozyhr.cozystack.io/values-files: values-base.yaml,values-prod.yaml\n"
+        ),
+        1,
+    );
+    apply(&hr_yaml);
+    let hr = wait_hr_ready(&ns, name, READY_TIMEOUT);
+
+    // The release helm-controller made: the shortened name, stored in the HelmRelease's namespace.
+    let release = hr.pointer("/status/history/0/name").and_then(Value::as_str).expect("status.history[0].name");
+    assert_eq!(release.len(), 53, "release name {release} is not Flux-shortened from {full_release}");
+    assert!(full_release.starts_with(&release[..40]) && release != full_release, "{release} vs {full_release}");
+    assert_eq!(hr.pointer("/status/history/0/namespace").and_then(Value::as_str), Some(target.as_str()));
+    assert!(!helm_release_secrets(&ns, release).is_empty(), "no Helm release Secret for {release} in {ns}");
+
+    let stored = objects(&helm_get(&["manifest", release, "-n", &ns]).stdout);
+    // The fixture really exercises each feature on helm-controller's side (else equality proves little).
+    let cm = find(&stored, "ConfigMap", &format!("{release}-config"));
+    assert_eq!(cm.pointer("/data/patched"), Some(&Value::from("by-kustomize")), "kustomize patch: {cm}");
+    assert_eq!(cm.pointer("/metadata/labels/team"), Some(&Value::from("platform")), "commonMetadata: {cm}");
+    assert_eq!(cm.pointer("/metadata/annotations/example.com~1contact"), Some(&Value::from("e2e-tests")));
+    assert_eq!(cm.pointer("/metadata/labels/helm.toolkit.fluxcd.io~1name"), Some(&Value::from(name)));
+    assert_eq!(cm.pointer("/data/namespace"), Some(&Value::from(target.as_str())));
+    assert!(cm.pointer("/data/legacy").is_none(), "the chart's own values.yaml leaked in: {cm}");
+    let values_json: Value =
+        serde_json::from_str(cm.pointer("/data/values.json").and_then(Value::as_str).expect("values.json")).unwrap();
+    assert_eq!(values_json.pointer("/auth/token"), Some(&Value::from("s3cr3t-from-secret")));
+    assert_eq!(values_json.pointer("/app/port"), Some(&Value::from(8080)), "targetPath type inference");
+    assert_eq!(values_json.pointer("/app/replicas"), Some(&Value::from(3)));
+    assert_eq!(values_json.pointer("/feature/keep"), Some(&serde_json::json!(["z"])));
+    let deploy = find(&stored, "Deployment", release);
+    assert_eq!(deploy.pointer("/spec/template/spec/containers/0/image"), Some(&Value::from("nginx:1.27")));
+
+    // helm cozy show: the same objects, field for field.
+    let shown = cozy(helm, dev.path(), &ns, &["show", name]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?}"));
+
+    // helm cozy values: the release's config (without chart defaults), exactly.
+    let ours = cozy(helm, dev.path(), &ns, &["values", name, "-o", "json"]).ok().json();
+    let theirs = helm_get(&["values", release, "-n", &ns, "-o", "json"]).json();
+    assert_eq!(
+        ours,
+        theirs,
+        "{helm:?}: helm cozy values differs from helm-controller's stored release config\nours:\n{}\ntheirs:\n{}",
+        serde_json::to_string_pretty(&ours).unwrap(),
+        serde_json::to_string_pretty(&theirs).unwrap()
+    );
+}
+
+/// Product bug (minimal): an integral number beyond 2^53 in a values source. helm-controller reads it as a
+/// Go float64 and Helm stores and prints it with Go's encoding/json (`12345678901234567000`, the shortest
+/// digits that round-trip); `helm cozy values -o json` prints the float's exact binary value
+/// (`12345678901234567168`). Both denote the same float64 and the rendering is identical (the fidelity
+/// tests cover that), but the printed values differ from the stored release config.
+#[test]
+fn values_json_prints_large_numbers_as_helm_stores_them_helm4() {
+    let helm = Helm::V4;
+    let ns = namespace("sd-big");
+    let chart = Chart::new(
+        "big",
+        "0.1.0",
+        "{}\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  big: {{ toJson .Values.big | quote }}\n",
+        )],
+    );
+    chart.publish("big", &ns);
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big-values\n  namespace: {ns}\ndata:\n  values.yaml: \"big: 12345678901234567890\\n\"\n"
+    ));
+    apply(&helmrelease(&ns, "big", "big", "valuesFrom:\n  - kind: ConfigMap\n    name: big-values\n"));
+    wait_hr_ready(&ns, "big", READY_TIMEOUT);
+    let shown = cozy(helm, chart.path(), &ns, &["show", "big"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &objects(&helm_get(&["manifest", "big", "-n", &ns]).stdout), "big");
+    let ours = cozy(helm, chart.path(), &ns, &["values", "big", "-o", "json"]).ok();
+    let theirs = helm_get(&["values", "big", "-n", &ns, "-o", "json"]);
+    assert!(theirs.stdout.contains("12345678901234567000"), "helm get values: {}", theirs.stdout);
+    assert!(
+        ours.stdout.contains("12345678901234567000"),
+        "helm cozy values -o json:\n{}\nhelm get values -o json:\n{}",
+        ours.stdout,
+        theirs.stdout
+    );
+}
+
+#[test]
+fn show_and_values_equal_what_helm_controller_installed_helm3() {
+    fidelity(Helm::V3);
+}
+
+#[test]
+fn show_and_values_equal_what_helm_controller_installed_helm4() {
+    fidelity(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 2. Diff
+
+const PW_OLD: &str = "pw-old-4f1c9a7e";
+const PW_NEW: &str = "pw-new-b83d02e5";
+const PW_DRIFT: &str = "pw-hand-61aa0c3f";
+
+fn b64(s: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::new();
+    for chunk in b.chunks(3) {
+        let n =
+            (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn diff_chart() -> Chart {
+    Chart::new(
+        "diffy",
+        "0.1.0",
+        "message: default\npassword: none\n",
+        &[(
+            "objects.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n  \
+         other: unchanged\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-secret\ntype: Opaque\ndata:\n  \
+         password: {{ .Values.password | b64enc | quote }}\n  user: {{ \"admin\" | b64enc | quote }}\n",
+        )],
+    )
+}
+
+fn set_message(ns: &str, message: &str) {
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: diff-values\n  namespace: {ns}\ndata:\n  values.yaml: |\n    message: {message}\n"
+    ));
+}
+
+fn set_password(ns: &str, password: &str) {
+    apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: diff-pass\n  namespace: {ns}\nstringData:\n  password: {password}\n"
+    ));
+}
+
+/// The changed lines of a unified diff (`+`/`-` lines, not the `---`/`+++` headers), trimmed of the
+/// marker's following whitespace.
+fn changed_lines(diff: &str) -> Vec<String> {
+    diff.lines()
+        .filter(|l| (l.starts_with('+') && !l.starts_with("+++")) || (l.starts_with('-') && !l.starts_with("---")))
+        .map(|l| format!("{}{}", &l[..1], l[1..].trim()))
+        .collect()
+}
+
+#[track_caller]
+fn assert_no_secret(r: &Run, secrets: &[&str], what: &str) {
+    for s in secrets {
+        for form in [s.to_string(), b64(s)] {
+            assert!(
+                !r.stdout.contains(&form) && !r.stderr.contains(&form),
+                "{what}: `{}` printed secret value {form:?}\nstdout:\n{}\nstderr:\n{}",
+                r.line,
+                r.stdout,
+                r.stderr
+            );
+        }
+    }
+}
+
+fn diff_flow(helm: Helm) {
+    let ns = namespace("sd-diff");
+    let name = "diffy";
+    let chart = diff_chart();
+    chart.publish(name, &ns);
+    set_message(&ns, "hello");
+    set_password(&ns, PW_OLD);
+    apply(&helmrelease(
+        &ns,
+        name,
+        name,
+        "valuesFrom:\n  - kind: ConfigMap\n    name: diff-values\n  \
+         - kind: Secret\n    name: diff-pass\n    valuesKey: password\n    targetPath: password\n",
+    ));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let cm_name = format!("{name}-cm");
+    assert_eq!(
+        get_json("configmap", &ns, &cm_name).and_then(|c| c.pointer("/data/message").cloned()),
+        Some(Value::from("hello"))
+    );
+    let diff = |extra: &[&str]| {
+        let mut args = vec!["diff", name, "--detailed-exitcode"];
+        args.extend_from_slice(extra);
+        cozy(helm, chart.path(), &ns, &args)
+    };
+
+    // Right after helm-controller installed it: nothing to change, against the cluster and the release.
+    let r = diff(&[]).code(0);
+    assert!(changed_lines(&r.stdout).is_empty(), "{}", r.stdout);
+    assert_no_secret(&r, &[PW_OLD], "clean diff");
+    diff(&["--against", "release"]).code(0);
+    let plan = diff(&["-o", "json"]).code(0).json();
+    assert!(!plan.to_string().contains(PW_OLD), "{plan}");
+    assert_eq!(plan["summary"], serde_json::json!({"add": 0, "change": 0, "remove": 0}), "{plan}");
+
+    // A valuesFrom ConfigMap changes: exactly that line changes.
+    set_message(&ns, "changed-by-test");
+    let r = diff(&[]).code(2);
+    assert_eq!(
+        changed_lines(&r.stdout),
+        vec!["-message: hello".to_string(), "+message: changed-by-test".to_string()],
+        "diff after the valuesFrom change:\n{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(&cm_name), "the diff names the ConfigMap:\n{}", r.stdout);
+    assert!(!r.stdout.contains(&format!("{name}-secret")), "the Secret did not change:\n{}", r.stdout);
+    assert!(r.stdout.contains("0 to add, 1 to change, 0 to remove"), "plan line:\n{}", r.stdout);
+    let r = diff(&["--against", "release"]).code(2);
+    assert_eq!(changed_lines(&r.stdout), vec!["-message: hello", "+message: changed-by-test"], "{}", r.stdout);
+    let summary = diff(&["-o", "summary"]).code(2);
+    assert!(summary.stdout.contains(&cm_name) && summary.stdout.contains("0 to add, 1 to change, 0 to remove"));
+    set_message(&ns, "hello");
+    diff(&[]).code(0);
+
+    // Drift: someone edits a deployed object by hand. The cluster diff shows that field; the stored release
+    // did not change and the rendering did not either, so `--against release` (helm-diff's default view)
+    // sees nothing: drift is exactly what only the live comparison can show.
+    kubectl(["-n", &ns, "patch", "configmap", &cm_name, "--type=merge", "-p", r#"{"data":{"message":"hand-edited"}}"#])
+        .ok();
+    let r = diff(&[]).code(2);
+    assert_eq!(
+        changed_lines(&r.stdout),
+        vec!["-message: hand-edited", "+message: hello"],
+        "diff after the hand edit:\n{}",
+        r.stdout
+    );
+    diff(&["--against", "release"]).code(0);
+    // A hand-added field that the chart does not own is not helm-controller's to remove: no change.
+    // (Server-side apply keeps fields other managers own.) Then put the object back.
+    kubectl(["-n", &ns, "patch", "configmap", &cm_name, "--type=merge", "-p", r#"{"data":{"message":"hello"}}"#]).ok();
+    diff(&[]).code(0);
+
+    // Secrets: a changed password in the valuesFrom Secret is shown as a changed Secret, never its value.
+    set_password(&ns, PW_NEW);
+    for extra in [&[][..], &["-o", "summary"], &["-o", "json"], &["--against", "release"], &["--context", "-1"]] {
+        let r = diff(extra).code(2);
+        assert!(r.stdout.contains(&format!("{name}-secret")), "`{}` names the Secret:\n{}", r.line, r.stdout);
+        assert_no_secret(&r, &[PW_OLD, PW_NEW], "masked diff");
+    }
+    let r = diff(&[]).code(2);
+    let changed = changed_lines(&r.stdout);
+    assert!(
+        changed.iter().any(|l| l.starts_with("-password:")) && changed.iter().any(|l| l.starts_with("+password:")),
+        "the masked diff shows the password key as changed:\n{}",
+        r.stdout
+    );
+    assert!(!changed.iter().any(|l| l.contains("user:")), "user did not change:\n{}", r.stdout);
+    let r = diff(&["--show-secrets"]).code(2);
+    assert!(
+        r.stdout.contains(PW_NEW) || r.stdout.contains(&b64(PW_NEW)),
+        "--show-secrets shows the new value:\n{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(PW_OLD) || r.stdout.contains(&b64(PW_OLD)), "and the old one:\n{}", r.stdout);
+    set_password(&ns, PW_OLD);
+    diff(&[]).code(0);
+
+    // Drift on the Secret: shown as a change, masked.
+    kubectl([
+        "-n",
+        &ns,
+        "patch",
+        "secret",
+        &format!("{name}-secret"),
+        "--type=merge",
+        "-p",
+        &format!(r#"{{"stringData":{{"password":"{PW_DRIFT}"}}}}"#),
+    ])
+    .ok();
+    let r = diff(&[]).code(2);
+    assert!(r.stdout.contains(&format!("{name}-secret")), "{}", r.stdout);
+    assert_no_secret(&r, &[PW_OLD, PW_DRIFT], "masked drift");
+    let r = diff(&["--show-secrets"]).code(2);
+    assert!(r.stdout.contains(PW_DRIFT) || r.stdout.contains(&b64(PW_DRIFT)), "{}", r.stdout);
+    diff(&["--against", "release"]).code(0);
+}
+
+#[test]
+fn diff_sees_values_changes_drift_and_masks_secrets_helm3() {
+    diff_flow(Helm::V3);
+}
+
+#[test]
+fn diff_sees_values_changes_drift_and_masks_secrets_helm4() {
+    diff_flow(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 3. Errors
+
+/// Exit 1 and one line from helm cozy on stderr (Helm's own trailer for a failed plugin, if any, aside),
+/// nothing on stdout.
+#[track_caller]
+fn one_line_error(r: &Run) -> String {
+    assert_eq!(r.code, Some(1), "`{}` exited {:?}\nstdout:\n{}\nstderr:\n{}", r.line, r.code, r.stdout, r.stderr);
+    assert!(r.stdout.trim().is_empty(), "`{}` printed on stdout:\n{}", r.line, r.stdout);
+    let ours: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !(l.starts_with("Error: plugin \"cozy\"") || l.starts_with("Error: plugin cozy")))
+        .collect();
+    assert_eq!(ours.len(), 1, "`{}`: not one line on stderr:\n{}", r.line, r.stderr);
+    ours[0].to_string()
+}
+
+fn errors(helm: Helm) {
+    let ns = namespace("sd-err");
+    let chart = diff_chart();
+
+    // HelmRelease not found: say so, and offer --plain.
+    let line = one_line_error(&cozy(helm, chart.path(), &ns, &["show", "no-such-release"]));
+    assert!(line.contains("no-such-release") && line.contains("--plain"), "{line}");
+    let line = one_line_error(&cozy(helm, chart.path(), &ns, &["diff", "no-such-release"]));
+    assert!(line.contains("no-such-release"), "{line}");
+
+    // Not a chart directory.
+    let empty = tempfile::Builder::new().prefix("cozyhr-not-a-chart-").tempdir().unwrap();
+    std::fs::write(empty.path().join("README.md"), "not a chart\n").unwrap();
+    let line = one_line_error(&cozy(helm, empty.path(), &ns, &["show", "x"]));
+    assert!(line.contains(&*empty.path().to_string_lossy()) && line.contains("Chart.yaml"), "{line}");
+
+    // A missing, non-optional valuesFrom ConfigMap: named. (Suspended: helm-controller stays out of it.)
+    apply(&helmrelease(
+        &ns,
+        "missing-ref",
+        "unused",
+        "suspend: true\nvaluesFrom:\n  - kind: ConfigMap\n    name: present-values\n  - kind: ConfigMap\n    name: absent-values\n",
+    ));
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: present-values\n  namespace: {ns}\ndata:\n  values.yaml: \"message: hi\\n\"\n"
+    ));
+    for sub in ["show", "values", "diff"] {
+        let line = one_line_error(&cozy(helm, chart.path(), &ns, &[sub, "missing-ref"]));
+        assert!(line.contains("absent-values") && !line.contains("present-values"), "{sub}: {line}");
+    }
+    // Optional: no error.
+    apply(&helmrelease(
+        &ns,
+        "optional-ref",
+        "unused",
+        "suspend: true\nvaluesFrom:\n  - kind: ConfigMap\n    name: absent-values\n    optional: true\n",
+    ));
+    cozy(helm, chart.path(), &ns, &["values", "optional-ref"]).ok();
+
+    // Invalid YAML in a values source: names the source and the line.
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad-values\n  namespace: {ns}\ndata:\n  values.yaml: |\n    \
+         message: fine\n    other: also fine\n    list: [1, 2\n    next: x\n"
+    ));
+    apply(&helmrelease(
+        &ns,
+        "bad-yaml",
+        "unused",
+        "suspend: true\nvaluesFrom:\n  - kind: ConfigMap\n    name: present-values\n  - kind: ConfigMap\n    name: bad-values\n",
+    ));
+    for sub in ["show", "values"] {
+        let line = one_line_error(&cozy(helm, chart.path(), &ns, &[sub, "bad-yaml"]));
+        assert!(line.contains("bad-values") && !line.contains("present-values"), "{sub}: {line}");
+        assert!(line.contains("line 3") || line.contains("line 4"), "{sub}: names the line: {line}");
+    }
+    // The same for a -f file of the user's.
+    let bad = chart.path().join("bad.yaml");
+    std::fs::write(&bad, "a: 1\nb: : 2\n").unwrap();
+    let line = one_line_error(&cozy(helm, chart.path(), &ns, &["show", "x", "--plain", "-f", &bad.to_string_lossy()]));
+    assert!(line.contains("bad.yaml") && line.contains("line 2"), "{line}");
+}
+
+#[test]
+fn errors_are_one_clear_line_helm3() {
+    errors(Helm::V3);
+}
+
+#[test]
+fn errors_are_one_clear_line_helm4() {
+    errors(Helm::V4);
+}
