@@ -61,7 +61,7 @@ fn helm_home(helm: Helm) -> &'static CozyHelm {
     })
 }
 
-/// `helm cozy SUBCOMMAND NAME -C CHART -n NS EXTRA...` through real Helm.
+/// `helm cozy ARGS... -C CHART -n NS` through real Helm.
 fn cozy(helm: Helm, chart: &Path, ns: &str, args: &[&str]) -> Run {
     let chart = chart.to_string_lossy().into_owned();
     let mut all: Vec<&str> = vec!["cozy"];
@@ -439,8 +439,7 @@ fn diff_flow(helm: Helm) {
         r.stdout
     );
     diff(&["--against", "release"]).code(0);
-    // A hand-added field that the chart does not own is not helm-controller's to remove: no change.
-    // (Server-side apply keeps fields other managers own.) Then put the object back.
+    // Put the object back: nothing to change again.
     kubectl(["-n", &ns, "patch", "configmap", &cm_name, "--type=merge", "-p", r#"{"data":{"message":"hello"}}"#]).ok();
     diff(&[]).code(0);
 
