@@ -29,4 +29,7 @@ pub mod values;
 pub use error::{Error, Result};
 
 /// The version every binary reports: the workspace version, set at release time by scripts/release.sh.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = match option_env!("COZYHR_VERSION") {
+    Some(v) => v,
+    None => env!("CARGO_PKG_VERSION"),
+};

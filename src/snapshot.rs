@@ -1271,6 +1271,13 @@ fn go_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// A float64 as Go's `encoding/json` writes it.
+pub fn go_json_number(f: f64) -> String {
+    let mut s = String::new();
+    go_float(&mut s, f);
+    s
+}
+
 /// A float64 as `encoding/json` writes it (ES6 number-to-string): shortest round-trip digits, `%f`-style
 /// within [1e-6, 1e21), else exponent form with a signed, unpadded exponent (`1e+21`, `1e-7`).
 fn go_float(out: &mut String, f: f64) {

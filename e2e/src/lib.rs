@@ -364,7 +364,9 @@ impl HelmHome {
     pub fn command(&self) -> Command {
         let root = self.dir.path();
         let mut c = command(self.helm.bin());
-        c.env("HELM_PLUGINS", root.join("plugins"))
+        // Helm 4 installs plugins under $HELM_DATA_HOME/plugins whatever HELM_PLUGINS says; Helm 3 into
+        // HELM_PLUGINS. Pointing both at one place makes install, list and run agree on both.
+        c.env("HELM_PLUGINS", root.join("data").join("plugins"))
             .env("HELM_CONFIG_HOME", root.join("config"))
             .env("HELM_CACHE_HOME", root.join("cache"))
             .env("HELM_DATA_HOME", root.join("data"));
@@ -386,7 +388,7 @@ impl HelmHome {
         // The install hook builds into the checkout's bin/: one install at a time per test process.
         static REPO_INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = REPO_INSTALL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        std::fs::create_dir_all(self.dir.path().join("plugins")).expect("mkdir plugins");
+        std::fs::create_dir_all(self.dir.path().join("data").join("plugins")).expect("mkdir plugins");
         let repo = env().repo.to_string_lossy().into_owned();
         self.run(["plugin", "install", repo.as_str()])
     }

@@ -48,3 +48,44 @@ pub enum ValuesError {
     #[error("{source_name}: not found (mark it optional: true if it may be absent)")]
     MissingRef { source_name: String },
 }
+
+/// Values as indented JSON the way Helm prints them (`helm get values -o json`): Helm holds every number
+/// as a float64, so an integer beyond 2^53 prints as Go prints that float (12345678901234567890 becomes
+/// 12345678901234567000), while our values keep the exact integer for digests.
+pub fn to_go_json_pretty(values: &serde_json::Value) -> String {
+    const EXACT: u64 = 1 << 53;
+    fn walk(v: &serde_json::Value, texts: &mut Vec<String>) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n)
+                if n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
+            {
+                let f = n.as_f64().unwrap_or_default();
+                texts.push(crate::snapshot::go_json_number(f));
+                Value::String(format!("\u{0}{}\u{0}", texts.len() - 1))
+            }
+            Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, texts)).collect()),
+            Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), walk(x, texts))).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut texts = Vec::new();
+    let marked = walk(values, &mut texts);
+    let mut out = serde_json::to_string_pretty(&marked).unwrap_or_default();
+    for (i, text) in texts.iter().enumerate() {
+        out = out.replace(&format!("\"\\u0000{i}\\u0000\""), text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod go_json_tests {
+    #[test]
+    fn big_integers_print_like_go_floats() {
+        let v = serde_json::json!({"big": 12345678901234567890u64, "small": 42, "list": [9007199254740993i64]});
+        let out = super::to_go_json_pretty(&v);
+        assert!(out.contains("\"big\": 12345678901234567000"), "{out}");
+        assert!(out.contains("\"small\": 42"), "{out}");
+        assert!(out.contains("9007199254740992"), "{out}");
+    }
+}

@@ -28,7 +28,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
     match args.output {
-        ValuesFormat::Json => println!("{}", serde_json::to_string_pretty(&values)?),
+        ValuesFormat::Json => println!("{}", cozyhr::values::to_go_json_pretty(&values)),
         ValuesFormat::Yaml => print!("{}", cozyhr::manifests::to_yaml(&values)?),
     }
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The first five minutes: build both plugins, bring up the local control plane (real kube-apiserver and
+# Flux helm-controller), let Flux install the example chart, then walk the loop a chart developer walks:
+# see the HelmRelease, edit the chart locally, diff, apply, look at the status, hand back to Flux.
+# Every command is printed before it runs. The cluster stays up at the end; the script says how to use it
+# and how to stop it.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
+export COZYHR_RUN=${COZYHR_RUN:-$CACHE/run}
+demo=$COZYHR_RUN/demo
+
+bold() { if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then printf '\033[1m%s\033[0m\n' "$*"; else printf '%s\n' "$*"; fi; }
+say() { printf '\n'; bold "## $*"; }
+# run CMD...: print the command as a user would type it, then run it.
+# The command line goes to stderr, so that a pipe after `run ...` gets only the command's output.
+run() { printf '$ %s\n' "$*" >&2; "$@"; }
+
+say "Build the plugins (cargo build --release)"
+cargo build --release --locked --workspace
+
+say "Start the local control plane (scripts/cluster.sh up; the first time builds the tools, ~40 min)"
+scripts/cluster.sh up
+eval "$(scripts/cluster.sh env)"
+
+say "Install the plugins into a demo environment ($demo)"
+rm -rf "$demo"
+mkdir -p "$demo/bin" "$demo/helm"
+ln -s "$KUBECTL" "$demo/bin/kubectl"
+ln -s "$HELM4" "$demo/bin/helm"
+ln -s "$repo/target/release/kubectl-cozyhr" "$demo/bin/kubectl-cozyhr"
+ln -s "$repo/kubectl_complete-cozyhr" "$demo/bin/kubectl_complete-cozyhr" 2>/dev/null || true
+cat >"$demo/env" <<ENV
+export KUBECONFIG=$KUBECONFIG
+export PATH=$demo/bin:\$PATH
+export HELM_PLUGINS=$demo/helm/data/plugins HELM_CONFIG_HOME=$demo/helm/config HELM_CACHE_HOME=$demo/helm/cache HELM_DATA_HOME=$demo/helm/data
+ENV
+# shellcheck disable=SC1091
+source "$demo/env"
+mkdir -p "$HELM_PLUGINS"
+run helm plugin install "$repo" >/dev/null
+run helm plugin list
+run kubectl plugin list 2>/dev/null | grep cozyhr || true
+
+say "Flux installs the example chart (examples/hello) from an ExternalArtifact"
+kubectl get namespace demo >/dev/null 2>&1 || run kubectl create namespace demo
+run scripts/publish-chart.sh examples/hello hello demo
+run kubectl apply -f examples/hello-release.yaml
+if [ "$(kubectl -n demo get helmrelease hello -o jsonpath='{.spec.suspend}')" = "true" ]; then
+  # A previous demo run left it suspended (as helm cozy apply does): hand it back first.
+  run kubectl cozyhr resume hello -n demo --timeout 2m
+else
+  run kubectl cozyhr reconcile hello -n demo --timeout 2m
+fi
+run kubectl cozyhr get -n demo
+
+say "A local edit of the chart (a copy in $demo/hello)"
+cp -r examples/hello "$demo/hello"
+# The time makes the edit new on every run, so a rerun of the demo has something to diff and apply.
+cat >>"$demo/hello/templates/configmap.yaml" <<YAML
+  edited: "locally, by the demo at $(date -u +%H:%M:%S)"
+YAML
+run tail -n 3 "$demo/hello/templates/configmap.yaml"
+
+say "What Flux would install for HelmRelease hello, from the local chart"
+run helm cozy show hello -n demo -C "$demo/hello" --show-only templates/configmap.yaml
+run helm cozy values hello -n demo -C "$demo/hello" --sources
+
+say "What apply would change (Secrets masked); exit code 2 means there are changes"
+set +e
+run helm cozy diff hello -n demo -C "$demo/hello" --detailed-exitcode
+code=$?
+set -e
+[ "$code" -eq 2 ] || { echo "demo: expected the diff to find changes (exit 2), got $code" >&2; exit 1; }
+
+say "Apply: suspend Flux, helm upgrade as helm-controller would, write the status as helm-controller does"
+run helm cozy apply hello -n demo -C "$demo/hello"
+run kubectl -n demo-apps get configmap demo-apps-hello-greeting -o jsonpath='{.data.edited}{"\n"}'
+run helm cozy diff hello -n demo -C "$demo/hello" --detailed-exitcode
+run kubectl cozyhr status hello -n demo
+
+say "Hand back to Flux: helm-controller finds nothing to redo"
+run kubectl cozyhr resume hello -n demo
+run kubectl cozyhr get -n demo -o wide
+
+say "Done. The cluster is still up."
+cat <<MSG
+Use it from a shell:
+  source $demo/env
+  kubectl cozyhr get -A
+  helm cozy diff hello -n demo -C $demo/hello
+Stop it:
+  scripts/cluster.sh down
+MSG
