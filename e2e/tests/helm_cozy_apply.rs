@@ -1,0 +1,693 @@
+//! `helm cozy apply` and `helm cozy delete` end to end (issue 5), under the real Helm 3 and Helm 4 with the
+//! plugin installed from the checkout, against the real kube-apiserver and the real helm-controller of
+//! `scripts/cluster.sh`. What is proved is the fidelity contract: the status `helm cozy apply` writes is
+//! accepted by helm-controller as its own (dependents proceed, and a resumed release is left alone), failures
+//! and interruptions leave the HelmRelease suspended with a status that says what happened, and `delete`
+//! keeps Flux from reinstalling.
+//!
+//! Every scenario runs once per Helm major version, each in its own namespaces.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use cozyhr_e2e::{
+    Chart, Helm, HelmHome, Run, apply, condition, eventually, get_json, helm_release_secrets, helmrelease, kubectl,
+    namespace, wait_hr_ready,
+};
+use serde_json::Value;
+
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The Helm home with the cozy plugin installed from the checkout, once per Helm version per test binary
+/// (the install hook builds the release binary, which is slow).
+fn home(helm: Helm) -> &'static HelmHome {
+    static V3: OnceLock<HelmHome> = OnceLock::new();
+    static V4: OnceLock<HelmHome> = OnceLock::new();
+    let cell = match helm {
+        Helm::V3 => &V3,
+        Helm::V4 => &V4,
+    };
+    cell.get_or_init(|| {
+        let h = HelmHome::new(helm);
+        h.install_plugin_from_repo().ok();
+        h
+    })
+}
+
+/// `helm cozy ARGS... -C CHART -n NS` through the real Helm's plugin dispatch.
+fn cozy(helm: Helm, chart: &Chart, ns: &str, args: &[&str]) -> Run {
+    let mut c = home(helm).command();
+    c.arg("cozy").args(args).arg("-C").arg(chart.path()).args(["-n", ns]);
+    cozyhr_e2e::run(c)
+}
+
+/// `kubectl cozyhr ARGS...` through kubectl's plugin dispatch.
+fn cozyhr(args: &[&str]) -> Run {
+    kubectl(std::iter::once("cozyhr").chain(args.iter().copied()))
+}
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n";
+
+/// The chart the HelmReleases point at (published as v0.1.0), and the developer's working copy of it.
+fn demo_chart() -> Chart {
+    Chart::new("demo", "0.1.0", "message: hello\n", &[("cm.yaml", CM)])
+}
+
+/// The local change a developer tests: one more key in the ConfigMap.
+fn edit_locally(chart: &Chart) {
+    chart.write("templates/cm.yaml", &format!("{CM}  edited: {{{{ printf \"local-%s\" .Values.message | quote }}}}\n"));
+}
+
+fn hr(ns: &str, name: &str) -> Value {
+    get_json("helmrelease", ns, name).unwrap_or_else(|| panic!("HelmRelease {ns}/{name} is missing"))
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn suspended(obj: &Value) -> bool {
+    obj.pointer("/spec/suspend").and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn configmap(ns: &str, name: &str) -> Option<Value> {
+    get_json("configmap", ns, name)
+}
+
+/// Helm release Secrets by name → their `status` and `version` labels.
+fn release_states(ns: &str, release: &str) -> BTreeMap<String, (String, String)> {
+    helm_release_secrets(ns, release)
+        .into_iter()
+        .map(|(name, labels)| (name, (str_at(&labels, "/status").to_string(), str_at(&labels, "/version").to_string())))
+        .collect()
+}
+
+/// The messages helm-controller logged while reconciling HelmRelease NS/NAME, in order.
+fn controller_log(ns: &str, name: &str) -> Vec<String> {
+    let log = Path::new(&std::env::var("COZYHR_RUN").expect("COZYHR_RUN is set by scripts/cluster.sh env"))
+        .join("logs/helm-controller.log");
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("cannot read {}: {e}", log.display()));
+    let key = format!("\"HelmRelease\": {{\"name\":\"{name}\",\"namespace\":\"{ns}\"}}");
+    text.lines().filter(|l| l.contains(&key)).map(|l| l.split('\t').nth(2).unwrap_or_default().to_string()).collect()
+}
+
+/// Events recorded for HelmRelease NS/NAME as (reason, reporting controller, message).
+fn events(ns: &str, name: &str) -> Vec<(String, String, String)> {
+    let selector = format!("involvedObject.kind=HelmRelease,involvedObject.name={name}");
+    let list = kubectl(["-n", ns, "get", "events", "--field-selector", &selector, "-o", "json"]).ok().json();
+    list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|e| {
+                    let by = e["reportingComponent"]
+                        .as_str()
+                        .filter(|s| !s.is_empty())
+                        .or(e.pointer("/source/component").and_then(Value::as_str))
+                        .unwrap_or_default();
+                    (str_at(e, "/reason").to_string(), by.to_string(), str_at(e, "/message").to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The row of `kubectl cozyhr get NAME -n NS`: NAME REVISION SUSPENDED READY, then MESSAGE.
+fn get_row(ns: &str, name: &str) -> (Vec<String>, String) {
+    let out = cozyhr(&["get", name, "-n", ns]).ok();
+    let mut lines = out.stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE"], "{}", out.stdout);
+    let row = lines.next().unwrap_or_else(|| panic!("no row for {name}:\n{}", out.stdout));
+    let cells: Vec<String> = row.split_whitespace().map(str::to_string).collect();
+    assert!(cells.len() >= 5, "row {row:?}");
+    (cells[..4].to_vec(), cells[4..].join(" "))
+}
+
+/// Waits until helm-controller has reported the Ready condition `reason` on the HelmRelease.
+fn wait_ready_reason(ns: &str, name: &str, reason: &str) -> Value {
+    eventually(&format!("HelmRelease {ns}/{name} Ready reason {reason}"), READY_TIMEOUT, || {
+        let obj = hr(ns, name);
+        match condition(&obj, "Ready") {
+            Some((_, r, _)) if r == reason => Ok(obj),
+            other => Err(format!("{other:?}")),
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 1, 3, 5: apply of a local change, diff after it, and resume into Flux without an upgrade
+
+fn apply_local_change_then_resume(helm: Helm) {
+    let ns = namespace(&format!("hca-up-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "values:\n  message: from-hr\n"));
+    let installed = wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    assert_eq!(str_at(&installed, "/status/history/0/action"), "install", "helm-controller installs v1");
+    assert_eq!(release_states(&ns, "a").len(), 1);
+
+    // The developer edits a template: the diff sees it (exit 2), which is what gives exit 0 below meaning.
+    edit_locally(&chart);
+    let before = cozy(helm, &chart, &ns, &["diff", "a", "--detailed-exitcode"]).code(2);
+    assert!(before.stdout.contains("local-from-hr"), "the diff shows the local change:\n{}", before.stdout);
+
+    let out = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    assert!(out.stderr.contains("suspending helmrelease a"), "apply says it suspends:\n{}", out.stderr);
+    assert!(out.stderr.contains(&format!("kubectl cozyhr resume a -n {ns}")), "how to resume:\n{}", out.stderr);
+
+    // 1. The cluster carries the change, made with the HelmRelease's values.
+    let cm = configmap(&ns, "a-cm").expect("ConfigMap a-cm");
+    assert_eq!(str_at(&cm, "/data/edited"), "local-from-hr", "{cm}");
+    assert_eq!(str_at(&cm, "/data/message"), "from-hr", "{cm}");
+
+    let obj = hr(&ns, "a");
+    assert!(suspended(&obj), "apply leaves A suspended: {}", obj["spec"]);
+    let history = obj.pointer("/status/history").and_then(Value::as_array).expect("status.history");
+    assert_eq!(history.len(), 2, "the new snapshot first, helm-controller's install after it: {history:?}");
+    assert_eq!(history[0]["version"], 2, "{history:?}");
+    assert_eq!(history[0]["action"], "upgrade", "{history:?}");
+    assert_eq!(history[0]["status"], "deployed", "{history:?}");
+    assert_eq!(history[1]["version"], 1, "{history:?}");
+    assert_eq!(history[1]["status"], "superseded", "{history:?}");
+    assert_eq!(obj.pointer("/status/observedGeneration"), obj.pointer("/metadata/generation"), "{}", obj["status"]);
+    let (ready, _, message) = condition(&obj, "Ready").expect("Ready");
+    assert_eq!(ready, "True", "{message}");
+    let expected = format!("Helm upgrade succeeded for release {ns}/a.v2 with chart demo@0.1.0");
+    assert_eq!(message, expected);
+    assert_eq!(condition(&obj, "Released").map(|c| (c.0, c.1)), Some(("True".into(), "UpgradeSucceeded".into())));
+    let (cells, row_message) = get_row(&ns, "a");
+    assert_eq!(cells, ["a", "0.1.0", "True", "True"], "kubectl cozyhr get a: {row_message}");
+    assert_eq!(row_message, expected);
+    let secrets = release_states(&ns, "a");
+    assert_eq!(
+        secrets.values().cloned().collect::<Vec<_>>(),
+        [("superseded".to_string(), "1".to_string()), ("deployed".to_string(), "2".to_string())],
+        "{secrets:?}"
+    );
+    assert!(
+        events(&ns, "a")
+            .iter()
+            .any(|(reason, by, m)| reason == "UpgradeSucceeded" && by == "helm-cozy" && *m == expected),
+        "an UpgradeSucceeded Event from helm-cozy: {:?}",
+        events(&ns, "a")
+    );
+
+    // 5. Nothing left to change.
+    let after = cozy(helm, &chart, &ns, &["diff", "a", "--detailed-exitcode"]).code(0);
+    assert!(!after.stdout.contains("local-from-hr"), "no change is shown after apply:\n{}", after.stdout);
+
+    // 3. Hand back to Flux: helm-controller reconciles and finds the release in sync.
+    let labels_before = helm_release_secrets(&ns, "a");
+    let digest = str_at(&obj, "/status/history/0/digest").to_string();
+    assert!(digest.starts_with("sha256:"), "{digest}");
+    let in_sync_before = controller_log(&ns, "a").iter().filter(|m| *m == "release in-sync with desired state").count();
+    let actions_before = controller_log(&ns, "a").iter().filter(|m| m.starts_with("running '")).count();
+    cozyhr(&["resume", "a", "-n", &ns, "--timeout", "2m"]).ok();
+
+    let resumed = wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    assert!(!suspended(&resumed));
+    assert!(
+        resumed.pointer("/metadata/generation").and_then(Value::as_i64)
+            > obj.pointer("/metadata/generation").and_then(Value::as_i64),
+        "resume changes the spec, so helm-controller had a new generation to observe"
+    );
+    let log = eventually("helm-controller to log that A is in sync", Duration::from_secs(30), || {
+        let log = controller_log(&ns, "a");
+        let n = log.iter().filter(|m| *m == "release in-sync with desired state").count();
+        if n > in_sync_before { Ok(log) } else { Err(format!("{log:#?}")) }
+    });
+    assert_eq!(
+        log.iter().filter(|m| m.starts_with("running '")).count(),
+        actions_before,
+        "helm-controller ran a Helm action after resume:\n{log:#?}"
+    );
+    assert_eq!(helm_release_secrets(&ns, "a"), labels_before, "the release Secrets changed after resume");
+    assert_eq!(str_at(&resumed, "/status/history/0/digest"), digest, "{}", resumed["status"]);
+    assert_eq!(resumed.pointer("/status/history").and_then(Value::as_array).map(Vec::len), Some(2));
+    assert_eq!(condition(&resumed, "Ready").map(|c| c.2), Some(expected.clone()), "the Ready message is ours");
+    let cm = configmap(&ns, "a-cm").expect("ConfigMap a-cm");
+    assert_eq!(str_at(&cm, "/data/edited"), "local-from-hr", "helm-controller reverted the local change: {cm}");
+}
+
+#[test]
+fn helm3_apply_of_a_local_change_is_in_sync_for_flux_after_resume() {
+    apply_local_change_then_resume(Helm::V3);
+}
+
+#[test]
+fn helm4_apply_of_a_local_change_is_in_sync_for_flux_after_resume() {
+    apply_local_change_then_resume(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 2: a dependent proceeds right after apply, and helm-controller never touched A
+
+fn dependent_proceeds_after_apply(helm: Helm) {
+    let ns = namespace(&format!("hca-dep-{helm:?}").to_lowercase());
+    let target = namespace(&format!("hca-dep-{helm:?}-t").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("demo", &ns);
+    // A deploys to another namespace (release name TARGET-a, storage in the HelmRelease's namespace), and
+    // helm-controller never installs it.
+    apply(&helmrelease(&ns, "a", "demo", &format!("suspend: true\ntargetNamespace: {target}\n")));
+    apply(&helmrelease(&ns, "b", "demo", "dependsOn:\n  - name: a\n"));
+    let blocked = wait_ready_reason(&ns, "b", "DependencyNotReady");
+    assert_eq!(condition(&blocked, "Ready").map(|c| c.0), Some("False".into()));
+    assert!(helm_release_secrets(&ns, "b").is_empty(), "B was installed before A");
+
+    let out = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    let applied = Instant::now();
+    assert!(
+        out.stderr.contains(&format!("re-check dependent helmrelease {ns}/b")),
+        "apply nudges the dependent:\n{}",
+        out.stderr
+    );
+    let b = wait_hr_ready(&ns, "b", Duration::from_secs(15));
+    eprintln!("B was Ready {:?} after apply returned", applied.elapsed());
+    assert_eq!(str_at(&b, "/status/history/0/action"), "install");
+    assert!(configmap(&ns, "b-cm").is_some(), "B's objects exist");
+
+    let release = format!("{target}-a");
+    let a = hr(&ns, "a");
+    assert!(suspended(&a), "A stays suspended");
+    assert_eq!(condition(&a, "Ready").map(|c| c.0), Some("True".into()));
+    assert_eq!(a.pointer("/status/observedGeneration"), a.pointer("/metadata/generation"));
+    assert_eq!(str_at(&a, "/status/storageNamespace"), ns);
+    let history = a.pointer("/status/history").and_then(Value::as_array).expect("history");
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(
+        (&history[0]["version"], str_at(&history[0], "/action"), str_at(&history[0], "/namespace")),
+        (&Value::from(1), "install", target.as_str()),
+        "{history:?}"
+    );
+    // Helm's storage is where Flux keeps it (the HelmRelease's namespace), not where the objects went.
+    assert_eq!(
+        release_states(&ns, &release),
+        BTreeMap::from([(format!("sh.helm.release.v1.{release}.v1"), ("deployed".to_string(), "1".to_string()))])
+    );
+    assert!(helm_release_secrets(&target, &release).is_empty(), "release storage left in {target}");
+    assert!(configmap(&target, &format!("{release}-cm")).is_some(), "A's ConfigMap in the target namespace");
+    // helm-controller saw A only as suspended: it never determined a release state or ran an action.
+    let log = controller_log(&ns, "a");
+    assert!(!log.is_empty(), "helm-controller never logged A: is the log path right?");
+    assert!(log.iter().any(|m| m == "reconciliation is suspended for this object"), "{log:#?}");
+    // Besides that, helm-controller only relays the API server's warning about its own finalizer name.
+    assert!(
+        log.iter().all(|m| m == "reconciliation is suspended for this object" || m.starts_with("metadata.finalizers:")),
+        "helm-controller did more than skip the suspended A:\n{log:#?}"
+    );
+    let evs = events(&ns, "a");
+    assert!(evs.iter().any(|(r, by, _)| r == "InstallSucceeded" && by == "helm-cozy"), "{evs:?}");
+    assert!(evs.iter().all(|(_, by, _)| by == "helm-cozy"), "events from others on A: {evs:?}");
+}
+
+#[test]
+fn helm3_dependent_is_ready_right_after_apply_without_flux_reconciling_it() {
+    dependent_proceeds_after_apply(Helm::V3);
+}
+
+#[test]
+fn helm4_dependent_is_ready_right_after_apply_without_flux_reconciling_it() {
+    dependent_proceeds_after_apply(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 4: a rejected object
+
+fn failing_apply_keeps_previous_release(helm: Helm) {
+    let ns = namespace(&format!("hca-fail-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", ""));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    edit_locally(&chart);
+    chart.write(
+        "templates/bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\ndata:\n  a: b\n",
+    );
+
+    let out = cozy(helm, &chart, &ns, &["apply", "a"]).code(1);
+    assert!(out.stderr.contains("Not_A_Valid_Name"), "helm's error reaches the user:\n{}", out.stderr);
+
+    let obj = hr(&ns, "a");
+    assert!(suspended(&obj), "A stays suspended after a failed apply");
+    let (ready, reason, message) = condition(&obj, "Ready").expect("Ready");
+    assert_eq!((ready.as_str(), reason.as_str()), ("False", "UpgradeFailed"), "{message}");
+    assert!(message.contains("Not_A_Valid_Name") && message.contains("Invalid value"), "helm's message: {message}");
+    assert_eq!(condition(&obj, "Released").map(|c| (c.0, c.1)), Some(("False".into(), "UpgradeFailed".into())));
+    assert!(obj.pointer("/status/failures").and_then(Value::as_i64) >= Some(1), "{}", obj["status"]);
+    assert!(obj.pointer("/status/upgradeFailures").and_then(Value::as_i64) >= Some(1), "{}", obj["status"]);
+
+    // The release helm-controller installed is still the deployed one, with its objects.
+    let secrets = release_states(&ns, "a");
+    let deployed: Vec<&String> = secrets.iter().filter(|(_, (s, _))| s == "deployed").map(|(n, _)| n).collect();
+    assert_eq!(deployed, [&"sh.helm.release.v1.a.v1".to_string()], "{secrets:?}");
+    let cm = configmap(&ns, "a-cm").expect("ConfigMap a-cm");
+    assert_eq!(str_at(&cm, "/data/message"), "hello", "{cm}");
+    let history = home(helm).run(["history", "a", "-n", &ns, "-o", "json"]).ok().json();
+    let states: Vec<(i64, &str)> = history
+        .as_array()
+        .expect("helm history is a list")
+        .iter()
+        .map(|r| (r["revision"].as_i64().unwrap_or_default(), r["status"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(states.first(), Some(&(1, "deployed")), "helm history: {history}");
+}
+
+#[test]
+fn helm3_failing_apply_leaves_a_suspended_with_helms_message_and_the_previous_release_deployed() {
+    failing_apply_keeps_previous_release(Helm::V3);
+}
+
+#[test]
+fn helm4_failing_apply_leaves_a_suspended_with_helms_message_and_the_previous_release_deployed() {
+    failing_apply_keeps_previous_release(Helm::V4);
+}
+
+/// The failure is also an Event on the HelmRelease (issue 5, Build 4), carrying helm's message, also when
+/// that message is long: here the API server lists four invalid fields (over 1 KiB of error under both
+/// Helm versions; Helm 4 repeats it in a log line), and an Event's note may hold at most 1024 characters.
+fn failing_apply_records_a_warning_event(helm: Helm) {
+    let ns = namespace(&format!("hca-ev-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    chart.write(
+        "templates/bad.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  labels:\n    bad1: \"-x-\"\n    bad2: \"-y-\"\n    bad3: \"-z-\"\ndata:\n  a: b\n",
+    );
+    cozy(helm, &chart, &ns, &["apply", "a"]).code(1);
+    let obj = hr(&ns, "a");
+    let (_, reason, message) = condition(&obj, "Ready").expect("Ready");
+    assert_eq!(reason, "UpgradeFailed", "{message}");
+    let evs = events(&ns, "a");
+    assert!(
+        evs.iter().any(|(r, by, m)| r == "UpgradeFailed" && by == "helm-cozy" && m.contains("Not_A_Valid_Name")),
+        "no UpgradeFailed Event from helm-cozy with helm's message (Ready's message has {} bytes): {evs:?}",
+        message.len()
+    );
+}
+
+#[test]
+fn helm3_failing_apply_records_a_warning_event() {
+    failing_apply_records_a_warning_event(Helm::V3);
+}
+
+#[test]
+fn helm4_failing_apply_records_a_warning_event() {
+    failing_apply_records_a_warning_event(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 6: delete
+
+fn delete_keeps_flux_from_reinstalling(helm: Helm) {
+    let ns = namespace(&format!("hca-del-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", ""));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    assert_eq!(release_states(&ns, "a").len(), 1);
+    assert!(configmap(&ns, "a-cm").is_some());
+
+    let out = cozy(helm, &chart, &ns, &["delete", "a"]).ok();
+    assert!(out.stderr.contains("stays suspended"), "{}", out.stderr);
+    assert!(suspended(&hr(&ns, "a")), "delete suspends A");
+    assert!(helm_release_secrets(&ns, "a").is_empty(), "release Secrets remain after delete");
+    assert!(configmap(&ns, "a-cm").is_none(), "the release's objects remain after delete");
+
+    // Make helm-controller look at A now, and give it time to (not) reinstall.
+    let token = format!("e2e-{}", std::process::id());
+    kubectl([
+        "-n",
+        &ns,
+        "annotate",
+        "helmrelease",
+        "a",
+        "--overwrite",
+        &format!("reconcile.fluxcd.io/requestedAt={token}"),
+    ])
+    .ok();
+    eventually("helm-controller to handle the reconcile request", Duration::from_secs(30), || {
+        let obj = hr(&ns, "a");
+        let handled = str_at(&obj, "/status/lastHandledReconcileAt");
+        if handled == token { Ok(()) } else { Err(handled.to_string()) }
+    });
+    std::thread::sleep(Duration::from_secs(10));
+    assert!(helm_release_secrets(&ns, "a").is_empty(), "helm-controller reinstalled A while it was suspended");
+    assert!(configmap(&ns, "a-cm").is_none(), "helm-controller recreated A's objects");
+    assert!(suspended(&hr(&ns, "a")));
+
+    // Deleting again is a clear message, not a failure.
+    let again = cozy(helm, &chart, &ns, &["delete", "a"]).ok();
+    assert!(again.stderr.contains("not installed"), "{}", again.stderr);
+}
+
+#[test]
+fn helm3_delete_uninstalls_and_flux_does_not_reinstall_while_suspended() {
+    delete_keeps_flux_from_reinstalling(Helm::V3);
+}
+
+#[test]
+fn helm4_delete_uninstalls_and_flux_does_not_reinstall_while_suspended() {
+    delete_keeps_flux_from_reinstalling(Helm::V4);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 7: an interrupted apply
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
+
+/// Direct children of a process, as (pid, command name), from /proc.
+fn children(parent: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // "pid (comm) state ppid ...": comm may contain spaces, so split at the last ')'.
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let comm = head.split_once('(').map(|(_, c)| c).unwrap_or_default().to_string();
+        let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            found.push((pid, comm));
+        }
+    }
+    found
+}
+
+/// Whether a process is still running (a zombie waiting to be reaped is not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read TMPDIR")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Reads a pipe to its end on a thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = pipe.read_to_string(&mut s);
+        s
+    })
+}
+
+/// Kills the process when the test fails before it exited.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `helm cozy apply a --wait` for a chart with a Deployment (which never becomes ready here: there
+/// is no kubelet), with TMPDIR set to `tmp`, and sends SIGINT to helm-cozy (the plugin process helm runs)
+/// while helm waits. Returns the result and the pid of the `helm upgrade` that helm-cozy was running.
+fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: (&str, &str)) -> (Run, u32) {
+    let mut c = home(helm).command();
+    c.args(["cozy", "apply", "a", "--wait", "--timeout", "2m"])
+        .arg("-C")
+        .arg(chart.path())
+        .args(["-n", ns])
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = KillOnDrop(c.spawn().expect("spawn helm cozy apply"));
+    let (out, err) = (drain(child.0.stdout.take().unwrap()), drain(child.0.stderr.take().unwrap()));
+    let helm_pid = child.0.id();
+
+    // helm is waiting once the Deployment exists.
+    eventually("helm to create the Deployment and wait for it", Duration::from_secs(60), || {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return Err(format!("helm cozy apply exited early with {status}"));
+        }
+        get_json("deployment", deployment.0, deployment.1).map(|_| ()).ok_or_else(|| "no Deployment yet".to_string())
+    });
+    let plugin = children(helm_pid)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm-cozy")
+        .unwrap_or_else(|| panic!("no helm-cozy child of helm {helm_pid}: {:?}", children(helm_pid)))
+        .0;
+    let upgrade = children(plugin)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm")
+        .unwrap_or_else(|| panic!("helm-cozy {plugin} runs no helm: {:?}", children(plugin)))
+        .0;
+    let during = entries(tmp);
+    assert!(
+        during.iter().any(|n| n.starts_with("cozyhr-values-")),
+        "the values file is in TMPDIR while helm runs (else the emptiness check below proves nothing): {during:?}"
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(child.0.try_wait().expect("try_wait").is_none(), "helm cozy apply did not block on --wait");
+    let mut kill = std::process::Command::new("kill");
+    kill.args(["-INT", &plugin.to_string()]);
+    cozyhr_e2e::run(kill).ok();
+
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "helm cozy apply did not exit within 60s of SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let run = Run {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        line: "helm cozy apply a --wait --timeout 2m".into(),
+    };
+    (run, upgrade)
+}
+
+fn interrupted_apply(helm: Helm) {
+    let ns = namespace(&format!("hca-int-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+
+    let (run, upgrade) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&ns, "a-web"));
+    assert!(
+        run.code.is_some_and(|c| c != 0),
+        "an interrupted apply exits non-zero: {:?}\n{}\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    assert!(run.stderr.contains("interrupted"), "{}", run.stderr);
+    eventually("the helm upgrade to be stopped", Duration::from_secs(10), || {
+        if running(upgrade) { Err(format!("helm upgrade {upgrade} still runs")) } else { Ok(()) }
+    });
+    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
+
+    let obj = hr(&ns, "a");
+    assert!(suspended(&obj), "A stays suspended after an interrupted apply");
+    let (ready, reason, message) = condition(&obj, "Ready").expect("Ready");
+    assert_eq!((ready.as_str(), reason.as_str()), ("False", "ApplyInterrupted"), "{message}");
+    assert!(message.contains("interrupted by SIGINT"), "{message}");
+    let evs = events(&ns, "a");
+    assert!(evs.iter().any(|(r, by, _)| r == "ApplyInterrupted" && by == "helm-cozy"), "{evs:?}");
+}
+
+#[test]
+fn helm3_interrupted_apply_leaves_a_suspended_saying_so_and_no_temporary_files() {
+    interrupted_apply(Helm::V3);
+}
+
+#[test]
+fn helm4_interrupted_apply_leaves_a_suspended_saying_so_and_no_temporary_files() {
+    interrupted_apply(Helm::V4);
+}
+
+// After an interruption, Helm's storage must be back where Flux keeps it (the HelmRelease's namespace) also
+// when the release deploys to targetNamespace (helm cozy moves it to the release namespace while helm runs).
+
+fn interrupted_apply_restores_storage(helm: Helm) {
+    let ns = namespace(&format!("hca-store-{helm:?}").to_lowercase());
+    let target = namespace(&format!("hca-store-{helm:?}-t").to_lowercase());
+    let release = format!("{target}-a");
+    let chart = demo_chart();
+    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\ntargetNamespace: {target}\n")));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (run, _) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&target, &format!("{release}-web")));
+    assert!(run.code.is_some_and(|c| c != 0), "{:?}\n{}", run.code, run.stderr);
+    assert_eq!(condition(&hr(&ns, "a"), "Ready").map(|c| c.1), Some("ApplyInterrupted".into()));
+    assert!(
+        helm_release_secrets(&target, &release).is_empty(),
+        "the interrupted apply left Helm's storage in the target namespace {target}: {:?} (Flux keeps it in {ns}: {:?})",
+        release_states(&target, &release),
+        release_states(&ns, &release)
+    );
+    assert_eq!(release_states(&ns, &release).len(), 1, "the release's storage is in {ns}");
+}
+
+#[test]
+fn helm3_interrupted_apply_with_target_namespace_leaves_helm_storage_where_flux_keeps_it() {
+    interrupted_apply_restores_storage(Helm::V3);
+}
+
+#[test]
+fn helm4_interrupted_apply_with_target_namespace_leaves_helm_storage_where_flux_keeps_it() {
+    interrupted_apply_restores_storage(Helm::V4);
+}
+
+// The interrupted apply says "run helm cozy apply NAME again": that must work.
+
+fn apply_again_after_interrupt(helm: Helm) {
+    let ns = namespace(&format!("hca-again-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (run, _) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&ns, "a-web"));
+    assert!(run.stderr.contains("helm cozy apply a again"), "the advice this test follows:\n{}", run.stderr);
+
+    // Without --wait this time, so the Deployment does not block.
+    let again = cozy(helm, &chart, &ns, &["apply", "a"]);
+    assert_eq!(
+        again.code,
+        Some(0),
+        "apply after an interrupted apply fails (release storage: {:?}):\n{}",
+        release_states(&ns, "a"),
+        again.stderr
+    );
+    let obj = hr(&ns, "a");
+    assert_eq!(condition(&obj, "Ready").map(|c| c.0), Some("True".into()), "{}", obj["status"]);
+    let states = release_states(&ns, "a");
+    assert!(states.values().any(|(status, _)| status == "deployed"), "no deployed release: {states:?}");
+}
+
+#[test]
+fn helm3_apply_again_after_an_interrupted_apply_succeeds() {
+    apply_again_after_interrupt(Helm::V3);
+}
+
+#[test]
+fn helm4_apply_again_after_an_interrupted_apply_succeeds() {
+    apply_again_after_interrupt(Helm::V4);
+}
