@@ -49,8 +49,12 @@ pub struct ApplyRequest<'a> {
     pub self_exe: std::path::PathBuf,
 }
 
-/// Resolves when the process gets SIGINT or SIGTERM.
-async fn interrupted() -> &'static str {
+/// Resolves when the process gets SIGINT or SIGTERM, with the signal's name.
+async fn interrupted() -> String {
+    interrupted_signal().await.to_string()
+}
+
+async fn interrupted_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -76,11 +80,39 @@ fn recorder(cluster: &Cluster) -> Recorder {
     Recorder::new(cluster.client.clone(), Reporter { controller: "helm-cozy".into(), instance: None })
 }
 
+/// The API server refuses an Event note over 1024 bytes.
+const EVENT_NOTE_MAX: usize = 1024;
+
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut.
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max.saturating_sub(3);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// Helm's error as helm-controller states it: once, without Helm 4's duplicate `level=…` log lines or the
+/// CLI's `Error: UPGRADE FAILED: ` prefix.
+fn helm_error(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim_start().starts_with("level=")).collect();
+    let text = lines.join("\n");
+    let text = text.trim();
+    let text = text.strip_prefix("Error: ").unwrap_or(text);
+    let text =
+        text.strip_prefix("UPGRADE FAILED: ").or_else(|| text.strip_prefix("INSTALLATION FAILED: ")).unwrap_or(text);
+    text.trim().to_string()
+}
+
 async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &str, note: &str) {
-    let ev = Event { type_, reason: reason.into(), note: Some(note.into()), action: "Apply".into(), secondary: None };
+    let note = truncate(note, EVENT_NOTE_MAX);
+    let ev = Event { type_, reason: reason.into(), note: Some(note), action: "Apply".into(), secondary: None };
     // An Event is a courtesy to people and tools watching; failing to record one does not fail the apply.
     if let Err(e) = recorder(cluster).publish(&ev, &hr.object_ref(&())).await {
-        tracing::warn!("cannot record event: {e}");
+        status::failure(format!("cannot record the {reason} event: {e}"));
     }
 }
 
@@ -99,7 +131,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
 
     if req.options.dry_run {
         status::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options)
+        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted())
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         status::success("the API server accepts every object (server-side dry run)");
@@ -118,10 +150,13 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         req.chart.meta.version
     ));
     let started = Instant::now();
-    let result = tokio::select! {
-        r = upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options) => Ok(r),
-        signal = interrupted() => Err(signal),
-    };
+    // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
+    // relocation is undone either way, and then the interruption is recorded.
+    let result =
+        match upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted()).await {
+            Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
+            other => Ok(other),
+        };
     let config_digest = crate::values::digest_values(&desired.composed.values);
     let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), ns);
     let failure = |reason: Option<&'static str>, message: String| {
@@ -143,9 +178,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         }
     };
     match result {
-        Err(signal) => {
+        Err((signal, detail)) => {
             let message = format!(
-                "helm cozy apply was interrupted by {signal} while helm was running; the release may be partly applied: run helm cozy apply {} again",
+                "helm cozy apply was interrupted by {signal} while helm was running{detail}; the release may be partly applied: run helm cozy apply {} again",
                 req.name
             );
             let hr = release_status::write(
@@ -161,7 +196,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         Ok(Err(e)) => {
             let message = e.to_string();
             let helm_message = match &e {
-                crate::render::RenderError::Failed { stderr, .. } => stderr.clone(),
+                crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
                 _ => message.clone(),
             };
             let hr = release_status::write(&api, req.name, failure(None, helm_message.clone())).await?;
@@ -272,4 +307,24 @@ pub async fn delete(
         "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: kubectl cozyhr resume {name} -n {ns}"
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_fit_the_event_limit_on_a_char_boundary() {
+        let long = "é".repeat(800);
+        let t = truncate(&long, EVENT_NOTE_MAX);
+        assert!(t.len() <= EVENT_NOTE_MAX && t.ends_with("..."), "{}", t.len());
+        assert_eq!(truncate("short", EVENT_NOTE_MAX), "short");
+    }
+
+    #[test]
+    fn helm_errors_are_stated_once() {
+        let helm4 = "level=WARN msg=\"upgrade failed\" error=\"boom\"\nError: UPGRADE FAILED: boom\n";
+        assert_eq!(helm_error(helm4), "boom");
+        assert_eq!(helm_error("Error: INSTALLATION FAILED: bad\n"), "bad");
+    }
 }

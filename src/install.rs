@@ -116,13 +116,14 @@ pub async fn upgrade(
     session: &PostRenderSession,
     installed: bool,
     options: &UpgradeOptions,
+    cancel: impl std::future::Future<Output = String>,
 ) -> Result<(), RenderError> {
     let values = desired.write_values_file().map_err(|e| RenderError::PostRender(e.to_string()))?;
     let mut args = upgrade_args(helm, desired, values.path(), installed, options);
     args.extend(session.helm_args(helm.major)?);
     let env = session.helm_env(helm.major);
     with_storage_in_release_namespace(cluster, desired, || async {
-        helm.run(&args, &env).await.map(|_| ()).map_err(|e| match (e, session.error_log()) {
+        helm.run_until(&args, &env, cancel).await.map(|_| ()).map_err(|e| match (e, session.error_log()) {
             (RenderError::Failed { program, stderr }, Some(log)) => {
                 RenderError::Failed { program, stderr: format!("{log}\n{stderr}") }
             }

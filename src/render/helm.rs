@@ -56,6 +56,19 @@ impl Helm {
         })
     }
 
+    /// [`run`](Self::run), stopped gracefully when `cancel` resolves.
+    pub async fn run_until(
+        &self,
+        args: &[OsString],
+        envs: &[(String, OsString)],
+        cancel: impl std::future::Future<Output = String>,
+    ) -> Result<Vec<u8>, RenderError> {
+        super::run_program_until(&self.bin, args, envs, None, cancel).await.map_err(|e| match e {
+            RenderError::Failed { stderr, .. } => RenderError::Failed { program: "helm".into(), stderr },
+            other => other,
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.bin
     }

@@ -39,6 +39,9 @@ pub enum RenderError {
 
     #[error("post-render: {0}")]
     PostRender(String),
+
+    #[error("interrupted by {signal}{detail}")]
+    Interrupted { signal: String, detail: String },
 }
 
 /// Runs a program with an argument vector (never through a shell), feeding `stdin`, and returns stdout.
@@ -48,6 +51,23 @@ pub async fn run_program(
     args: &[std::ffi::OsString],
     envs: &[(String, std::ffi::OsString)],
     stdin: Option<&[u8]>,
+) -> Result<Vec<u8>, RenderError> {
+    run_program_until(program, args, envs, stdin, std::future::pending()).await
+}
+
+/// How long a program asked to stop may take to clean up (Helm marks its release failed) before it is
+/// killed.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`run_program`], stopped gracefully when `cancel` resolves (with the signal's name): the child gets
+/// SIGTERM and up to [`GRACE`] to finish, so that Helm records the release as failed instead of leaving it
+/// pending, and callers still run their own clean-up after it.
+pub async fn run_program_until(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: Option<&[u8]>,
+    cancel: impl std::future::Future<Output = String>,
 ) -> Result<Vec<u8>, RenderError> {
     use tokio::io::AsyncWriteExt;
     let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -69,7 +89,29 @@ pub async fn run_program(
             let _ = pipe.write_all(&input).await;
         });
     }
-    let out = child.wait_with_output().await?;
+    let pid = child.id();
+    let output = child.wait_with_output();
+    tokio::pin!(output);
+    let out = tokio::select! {
+        out = &mut output => out?,
+        signal = cancel => {
+            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                // SAFETY: kill(2) on the pid of our own child, which we have not reaped yet.
+                unsafe {
+                    libc::kill(pid, libc::SIGTERM);
+                }
+            }
+            let detail = match tokio::time::timeout(GRACE, &mut output).await {
+                Ok(Ok(out)) => {
+                    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    if stderr.is_empty() { String::new() } else { format!(" ({name}: {stderr})") }
+                }
+                // Still running after the grace period: dropping the future kills it (kill_on_drop).
+                _ => format!(" ({name} did not stop within {}s and was killed)", GRACE.as_secs()),
+            };
+            return Err(RenderError::Interrupted { signal, detail });
+        }
+    };
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
         let stderr = if stderr.is_empty() { format!("exited with {}", out.status) } else { stderr };
