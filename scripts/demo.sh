@@ -77,13 +77,22 @@ set -e
 
 say "Apply: suspend Flux, helm upgrade as helm-controller would, write the status as helm-controller does"
 run helm cozy apply hello -n demo -C "$demo/hello"
-run kubectl -n demo-apps get configmap demo-apps-hello-greeting -o jsonpath='{.data.edited}{"\n"}'
+# The newest Helm release revision stored for the demo release.
+helm_revision() { kubectl -n demo get secrets -l owner=helm,name=demo-apps-hello -o jsonpath='{range .items[*]}{.metadata.labels.version}{"\n"}{end}' | sort -n | tail -n 1; }
+after_apply=$(helm_revision)
+edited=$(run kubectl -n demo-apps get configmap demo-apps-hello-greeting -o jsonpath='{.data.edited}')
+echo "$edited"
+case $edited in "locally, by the demo at "*) ;; *) echo "demo: the cluster does not carry the local edit" >&2; exit 1 ;; esac
 run helm cozy diff hello -n demo -C "$demo/hello" --detailed-exitcode
 run kubectl cozyhr status hello -n demo
 
 say "Hand back to Flux: helm-controller finds nothing to redo"
 run kubectl cozyhr resume hello -n demo
 run kubectl cozyhr get -n demo -o wide
+after_resume=$(helm_revision)
+[ "$after_resume" = "$after_apply" ] ||
+  { echo "demo: helm-controller upgraded the release after resume ($after_apply -> $after_resume)" >&2; exit 1; }
+echo "helm-controller took the release as its own: still Helm revision $after_resume"
 
 say "Done. The cluster is still up."
 cat <<MSG
