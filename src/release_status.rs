@@ -84,42 +84,6 @@ fn now() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// Go's time.Duration.String(), the format of metav1.Duration.
-pub fn go_duration(d: Duration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".into();
-    }
-    if nanos < 1_000 {
-        return format!("{nanos}ns");
-    }
-    if nanos < 1_000_000 {
-        return format!("{}µs", trim_fraction(nanos as f64 / 1e3));
-    }
-    if nanos < 1_000_000_000 {
-        return format!("{}ms", trim_fraction(nanos as f64 / 1e6));
-    }
-    let secs = d.as_secs();
-    let frac = d.subsec_nanos();
-    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
-    let mut seconds = format!("{s}");
-    if frac > 0 {
-        let f = format!("{frac:09}");
-        seconds.push('.');
-        seconds.push_str(f.trim_end_matches('0'));
-    }
-    match (h, m) {
-        (0, 0) => format!("{seconds}s"),
-        (0, m) => format!("{m}m{seconds}s"),
-        (h, m) => format!("{h}h{m}m{seconds}s"),
-    }
-}
-
-fn trim_fraction(x: f64) -> String {
-    let s = format!("{x:.9}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 /// Sets a condition in a list the way apimachinery's meta.SetStatusCondition does: the transition time
 /// changes only when the status changes.
 pub fn set_condition(
@@ -225,7 +189,7 @@ pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
     out.insert("lastAttemptedRevisionDigest".into(), Value::Null);
     out.insert("lastAttemptedConfigDigest".into(), s.config_digest.clone().into());
     out.insert("lastAttemptedReleaseAction".into(), s.action.as_str().into());
-    out.insert("lastAttemptedReleaseActionDuration".into(), go_duration(s.duration).into());
+    out.insert("lastAttemptedReleaseActionDuration".into(), crate::duration::go_string(s.duration).into());
     out.insert("lastAttemptedValuesChecksum".into(), Value::Null);
     out.insert("lastReleaseRevision".into(), Value::Null);
     out.insert("storageNamespace".into(), s.storage_namespace.into());
@@ -313,15 +277,6 @@ pub async fn write(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_like_go() {
-        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(go_duration(Duration::from_secs(75)), "1m15s");
-        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
-        assert_eq!(go_duration(Duration::from_secs(3723)), "1h2m3s");
-        assert_eq!(go_duration(Duration::ZERO), "0s");
-    }
 
     #[test]
     fn transition_time_changes_only_with_status() {

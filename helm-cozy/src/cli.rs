@@ -223,7 +223,7 @@ pub struct ApplyArgs {
     pub take_ownership: bool,
 
     /// How long helm may take (default: the HelmRelease's timeout, else 5m).
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
 
     /// Wait for the objects to become ready (default: as the HelmRelease's install/upgrade.disableWait says).
@@ -244,14 +244,6 @@ pub struct DeleteArgs {
     pub name: String,
 
     /// How long helm uninstall may take.
-    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
-}
-
-/// Parses Go-style durations ("30s", "5m", "1h30m").
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    s.parse::<jiff::SignedDuration>()
-        .ok()
-        .and_then(|d| std::time::Duration::try_from(d).ok())
-        .ok_or_else(|| format!("{s:?} is not a duration (examples: 30s, 5m, 1h)"))
 }
