@@ -5,7 +5,8 @@
 # `helm cozy diff NAME` of 1000 objects under 1 second.
 #
 #   scripts/bench-render.sh [N]        (env: BENCH_RUNS=5, BENCH_WARMUP=1; needs the local control plane:
-#                                       scripts/cluster.sh up; builds target/release/helm-cozy if missing)
+#                                       scripts/cluster.sh up; builds target/release/helm-cozy if missing;
+#                                       BENCH_KEEP=1 keeps the chart, plugin dir and HelmRelease for profiling)
 #
 # What is measured, per Helm version (helm cozy runs as a real Helm plugin: helm → helm-cozy → helm):
 #   helm template          bare `helm template` with the values helm cozy composes (`helm cozy values -o json`),
@@ -46,7 +47,11 @@ have_hyperfine=''
 command -v hyperfine >/dev/null 2>&1 && have_hyperfine=1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cozyhr-bench-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+if [ -n "${BENCH_KEEP:-}" ]; then
+  trap 'echo "kept: chart $work/bench, plugins $work/plugins, HelmRelease ${ns:-}/${hr:-}" >&2' EXIT
+else
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # ---------------------------------------------------------------------------------------------------
 # The chart: n objects split over ConfigMaps, Services and Secrets, each carrying a little data.
@@ -257,4 +262,4 @@ for helm_v in 3 4; do
 done
 
 # helm-controller uninstalls the release in the background; the namespace stays (scripts/cluster.sh down).
-"$KUBECTL" -n "$ns" delete helmrelease "$hr" --wait=false >/dev/null
+[ -n "${BENCH_KEEP:-}" ] || "$KUBECTL" -n "$ns" delete helmrelease "$hr" --wait=false >/dev/null

@@ -67,17 +67,34 @@ pub fn against_release(desired: Vec<Manifest>, stored: Vec<Manifest>, options: P
     .map_err(|e| manifest_error("diff", e))
 }
 
-/// The plan against the cluster: `desired` after a server dry run vs. live; objects in `previously_released`
-/// but no longer desired are removals of what is live.
+/// The latest stored release, as far as the diff against the cluster needs it.
+#[derive(Debug, Default)]
+pub struct Previous {
+    /// The objects of its manifest (see [`stored_objects`]).
+    pub objects: Vec<Manifest>,
+    /// Whether it is `deployed`: its manifest is then what was last applied to every object.
+    pub deployed: bool,
+}
+
+/// The plan against the cluster: `desired` after a server dry run vs. live; objects of the previous
+/// release that are no longer desired are removals of what is live.
 pub async fn against_live(
     live: &LiveObjects<'_>,
     release: (&str, &str),
     desired: Vec<Manifest>,
-    previously_released: Vec<Manifest>,
+    previous: Previous,
     options: PlanOptions,
 ) -> Result<Plan> {
-    let objects: Vec<Value> = desired.iter().map(|m| with_helm_ownership(&m.object, release.0, release.1)).collect();
-    let observed = live.observe_all(&objects).await?;
+    let owned = |m: &Manifest| with_helm_ownership(&m.object, release.0, release.1);
+    let objects: Vec<Value> = desired.iter().map(owned).collect();
+    // What the deployed release applied to each desired object, as Helm sent it.
+    let applied: std::collections::HashMap<&ObjectId, Value> = if previous.deployed {
+        previous.objects.iter().map(|m| (&m.id, owned(m))).collect()
+    } else {
+        Default::default()
+    };
+    let last_applied: Vec<Option<&Value>> = desired.iter().map(|m| applied.get(&m.id)).collect();
+    let observed = live.observe_all(&objects, &last_applied).await?;
     let mut desired_pairs = Vec::with_capacity(desired.len());
     let mut live_pairs = Vec::new();
     for (m, o) in desired.iter().zip(observed) {
@@ -87,7 +104,7 @@ pub async fn against_live(
         }
     }
     let wanted: std::collections::BTreeSet<&ObjectId> = desired.iter().map(|m| &m.id).collect();
-    let gone: Vec<&Manifest> = previously_released.iter().filter(|m| !wanted.contains(&m.id)).collect();
+    let gone: Vec<&Manifest> = previous.objects.iter().filter(|m| !wanted.contains(&m.id)).collect();
     let gone_objects: Vec<Value> = gone.iter().map(|m| m.object.clone()).collect();
     for (m, l) in gone.iter().zip(live.get_all(&gone_objects).await?) {
         if let Some(l) = l {
@@ -115,7 +132,17 @@ pub fn with_helm_ownership(obj: &Value, release_name: &str, release_namespace: &
     obj
 }
 
-/// Convenience for callers holding a cluster: the stored manifest of the latest release revision, if any.
-pub async fn stored_manifest(cluster: &Cluster, storage_namespace: &str, release: &str) -> Result<Option<String>> {
-    Ok(crate::helmstore::latest(cluster, storage_namespace, release).await?.map(|r| r.manifest))
+/// The latest stored release revision, if any, as [`Previous`] for the diff.
+pub async fn previous_release(
+    cluster: &Cluster,
+    storage_namespace: &str,
+    release: &str,
+    release_namespace: &str,
+) -> Result<Previous> {
+    match crate::helmstore::latest(cluster, storage_namespace, release).await? {
+        Some(r) => {
+            Ok(Previous { objects: stored_objects(&r.manifest, release_namespace)?, deployed: r.status == "deployed" })
+        }
+        None => Ok(Previous::default()),
+    }
 }

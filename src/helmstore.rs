@@ -110,9 +110,19 @@ pub async fn history(cluster: &Cluster, storage_namespace: &str, name: &str) -> 
     Ok(out)
 }
 
-/// The newest stored revision, if any.
+/// The newest stored revision, if any. Only that one is decoded: Helm labels each Secret with its
+/// revision, and a release of a large chart is megabytes of gzipped JSON per revision.
 pub async fn latest(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<StoredRelease>> {
-    Ok(history(cluster, storage_namespace, name).await?.into_iter().next())
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
+    let list = api.list(&lp).await.map_err(|e| cluster.error(e))?;
+    let revision = |s: &Secret| s.metadata.labels.as_ref()?.get("version")?.parse::<i64>().ok();
+    if list.items.iter().any(|s| revision(s).is_none()) {
+        // Not labelled as Helm labels them: decode them all and go by the revision inside.
+        return Ok(history(cluster, storage_namespace, name).await?.into_iter().next());
+    }
+    let newest = list.items.iter().max_by_key(|s| revision(s));
+    newest.and_then(|s| s.data.as_ref()?.get("release")).map(|field| decode(&field.0)).transpose()
 }
 
 #[cfg(test)]

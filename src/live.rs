@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use futures::{StreamExt, TryStreamExt};
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, TypeMeta};
 use kube::core::GroupVersionKind;
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use serde_json::Value;
@@ -16,6 +16,9 @@ use crate::error::{Error, Result};
 /// How many requests to keep in flight: enough to hide latency for large charts without flooding the
 /// API server's default per-client rate limits.
 const CONCURRENCY: usize = 16;
+
+/// From this many objects of one kind in one namespace, one LIST is cheaper than a GET each.
+const LIST_FROM: usize = 4;
 
 /// The field manager helm-controller applies with; a dry run as the same manager shows what its apply
 /// would change, including fields someone else changed by hand.
@@ -76,25 +79,66 @@ impl<'a> LiveObjects<'a> {
         let (ar, caps) = self.resource(obj).await?;
         let api = self.api(&ar, &caps, namespace_of(obj));
         let live = api.get_opt(name_of(obj)?).await.map_err(|e| self.cluster.error(e))?;
-        live.map(|o| {
-            serde_json::to_value(o).map_err(|e| Error::Invalid { what: "live object".into(), reason: e.to_string() })
-        })
-        .transpose()
+        live.map(to_value).transpose()
     }
 
-    /// Live state plus a forced server-side apply dry run of `desired` as helm-controller's field manager.
-    pub async fn observe(&self, desired: &Value) -> Result<Observed> {
+    /// The live objects for many objects, in input order: one LIST per kind and namespace holding at
+    /// least [`LIST_FROM`] of them, a GET for the others, all concurrently.
+    pub async fn get_all(&self, objs: &[Value]) -> Result<Vec<Option<Value>>> {
+        let mut groups: HashMap<(GroupVersionKind, Option<&str>), Vec<usize>> = HashMap::new();
+        for (i, obj) in objs.iter().enumerate() {
+            groups.entry((gvk_of(obj)?, namespace_of(obj))).or_default().push(i);
+        }
+        let mut out = vec![None; objs.len()];
+        let (listed, single): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, ix)| ix.len() >= LIST_FROM);
+        let lists = futures::stream::iter(listed.into_iter().map(|((_, namespace), ix)| async move {
+            let (ar, caps) = self.resource(&objs[ix[0]]).await?;
+            let list = self.api(&ar, &caps, namespace).list(&ListParams::default()).await;
+            let mut by_name: HashMap<String, DynamicObject> = list
+                .map_err(|e| self.cluster.error(e))?
+                .items
+                .into_iter()
+                .filter_map(|o| Some((o.metadata.name.clone()?, o)))
+                .collect();
+            let mut found = Vec::with_capacity(ix.len());
+            for i in ix {
+                // A LIST reports items without apiVersion/kind; the object read alone has them.
+                let live = by_name.remove(name_of(&objs[i])?).map(|mut o| {
+                    o.types = Some(TypeMeta { api_version: ar.api_version.clone(), kind: ar.kind.clone() });
+                    o
+                });
+                found.push((i, live.map(to_value).transpose()?));
+            }
+            Ok::<_, Error>(found)
+        }));
+        let mut lists = lists.buffer_unordered(CONCURRENCY);
+        while let Some(found) = lists.try_next().await? {
+            for (i, live) in found {
+                out[i] = live;
+            }
+        }
+        let singles: Vec<usize> = single.into_iter().flat_map(|(_, ix)| ix).collect();
+        let got: Vec<Option<Value>> = futures::stream::iter(singles.iter().map(|&i| self.get(&objs[i])))
+            .buffered(CONCURRENCY)
+            .try_collect()
+            .await?;
+        for (i, live) in singles.into_iter().zip(got) {
+            out[i] = live;
+        }
+        Ok(out)
+    }
+
+    /// A forced server-side apply dry run of `desired` as helm-controller's field manager: the object as
+    /// helm-controller's apply would leave it. `live` is what is there now (None: nothing).
+    pub async fn dry_run(&self, desired: &Value, live: Option<&Value>) -> Result<Value> {
         let (ar, caps) = self.resource(desired).await?;
         let api = self.api(&ar, &caps, namespace_of(desired));
         let name = name_of(desired)?;
-        let live = api.get_opt(name).await.map_err(|e| self.cluster.error(e))?;
         let params = PatchParams::apply(FLUX_FIELD_MANAGER).force().dry_run();
         let applied = match api.patch(name, &params, &Patch::Apply(desired)).await {
             // The namespace does not exist yet (helm would create it with --create-namespace): nothing
             // for the server to default against, so the object is added as rendered.
-            Err(kube::Error::Api(s)) if s.code == 404 && live.is_none() => {
-                return Ok(Observed { live: None, desired_on_server: desired.clone() });
-            }
+            Err(kube::Error::Api(s)) if s.code == 404 && live.is_none() => return Ok(desired.clone()),
             other => other,
         }
         .map_err(|e| match e {
@@ -104,21 +148,58 @@ impl<'a> LiveObjects<'a> {
             },
             e => self.cluster.error(e),
         })?;
-        let to_value = |o: DynamicObject| {
-            serde_json::to_value(o).map_err(|e| Error::Invalid { what: "object".into(), reason: e.to_string() })
-        };
-        Ok(Observed { live: live.map(to_value).transpose()?, desired_on_server: to_value(applied)? })
+        to_value(applied)
     }
 
-    /// [`observe`](Self::observe) for many objects concurrently, results in input order.
-    pub async fn observe_all(&self, desired: &[Value]) -> Result<Vec<Observed>> {
-        futures::stream::iter(desired.iter().map(|d| self.observe(d))).buffered(CONCURRENCY).try_collect().await
+    /// Live state and the server's view of each desired object, in input order.
+    ///
+    /// The dry run is skipped where its answer is known: when an object is exactly what the deployed
+    /// release last applied (`last_applied[i]`) and every field of it is already live with the same
+    /// value, applying it again as the same field manager changes nothing (it sets only values that are
+    /// there, and it removes nothing, because the fields the manager owns are those of that same object).
+    /// Anything else (a changed object, drift, a field the server writes differently, a new object) gets
+    /// the dry run. This keeps a diff of a large, mostly unchanged release to a few LISTs.
+    pub async fn observe_all(&self, desired: &[Value], last_applied: &[Option<&Value>]) -> Result<Vec<Observed>> {
+        let live = self.get_all(desired).await?;
+        let mut out: Vec<Option<Observed>> = vec![None; desired.len()];
+        let mut to_dry_run = Vec::new();
+        for (i, live) in live.into_iter().enumerate() {
+            let settled = last_applied.get(i).copied().flatten() == Some(&desired[i])
+                && live.as_ref().is_some_and(|l| is_subset(&desired[i], l));
+            match live {
+                Some(l) if settled => out[i] = Some(Observed { desired_on_server: l.clone(), live: Some(l) }),
+                live => to_dry_run.push((i, live)),
+            }
+        }
+        tracing::debug!(objects = desired.len(), dry_runs = to_dry_run.len(), "live objects read");
+        let ran: Vec<(usize, Observed)> = futures::stream::iter(to_dry_run.into_iter().map(|(i, live)| async move {
+            let desired_on_server = self.dry_run(&desired[i], live.as_ref()).await?;
+            Ok::<_, Error>((i, Observed { live, desired_on_server }))
+        }))
+        .buffer_unordered(CONCURRENCY)
+        .try_collect()
+        .await?;
+        for (i, o) in ran {
+            out[i] = Some(o);
+        }
+        Ok(out.into_iter().flatten().collect())
     }
+}
 
-    /// [`get`](Self::get) for many objects concurrently, results in input order.
-    pub async fn get_all(&self, objs: &[Value]) -> Result<Vec<Option<Value>>> {
-        futures::stream::iter(objs.iter().map(|o| self.get(o))).buffered(CONCURRENCY).try_collect().await
+/// Every field of `desired` is in `live` with the same value: mappings by key, lists element by element
+/// with the same length (the server may add defaulted fields inside elements, not elements). A null in
+/// `desired` asks the server to remove a field, which is not a plain value, so it never counts as present.
+fn is_subset(desired: &Value, live: &Value) -> bool {
+    match (desired, live) {
+        (Value::Object(d), Value::Object(l)) => d.iter().all(|(k, dv)| l.get(k).is_some_and(|lv| is_subset(dv, lv))),
+        (Value::Array(d), Value::Array(l)) => d.len() == l.len() && d.iter().zip(l).all(|(dv, lv)| is_subset(dv, lv)),
+        (Value::Null, _) => false,
+        (d, l) => d == l,
     }
+}
+
+fn to_value(o: DynamicObject) -> Result<Value> {
+    serde_json::to_value(o).map_err(|e| Error::Invalid { what: "live object".into(), reason: e.to_string() })
 }
 
 fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {

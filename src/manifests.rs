@@ -263,13 +263,15 @@ fn flatten(value: Value, location: &Location, out: &mut Vec<Manifest>) -> Result
     Ok(())
 }
 
-struct RawDocument {
-    text: String,
-    source: Option<String>,
-    line: usize,
+/// One document of a stream as text, with the template path of its `# Source:` comment and its first line.
+pub(crate) struct RawDocument {
+    pub(crate) text: String,
+    pub(crate) source: Option<String>,
+    pub(crate) line: usize,
 }
 
-fn split_documents(stream: &str) -> Vec<RawDocument> {
+/// Splits a stream at its document markers (see [`parse_manifests`]); blank documents are dropped.
+pub(crate) fn split_documents(stream: &str) -> Vec<RawDocument> {
     let stream = stream.strip_prefix('\u{feff}').unwrap_or(stream);
     let mut docs = Vec::new();
     let mut text = String::new();
@@ -312,7 +314,8 @@ fn finish_document(text: String, line: usize) -> RawDocument {
     RawDocument { text, source, line }
 }
 
-fn is_blank_document(text: &str) -> bool {
+/// A document with nothing but comments and blank lines.
+pub(crate) fn is_blank_document(text: &str) -> bool {
     text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with('#'))
 }
 

@@ -287,6 +287,62 @@ fn values_json_prints_large_numbers_as_helm_stores_them_helm4() {
     );
 }
 
+/// The YAML a chart's templates produce, read as helm-controller reads it, on both of helm cozy's
+/// post-render paths: the in-process one (HelmRelease `edges-fast`) and kustomize's (`edges-kustomize`,
+/// whose chart adds a document with an alias and a timestamp, which only go-yaml v3 may interpret).
+/// Covered: block scalars ending a document in the middle and at the end of a template (helm-controller's
+/// Helm trims the first, not the second), `>`, `|+` ending a template (Helm 4 only: Helm 3 trims it away
+/// before any post-renderer runs), YAML 1.1 words (`yes`, `n`), version-like and octal-like strings,
+/// `-Xmx512m`, flow collections, `annotations: {}` and `labels: null`. Then the diff against the cluster
+/// right after helm-controller installed it: nothing to change.
+fn yaml_edges(helm: Helm) {
+    let ns = namespace("sd-edges");
+    let templates = ["blocks.yaml", "mixed.yaml", "keep.yaml", "fallback.yaml"]
+        .map(|t| (t, fixture(&format!("edges/templates/{t}"))));
+    let templates: Vec<(&str, &str)> = templates.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let chart = Chart::new("edges", "0.1.0", "fallback: false\nkeep: false\n", &templates);
+    chart.publish("edges", &ns);
+    for (name, fallback) in [("edges-fast", false), ("edges-kustomize", true)] {
+        let keep = helm == Helm::V4;
+        let spec = format!(
+            "values:\n  fallback: {fallback}\n  keep: {keep}\ncommonMetadata:\n  labels:\n    team: platform\n"
+        );
+        apply(&helmrelease(&ns, name, "edges", &spec));
+    }
+    let keep = helm == Helm::V4;
+    for (name, fallback) in [("edges-fast", false), ("edges-kustomize", true)] {
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+        let stored = objects(&helm_get(&["manifest", name, "-n", &ns]).stdout);
+        let block = |i: u32| find(&stored, "ConfigMap", &format!("{name}-block-{i}"))["data"]["config.yaml"].clone();
+        // The fixture shows helm-controller's behaviour, which the equality below then pins down.
+        assert_eq!(block(0), Value::from("server:\n  port: 8000"), "{name}: trimmed inside a template");
+        assert_eq!(block(2), Value::from("server:\n  port: 8002\n"), "{name}: kept at a template's end");
+        assert_eq!(find(&stored, "ConfigMap", &format!("{name}-block-0"))["data"]["on"], "yes");
+        if keep {
+            assert_eq!(find(&stored, "ConfigMap", &format!("{name}-keep"))["data"]["kept"], "x\n\n");
+        }
+        if fallback {
+            let anchors = find(&stored, "ConfigMap", &format!("{name}-anchors"));
+            assert_eq!(anchors["data"]["b"], "shared", "{anchors}");
+            assert_eq!(anchors["data"]["date"], "2001-12-14T00:00:00Z", "{anchors}");
+        }
+        let shown = cozy(helm, chart.path(), &ns, &["show", name]).ok();
+        assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {name}"));
+        let diff = cozy(helm, chart.path(), &ns, &["diff", name, "--detailed-exitcode"]);
+        assert_eq!(diff.code, Some(0), "{helm:?} {name}: diff right after install:\n{}\n{}", diff.stdout, diff.stderr);
+    }
+}
+
+#[test]
+fn yaml_edges_read_as_helm_controller_reads_them_helm3() {
+    yaml_edges(Helm::V3);
+}
+
+#[test]
+fn yaml_edges_read_as_helm_controller_reads_them_helm4() {
+    yaml_edges(Helm::V4);
+}
+
 #[test]
 fn show_and_values_equal_what_helm_controller_installed_helm3() {
     fidelity(Helm::V3);

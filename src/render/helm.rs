@@ -34,10 +34,20 @@ impl Helm {
         Self::at(bin).await
     }
 
-    /// A specific helm binary; asks it for its version.
+    /// A specific helm binary; asks it for its version (remembered per binary, see [`version_cache`]).
     pub async fn at(bin: PathBuf) -> Result<Helm, RenderError> {
-        let out = run_program(&bin, &["version".into(), "--template".into(), "{{.Version}}".into()], &[], None).await?;
-        let version = String::from_utf8_lossy(&out).trim().to_string();
+        let version = match version_cache::lookup(&bin) {
+            Some(v) => v,
+            None => {
+                let out = run_program(&bin, &["version".into(), "--template".into(), "{{.Version}}".into()], &[], None)
+                    .await?;
+                let version = String::from_utf8_lossy(&out).trim().to_string();
+                if parse_version(&version).is_some() {
+                    version_cache::store(&bin, &version);
+                }
+                version
+            }
+        };
         let (major, minor) = parse_version(&version).ok_or_else(|| RenderError::Failed {
             program: "helm version".into(),
             stderr: format!("unexpected version {version:?}"),
@@ -71,6 +81,63 @@ impl Helm {
 
     pub fn path(&self) -> &Path {
         &self.bin
+    }
+}
+
+/// The version of each helm binary seen, so that a command does not start helm once more just to ask
+/// (a helm start is ~50-100 ms, as long as rendering a mid-sized chart). A binary is known by its path,
+/// size and modification time: an upgrade in place changes those. The cache is a small text file under
+/// `$XDG_CACHE_HOME/cozyhr` (else `~/.cache/cozyhr`); any trouble with it just means asking helm.
+mod version_cache {
+    use std::path::{Path, PathBuf};
+    use std::time::UNIX_EPOCH;
+
+    const FILE: &str = "helm-versions";
+    /// Binaries remembered; the oldest entry goes first.
+    const KEEP: usize = 16;
+
+    fn file() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+        Some(base.join("cozyhr").join(FILE))
+    }
+
+    /// `path \t size \t mtime-ns`: what identifies this build of the binary.
+    fn key(bin: &Path) -> Option<String> {
+        let path = std::fs::canonicalize(bin).ok()?;
+        let meta = std::fs::metadata(&path).ok()?;
+        let mtime = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
+        let path = path.to_str()?;
+        (!path.contains(['\t', '\n'])).then(|| format!("{path}\t{}\t{mtime}", meta.len()))
+    }
+
+    pub fn lookup(bin: &Path) -> Option<String> {
+        let key = key(bin)?;
+        let text = std::fs::read_to_string(file()?).ok()?;
+        text.lines().find_map(|l| l.rsplit_once('\t').filter(|(k, _)| *k == key).map(|(_, v)| v.to_string()))
+    }
+
+    pub fn store(bin: &Path, version: &str) {
+        let (Some(key), Some(file)) = (key(bin), file()) else { return };
+        let old = std::fs::read_to_string(&file).unwrap_or_default();
+        let mut lines: Vec<&str> = old.lines().filter(|l| !l.starts_with(&format!("{key}\t"))).collect();
+        let entry = format!("{key}\t{version}");
+        lines.push(&entry);
+        let start = lines.len().saturating_sub(KEEP);
+        let mut text = lines[start..].join("\n");
+        text.push('\n');
+        // Write aside and rename, so that concurrent runs never read half a file.
+        let Some(dir) = file.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        if let Ok(tmp) = tempfile::NamedTempFile::new_in(dir)
+            && std::fs::write(tmp.path(), text).is_ok()
+        {
+            let _ = tmp.persist(&file);
+        }
     }
 }
 

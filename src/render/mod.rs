@@ -3,6 +3,7 @@
 //! kustomize that kubectl embeds, then commonMetadata, then the origin labels).
 
 pub mod helm;
+pub mod metadata;
 pub mod postrender;
 
 pub use helm::Helm;
@@ -79,7 +80,8 @@ pub async fn run_program_until(
         .stderr(std::process::Stdio::piped())
         // Ctrl-C or an error in the caller drops the future: do not leave the child running.
         .kill_on_drop(true);
-    tracing::debug!(program = %program.display(), ?args, "running");
+    // Only the subcommand: arguments can carry values (`--set`), which are never logged.
+    tracing::debug!(program = %program.display(), command = ?args.first(), "running");
     let mut child = cmd.spawn().map_err(|source| RenderError::Spawn { program: name.clone(), source })?;
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
@@ -112,6 +114,7 @@ pub async fn run_program_until(
             return Err(RenderError::Interrupted { signal, detail });
         }
     };
+    tracing::debug!(program = %name, status = %out.status, "finished");
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
         let stderr = if stderr.is_empty() { format!("exited with {}", out.status) } else { stderr };

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::metadata::{self, Field, Outcome, Step};
 use super::{RenderError, run_program};
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
 
@@ -48,57 +49,75 @@ pub struct PostRenderSpec {
     pub kubectl: PathBuf,
 }
 
-/// Runs the chain over a multi-document manifest stream.
+/// Runs the chain over the multi-document manifest stream Helm hands a post-renderer.
+///
+/// Helm's documents are read as helm-controller's Helm reads them, which differs from the local Helm
+/// in the trailing whitespace of documents ([`metadata::trimmed_documents`]); the output of a kustomize
+/// build is read as it is, as helm-controller reads it.
 pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, RenderError> {
     if manifests.split("\n---").all(|doc| doc.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))) {
         // Nothing to transform (a chart that renders no objects); kustomize would reject an empty input.
         return Ok(manifests.to_string());
     }
     let mut current = manifests.to_string();
+    let mut kustomized = false;
+    let mut helm_output = true;
     for (i, pr) in spec.post_renderers.iter().enumerate() {
         let Some(k) = pr.get("kustomize") else { continue };
         let mut kustomization = json!({
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
             "kind": "Kustomization",
-            "resources": ["helm-output.yaml"],
         });
         for field in ["patches", "images"] {
             if let Some(v) = k.get(field).filter(|v| !v.is_null()) {
                 kustomization[field] = v.clone();
             }
         }
-        current = kustomize(&spec.kubectl, &current, &kustomization, &[])
+        current = kustomize(&spec.kubectl, &current, helm_output, kustomization, &[])
             .await
             .map_err(|e| RenderError::PostRender(format!("postRenderers[{i}].kustomize: {e}")))?;
-    }
-    // commonMetadata then origin labels, as ordered transformers of one build; "fifo" keeps the order of
-    // the objects as they came (helm-controller transforms the resource map in place, without sorting).
-    let mut transformers = Vec::new();
-    if let Some(cm) = &spec.common_metadata {
-        if let Some(labels) = &cm.labels {
-            transformers
-                .push(("common-labels.yaml", transformer("common-labels", "LabelTransformer", "labels", labels)));
-        }
-        if let Some(annotations) = &cm.annotations {
-            transformers.push((
-                "common-annotations.yaml",
-                transformer("common-annotations", "AnnotationsTransformer", "annotations", annotations),
-            ));
-        }
+        kustomized = true;
+        helm_output = false;
     }
     let origin = BTreeMap::from([
         (format!("{GROUP}/name"), spec.hr_name.clone()),
         (format!("{GROUP}/namespace"), spec.hr_namespace.clone()),
     ]);
-    transformers.push(("origin-labels.yaml", transformer("origin-labels", "LabelTransformer", "labels", &origin)));
+    let common = spec.common_metadata.as_ref();
+    let mut steps = Vec::new();
+    if let Some(labels) = common.and_then(|c| c.labels.as_ref()) {
+        steps.push(Step { field: Field::Labels, entries: labels });
+    }
+    if let Some(annotations) = common.and_then(|c| c.annotations.as_ref()) {
+        steps.push(Step { field: Field::Annotations, entries: annotations });
+    }
+    steps.push(Step { field: Field::Labels, entries: &origin });
+    match metadata::apply(&current, &steps, helm_output) {
+        // Without a kustomize build in front, the documents kept their `# Source:` comments.
+        Outcome::Done(out) if kustomized => return Ok(restore_sources(manifests, &out)),
+        Outcome::Done(out) => return Ok(out),
+        Outcome::Unsupported(why) => tracing::debug!(%why, "commonMetadata and origin labels through kustomize"),
+    }
+    // The same steps as ordered transformers of one kustomize build; "fifo" keeps the order of the
+    // objects as they came (helm-controller transforms the resource map in place, without sorting).
+    let transformers: Vec<(String, Value)> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let (kind, field) = match step.field {
+                Field::Labels => ("LabelTransformer", "labels"),
+                Field::Annotations => ("AnnotationsTransformer", "annotations"),
+            };
+            (format!("step-{i}.yaml"), transformer(&format!("step-{i}"), kind, field, step.entries))
+        })
+        .collect();
     let kustomization = json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
-        "resources": ["helm-output.yaml"],
-        "transformers": transformers.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        "transformers": transformers.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
         "sortOptions": { "order": "fifo" },
     });
-    let out = kustomize(&spec.kubectl, &current, &kustomization, &transformers)
+    let out = kustomize(&spec.kubectl, &current, helm_output, kustomization, &transformers)
         .await
         .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))?;
     Ok(restore_sources(manifests, &out))
@@ -201,16 +220,32 @@ fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, Strin
     })
 }
 
-/// One `kubectl kustomize` build over the manifests in a private temporary directory.
+/// One `kubectl kustomize` build over the manifests in a private temporary directory. Each document is a
+/// resource file of its own, in stream order, so that a document trimmed as helm-controller reads Helm's
+/// output (`helm_output`, see [`run`]) ends where its text ends: kustomize adds a newline after every
+/// document of a file but the last.
 async fn kustomize(
     kubectl: &Path,
     manifests: &str,
-    kustomization: &Value,
-    extra: &[(&str, Value)],
+    helm_output: bool,
+    mut kustomization: Value,
+    extra: &[(String, Value)],
 ) -> Result<String, RenderError> {
     let dir = tempfile::Builder::new().prefix("cozyhr-kustomize-").tempdir()?;
-    write_private(&dir.path().join("helm-output.yaml"), manifests.as_bytes())?;
-    write_private(&dir.path().join("kustomization.yaml"), &serde_json::to_vec(kustomization).map_err(io)?)?;
+    let mut resources = Vec::new();
+    let docs = crate::manifests::split_documents(manifests);
+    let trimmed = if helm_output { metadata::trimmed_documents(&docs) } else { vec![false; docs.len()] };
+    for (i, (doc, trim)) in docs.iter().zip(trimmed).enumerate() {
+        if crate::manifests::is_blank_document(&doc.text) {
+            continue;
+        }
+        let file = format!("doc-{i}.yaml");
+        let text = if trim { doc.text.trim_end() } else { doc.text.as_str() };
+        write_private(&dir.path().join(&file), text.as_bytes())?;
+        resources.push(file);
+    }
+    kustomization["resources"] = json!(resources);
+    write_private(&dir.path().join("kustomization.yaml"), &serde_json::to_vec(&kustomization).map_err(io)?)?;
     for (file, content) in extra {
         write_private(&dir.path().join(file), &serde_json::to_vec(content).map_err(io)?)?;
     }

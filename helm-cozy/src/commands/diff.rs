@@ -23,19 +23,25 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
         AgainstArg::Live => Against::Live,
         AgainstArg::Release => Against::Release,
     };
-    let stored = compare::stored_manifest(&cluster, &desired.storage_namespace, &desired.release_name).await?;
-    let stored = compare::stored_objects(stored.as_deref().unwrap_or_default(), &desired.release_namespace)?;
+    let previous = compare::previous_release(
+        &cluster,
+        &desired.storage_namespace,
+        &desired.release_name,
+        &desired.release_namespace,
+    )
+    .await?;
     let plan = match against {
         Against::Live => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, Some(&live)).await?;
-            compare::against_live(&live, (&desired.release_name, &desired.release_namespace), objects, stored, options)
-                .await?
+            let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
+            compare::against_live(&live, release, objects, previous, options).await?
         }
         Against::Release => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, None).await?;
-            compare::against_release(objects, stored, options)?
+            compare::against_release(objects, previous.objects, options)?
         }
     };
+    tracing::debug!("plan ready");
     let color = cozyhr::output::ColorChoice::from(args.color).for_stdout();
     let out = match args.output {
         DiffFormat::Diff => plan.render_diff(RenderOptions::with_context_flag(args.context, color)),

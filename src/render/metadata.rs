@@ -1,0 +1,526 @@
+//! Flux's metadata-only post-render steps (`commonMetadata` labels and annotations, then the origin
+//! labels) done in process, without a kustomize run.
+//!
+//! helm-controller runs these steps as kustomize LabelTransformer / AnnotationsTransformer over a kustomize
+//! resource map (`internal/postrender/common_renderer.go`, `transformer.go`): every document is decoded with
+//! go-yaml v3 into Go values, the keys are set under `metadata.labels` / `metadata.annotations` (created when
+//! missing), and each object is written back out as YAML with its keys sorted. Decoding changes meaning in
+//! places (YAML 1.2 rules: `yes` is a string, a plain `2001-12-14` becomes a timestamp, `1.0` becomes `1`),
+//! kustomize drops its own `config.kubernetes.io/*` annotations and an empty `metadata.annotations`, and it
+//! rejects lists and duplicate objects.
+//!
+//! This module reproduces that for the documents charts almost always render: block and flow collections,
+//! strings, booleans, null and decimal integers, with comments, anchors and block scalars. Anything else
+//! (an alias, a tag, a float, a plain scalar that go-yaml v3 might read as a number or a timestamp, a
+//! non-string key, a duplicate key or object, a `List`, kustomize's own annotations) makes [`apply`]
+//! answer [`Outcome::Unsupported`], and the caller runs the real kustomize instead. Being exact on the
+//! common case and deferring on the rest keeps Flux's behaviour without a hand-written YAML engine.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::{Map, Value};
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+
+use crate::manifests::{RawDocument, is_blank_document, split_documents};
+
+/// Which metadata map a step writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Labels,
+    Annotations,
+}
+
+impl Field {
+    fn key(self) -> &'static str {
+        match self {
+            Field::Labels => "labels",
+            Field::Annotations => "annotations",
+        }
+    }
+}
+
+/// One transformer: set these keys in every object's `metadata.<field>`, overwriting.
+#[derive(Clone, Debug)]
+pub struct Step<'a> {
+    pub field: Field,
+    pub entries: &'a BTreeMap<String, String>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The transformed stream.
+    Done(String),
+    /// Why the stream needs the real kustomize (for the debug log).
+    Unsupported(String),
+}
+
+/// Runs `steps` in order over every object of `stream`. Each object comes out as `---`, the `# Source:`
+/// comment it had (Helm 3 names the template there), and the object as YAML with sorted keys. With
+/// `helm_output`, documents are read as helm-controller's Helm reads them (see [`trimmed_documents`]).
+pub fn apply(stream: &str, steps: &[Step<'_>], helm_output: bool) -> Outcome {
+    match transform(stream, steps, helm_output) {
+        Ok(out) => Outcome::Done(out),
+        Err(why) => Outcome::Unsupported(why),
+    }
+}
+
+fn transform(stream: &str, steps: &[Step<'_>], helm_output: bool) -> Result<String, String> {
+    let mut out = String::with_capacity(stream.len() + stream.len() / 4);
+    let mut seen = HashSet::new();
+    let docs = split_documents(stream);
+    let trim = if helm_output { trimmed_documents(&docs) } else { vec![false; docs.len()] };
+    for (doc, trim) in docs.iter().zip(trim) {
+        if is_blank_document(&doc.text) {
+            continue;
+        }
+        let at = |why: String| format!("line {}: {why}", doc.line);
+        let text = if trim { doc.text.trim_end() } else { doc.text.as_str() };
+        let mut object = match decode_document(text).map_err(at)? {
+            Some(Value::Object(o)) => o,
+            // kustomize skips empty documents and rejects anything but an object.
+            None => continue,
+            Some(_) => return Err(at("not a mapping".into())),
+        };
+        let id = identity(&object).map_err(at)?;
+        if !seen.insert(id.clone()) {
+            return Err(at(format!("{id:?} appears twice")));
+        }
+        let metadata = object
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| at("metadata is not a mapping".into()))?;
+        set_metadata(metadata, steps).map_err(at)?;
+        out.push_str("---\n");
+        if let Some(source) = &doc.source {
+            out.push_str("# Source: ");
+            out.push_str(source);
+            out.push('\n');
+        }
+        let yaml = serde_saphyr::to_string(&Value::Object(object)).map_err(|e| at(e.to_string()))?;
+        out.push_str(&yaml);
+        if !yaml.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// Which documents of Helm's output helm-controller reads without their trailing whitespace: every
+/// document of a template but the template's last.
+///
+/// It matters for a block scalar that ends a document (`config.yaml: |` as the last lines before a `---`):
+/// helm-controller 1.6 is built on Helm 4.2, whose `SplitManifests` cuts a template's output at
+/// `\s*\n---\s*`, so such a value loses its final newline, except in the template's last document, which
+/// keeps the template's own ending. The local Helm hands the post-renderer something else: Helm 3 trims
+/// every document and adds one newline (the last document of a template is therefore right whenever the
+/// template ends with a newline, as templates do), Helm 4.3 keeps every document's whitespace. The
+/// template is the `# Source:` comment (Helm 3) or the `postrenderer.helm.sh/postrender-filename`
+/// annotation (Helm 4); a document with neither is left alone.
+pub(crate) fn trimmed_documents(docs: &[RawDocument]) -> Vec<bool> {
+    let templates: Vec<Option<&str>> =
+        docs.iter().map(|d| d.source.as_deref().or_else(|| filename_annotation(&d.text))).collect();
+    let mut last_seen = HashSet::new();
+    let mut trim = vec![false; docs.len()];
+    for (i, template) in templates.iter().enumerate().rev() {
+        if let Some(t) = template {
+            // Going backwards, the first document of a template met is its last.
+            trim[i] = !last_seen.insert(*t);
+        }
+    }
+    trim
+}
+
+/// The value of Helm 4's `postrenderer.helm.sh/postrender-filename` annotation as kyaml writes it.
+fn filename_annotation(text: &str) -> Option<&str> {
+    text.lines().find_map(|l| {
+        let value = l.trim_start().strip_prefix("postrenderer.helm.sh/postrender-filename:")?.trim();
+        Some(value.trim_matches(|c| c == '\'' || c == '"'))
+    })
+}
+
+/// kustomize's resource id: what must be unique in a resource map. Lists are expanded by kustomize (and
+/// rejected when their items lack metadata), so they are left to it.
+fn identity(object: &Map<String, Value>) -> Result<(String, String, String, String), String> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let api_version = text(object.get("apiVersion")).ok_or("no apiVersion")?;
+    let kind = text(object.get("kind")).ok_or("no kind")?;
+    if kind.ends_with("List") {
+        return Err(format!("kind {kind} may be a list"));
+    }
+    let meta = object.get("metadata");
+    let name = text(meta.and_then(|m| m.get("name"))).ok_or("no metadata.name")?;
+    let namespace = text(meta.and_then(|m| m.get("namespace"))).unwrap_or_default();
+    let group = api_version.split_once('/').map_or("", |(g, _)| g).to_string();
+    Ok((group, kind, namespace, name))
+}
+
+/// Annotation prefixes kustomize uses internally and strips from its output.
+const KUSTOMIZE_INTERNAL: [&str; 3] =
+    ["config.kubernetes.io/", "internal.config.kubernetes.io/", "kustomize.config.k8s.io/"];
+
+fn set_metadata(metadata: &mut Map<String, Value>, steps: &[Step<'_>]) -> Result<(), String> {
+    if let Some(Value::Object(annotations)) = metadata.get("annotations")
+        && annotations.keys().any(|k| KUSTOMIZE_INTERNAL.iter().any(|p| k.starts_with(p)))
+    {
+        return Err("kustomize-internal annotation".into());
+    }
+    for step in steps {
+        let slot = metadata.entry(step.field.key()).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = Value::Object(Map::new());
+        }
+        let Value::Object(map) = slot else { return Err(format!("metadata.{} is not a mapping", step.field.key())) };
+        for (k, v) in step.entries {
+            map.insert(k.clone(), Value::String(v.clone()));
+        }
+        map.sort_keys();
+    }
+    // kustomize removes an annotations map left empty (or null) once its own bookkeeping is gone.
+    if metadata.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(Map::is_empty)) {
+        metadata.shift_remove("annotations");
+    }
+    metadata.sort_keys();
+    Ok(())
+}
+
+/// A collection being built while parser events stream in.
+enum Frame {
+    Seq(Vec<Value>),
+    Map { pairs: Vec<(String, Value)>, key: Option<String> },
+}
+
+/// One document as go-yaml v3 decodes it into Go values, or why that is not certain. Mapping keys come
+/// out sorted, as Go writes a map.
+fn decode_document(text: &str) -> Result<Option<Value>, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root = None;
+    let mut documents = 0;
+    // The parser's positions count characters.
+    let eof = (!text.ends_with('\n')).then(|| text.chars().count());
+    for next in Parser::new_from_str(text) {
+        let (event, span) = next.map_err(|e| format!("YAML: {}", e.info()))?;
+        let (value, is_key_candidate) = match event {
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err("more than one document".into());
+                }
+                continue;
+            }
+            Event::Scalar(value, style, _, tag) => {
+                if tag.is_some() {
+                    return Err(format!("tagged scalar {value:?}"));
+                }
+                // A block scalar running to the end of the text without a line break has none in
+                // go-yaml (libyaml); this parser adds one, as if the break were there.
+                let unterminated =
+                    matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) && eof == Some(span.end.index());
+                let value = match value.strip_suffix('\n') {
+                    Some(v) if unterminated => v,
+                    _ => &value,
+                };
+                (scalar(value, style)?, true)
+            }
+            Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
+                return Err("tagged collection".into());
+            }
+            Event::SequenceStart(..) => {
+                stack.push(Frame::Seq(Vec::new()));
+                continue;
+            }
+            Event::MappingStart(..) => {
+                stack.push(Frame::Map { pairs: Vec::new(), key: None });
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq(items)) => (Value::Array(items), false),
+                Some(Frame::Map { mut pairs, .. }) => {
+                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                        return Err(format!("duplicate key {:?}", w[0].0));
+                    }
+                    (Value::Object(pairs.into_iter().collect()), false)
+                }
+                None => return Err("unbalanced collection".into()),
+            },
+            Event::Alias(_) | Event::UnresolvedAlias(_) => return Err("alias".into()),
+            _ => continue,
+        };
+        match stack.last_mut() {
+            Some(Frame::Seq(items)) => items.push(value),
+            Some(Frame::Map { pairs, key }) => match key.take() {
+                Some(k) => pairs.push((k, value)),
+                None => match value {
+                    Value::String(s) if is_key_candidate => *key = Some(s),
+                    other => return Err(format!("non-string key {other}")),
+                },
+            },
+            None => root = Some(value),
+        }
+    }
+    Ok(root.filter(|v| !v.is_null()))
+}
+
+/// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
+/// strings; a plain one is null, a boolean, a decimal integer or a string, or unsupported when v3 would
+/// make it a float, a timestamp, another integer form or a merge key.
+fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
+    if style != ScalarStyle::Plain {
+        return Ok(Value::String(value.to_string()));
+    }
+    match value {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        "<<" => return Err("merge key".into()),
+        _ => {}
+    }
+    let bytes = value.as_bytes();
+    match bytes[0] {
+        // `.5`, `.inf`, `.NaN`: floats.
+        b'.' if bytes.len() > 1
+            && (bytes[1].is_ascii_digit() || matches!(&value[1..], "inf" | "Inf" | "INF" | "nan" | "NaN" | "NAN")) =>
+        {
+            Err(format!("float {value:?}"))
+        }
+        b'0'..=b'9' | b'+' | b'-' => {
+            if let Some(i) = decimal_int(value) {
+                return i.map(Value::from).ok_or_else(|| format!("integer {value:?} beyond 64 bits"));
+            }
+            if matches!(value, "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF") {
+                return Err(format!("float {value:?}"));
+            }
+            let plain = value.replace('_', "");
+            if looks_like_timestamp(value) || is_go_int(&plain) || is_yaml_float(&plain) {
+                return Err(format!("plain scalar {value:?} may be a number or timestamp"));
+            }
+            Ok(Value::String(value.to_string()))
+        }
+        _ => Ok(Value::String(value.to_string())),
+    }
+}
+
+/// `[-+]?(0|[1-9][0-9]*)`: `Some(Some(i))`, or `Some(None)` when it overflows i64; `None` otherwise.
+fn decimal_int(s: &str) -> Option<Option<i64>> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let decimal =
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    decimal.then(|| s.strip_prefix('+').unwrap_or(s).parse::<i64>().ok())
+}
+
+/// go-yaml v3 tries a timestamp only after exactly four leading digits and a `-`.
+fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` syntax (sign, then 0x/0o/0b prefix, legacy 0-octal or decimal),
+/// ignoring range.
+fn is_go_int(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let all = |s: &str, f: fn(&u8) -> bool| !s.is_empty() && s.as_bytes().iter().all(f);
+    if let Some(rest) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        all(rest, u8::is_ascii_hexdigit)
+    } else if let Some(rest) = s.strip_prefix("0o").or_else(|| s.strip_prefix("0O")) {
+        all(rest, |b| (b'0'..=b'7').contains(b))
+    } else if let Some(rest) = s.strip_prefix("0b").or_else(|| s.strip_prefix("0B")) {
+        all(rest, |b| *b == b'0' || *b == b'1')
+    } else {
+        all(s, u8::is_ascii_digit)
+    }
+}
+
+/// go-yaml v3's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_float(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", frac)) => digits(frac),
+        Some((int, frac)) => digits(int) && (frac.is_empty() || digits(frac)),
+        None => digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    mantissa_ok && exponent_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("helm.toolkit.fluxcd.io/name".to_string(), "app".to_string()),
+            ("helm.toolkit.fluxcd.io/namespace".to_string(), "flux".to_string()),
+        ])
+    }
+
+    fn run(stream: &str, steps: &[Step<'_>]) -> String {
+        match apply(stream, steps, false) {
+            Outcome::Done(out) => out,
+            Outcome::Unsupported(why) => panic!("unsupported: {why}"),
+        }
+    }
+
+    fn unsupported(stream: &str) -> String {
+        let labels = origin();
+        match apply(stream, &[Step { field: Field::Labels, entries: &labels }], false) {
+            Outcome::Unsupported(why) => why,
+            Outcome::Done(out) => panic!("expected a fallback to kustomize, got:\n{out}"),
+        }
+    }
+
+    fn cm(body: &str) -> String {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n{body}")
+    }
+
+    #[test]
+    fn sets_labels_then_annotations_in_order_and_keeps_sources() {
+        let common = BTreeMap::from([
+            ("team".to_string(), "platform".to_string()),
+            ("helm.toolkit.fluxcd.io/name".to_string(), "common".to_string()),
+        ]);
+        let notes = BTreeMap::from([("example.com/contact".to_string(), "me".to_string())]);
+        let origin = origin();
+        let steps = [
+            Step { field: Field::Labels, entries: &common },
+            Step { field: Field::Annotations, entries: &notes },
+            Step { field: Field::Labels, entries: &origin },
+        ];
+        let stream = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # why\n  labels:\n    keep: \"1\"\n    team: old\ndata:\n  z: \"1\"\n  a: |\n    multi\n    line\n";
+        assert_eq!(
+            run(stream, &steps),
+            "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\ndata:\n  a: |\n    multi\n    line\n  z: \"1\"\nkind: ConfigMap\nmetadata:\n  annotations:\n    example.com/contact: me\n  labels:\n    helm.toolkit.fluxcd.io/name: app\n    helm.toolkit.fluxcd.io/namespace: flux\n    keep: \"1\"\n    team: platform\n  name: a\n"
+        );
+    }
+
+    #[test]
+    fn decodes_plain_scalars_as_go_yaml_v3() {
+        let out = run(
+            &cm(
+                "data:\n  on: yes\n  n: n\n  ver: 1.2.3\n  mem: 512Mi\n  jvm: -Xmx512m\n  dash: -x-\n  t: True\n  i: -42\n  z: 0\n  nul: ~\n  e:\n  q: '0644'\n  dot: .hidden\n  dots: ...x\n",
+            ),
+            &[],
+        );
+        let v: Value = serde_saphyr::from_str(&out.replace("---\n", "")).unwrap();
+        let d = &v["data"];
+        assert_eq!(d["on"], "yes");
+        assert_eq!(d["n"], "n");
+        assert_eq!(d["ver"], "1.2.3");
+        assert_eq!(d["mem"], "512Mi");
+        assert_eq!(d["jvm"], "-Xmx512m");
+        assert_eq!(d["dash"], "-x-");
+        assert_eq!(d["t"], true);
+        assert_eq!(d["i"], -42);
+        assert_eq!(d["z"], 0);
+        assert_eq!(d["nul"], Value::Null);
+        assert_eq!(d["e"], Value::Null);
+        assert_eq!(d["q"], "0644");
+        assert_eq!(d["dot"], ".hidden");
+        // Strings YAML 1.1 reads as something else stay quoted on the way out, for Helm's go-yaml.
+        for quoted in ["\"yes\"", "\"n\"", "\"0644\""] {
+            assert!(out.contains(quoted), "{quoted} in\n{out}");
+        }
+    }
+
+    #[test]
+    fn drops_empty_annotations_and_fills_null_labels_like_kustomize() {
+        let labels = origin();
+        let out = run(
+            &cm("  labels: null\n  annotations: {}\nstatus: null\nspec: {}\n"),
+            &[Step { field: Field::Labels, entries: &labels }],
+        );
+        assert!(!out.contains("annotations"), "{out}");
+        assert!(out.contains("helm.toolkit.fluxcd.io/name: app"), "{out}");
+        assert!(out.contains("status: null") && out.contains("spec: {}"), "{out}");
+    }
+
+    #[test]
+    fn defers_to_kustomize_when_go_yaml_v3_might_differ() {
+        for (body, why) in [
+            ("data:\n  a: &x v\n  b: *x\n", "alias"),
+            ("data:\n  d: 2001-12-14\n", "timestamp"),
+            ("data:\n  f: 1.0\n", "number"),
+            ("data:\n  f: 1e3\n", "number"),
+            ("data:\n  o: 0644\n", "number"),
+            ("data:\n  h: 0x1F\n", "number"),
+            ("data:\n  u: 1_000\n", "number"),
+            ("data:\n  f: .5\n", "float"),
+            ("data:\n  f: -.inf\n", "float"),
+            ("data:\n  b: !!binary aGk=\n", "tagged"),
+            ("data:\n  <<: {a: b}\n", "merge"),
+            ("data:\n  a: 1\n  a: 2\n", "duplicate"),
+            ("data:\n  true: x\n", "non-string key"),
+            ("data:\n  big: 99999999999999999999\n", "beyond 64 bits"),
+        ] {
+            let reason = unsupported(&cm(body));
+            assert!(reason.contains(why), "{body:?}: {reason}");
+        }
+        assert!(unsupported("apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems: []\n").contains("list"));
+        assert!(unsupported(&format!("{}---\n{}", cm(""), cm(""))).contains("twice"));
+        assert!(
+            unsupported(&cm("  annotations:\n    config.kubernetes.io/index: '1'\n")).contains("kustomize-internal")
+        );
+        assert!(unsupported("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n").contains("metadata.name"));
+        assert!(unsupported("- a\n").contains("not a mapping"));
+        assert!(unsupported(&cm("  labels: [a]\n")).contains("not a mapping"));
+    }
+
+    #[test]
+    fn skips_blank_and_null_documents() {
+        let out = run(&format!("---\n# Source: x\n---\nnull\n---\n{}", cm("")), &[]);
+        assert_eq!(out, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+    }
+
+    #[test]
+    fn block_scalars_ending_a_document_lose_the_newline_except_in_a_templates_last() {
+        let doc = |name: &str, source: &str| {
+            format!(
+                "---\n# Source: {source}\n{}",
+                cm("data:\n  a: |\n    x\n\n").replacen("name: a", &format!("name: {name}"), 1)
+            )
+        };
+        // Helm 3 sorts by kind, so one template's documents need not be adjacent.
+        let stream = [doc("a1", "c/t/a.yaml"), doc("b1", "c/t/b.yaml"), doc("a2", "c/t/a.yaml")].concat();
+        let out = run_helm(&stream);
+        let value = |name: &str| {
+            let objs = crate::manifests::parse_manifests(&out).unwrap();
+            objs.into_iter().find(|m| m.id.name == name).unwrap().object["data"]["a"].clone()
+        };
+        assert_eq!(value("a1"), "x", "{out}");
+        assert_eq!(value("a2"), "x\n", "{out}");
+        assert_eq!(value("b1"), "x\n", "{out}");
+        // Helm 4 names the template in an annotation.
+        let helm4 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a1\n  annotations:\n    postrenderer.helm.sh/postrender-filename: 'c/t/a.yaml'\ndata:\n  a: |\n    x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a2\n  annotations:\n    postrenderer.helm.sh/postrender-filename: 'c/t/a.yaml'\ndata:\n  a: |\n    x\n";
+        let out = run_helm(helm4);
+        assert!(out.contains("a: x\n") && out.contains("a: |\n    x\n"), "{out}");
+        // Without Helm's view of templates (after a kustomize build) nothing is trimmed.
+        assert_eq!(run(&stream, &[]).matches("a: |\n    x\n").count(), 3);
+    }
+
+    fn run_helm(stream: &str) -> String {
+        match apply(stream, &[], true) {
+            Outcome::Done(out) => out,
+            Outcome::Unsupported(why) => panic!("{why}"),
+        }
+    }
+
+    #[test]
+    fn number_syntax_matches_go() {
+        for s in ["0x1F", "0o17", "0b101", "017", "-0x1", "123"] {
+            assert!(is_go_int(s), "{s}");
+        }
+        for s in ["0x", "1.2.3", "1a", "0b2", "+"] {
+            assert!(!is_go_int(s), "{s}");
+        }
+        for s in ["1.0", "1.", ".5", "1e3", "-1.5E-3", "08"] {
+            assert!(is_yaml_float(s), "{s}");
+        }
+        for s in ["1.2.3", "e3", "1e", ".", "1.5x"] {
+            assert!(!is_yaml_float(s), "{s}");
+        }
+    }
+}
