@@ -291,13 +291,15 @@ fn values_json_prints_large_numbers_as_helm_stores_them_helm4() {
 /// post-render paths: the in-process one (HelmRelease `edges-fast`) and kustomize's (`edges-kustomize`,
 /// whose chart adds a document with an alias and a timestamp, which only go-yaml v3 may interpret).
 /// Covered: block scalars ending a document in the middle and at the end of a template (helm-controller's
-/// Helm trims the first, not the second), `>`, `|+` ending a template (Helm 4 only: Helm 3 trims it away
-/// before any post-renderer runs), YAML 1.1 words (`yes`, `n`), version-like and octal-like strings,
+/// Helm trims the first, not the second), `>`; with Helm 4 only, `|+` ending a template and a block scalar
+/// ending a template whose kinds Helm sorts (Helm 3 loses both before any post-renderer runs; Helm 4's
+/// `helm template` hides the second, so helm cozy renders again through Helm's post-renderer); YAML 1.1
+/// words (`yes`, `n`), version-like and octal-like strings,
 /// `-Xmx512m`, flow collections, `annotations: {}` and `labels: null`. Then the diff against the cluster
 /// right after helm-controller installed it: nothing to change.
 fn yaml_edges(helm: Helm) {
     let ns = namespace("sd-edges");
-    let templates = ["blocks.yaml", "mixed.yaml", "keep.yaml", "fallback.yaml"]
+    let templates = ["blocks.yaml", "mixed.yaml", "keep.yaml", "ordered.yaml", "fallback.yaml"]
         .map(|t| (t, fixture(&format!("edges/templates/{t}"))));
     let templates: Vec<(&str, &str)> = templates.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let chart = Chart::new("edges", "0.1.0", "fallback: false\nkeep: false\n", &templates);
@@ -320,6 +322,8 @@ fn yaml_edges(helm: Helm) {
         assert_eq!(find(&stored, "ConfigMap", &format!("{name}-block-0"))["data"]["on"], "yes");
         if keep {
             assert_eq!(find(&stored, "ConfigMap", &format!("{name}-keep"))["data"]["kept"], "x\n\n");
+            let ordered = find(&stored, "ConfigMap", &format!("{name}-ordered"));
+            assert_eq!(ordered["data"]["config.yaml"], "last: document\n", "{ordered}");
         }
         if fallback {
             let anchors = find(&stored, "ConfigMap", &format!("{name}-anchors"));

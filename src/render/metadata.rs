@@ -55,26 +55,26 @@ pub enum Outcome {
 }
 
 /// Runs `steps` in order over every object of `stream`. Each object comes out as `---`, the `# Source:`
-/// comment it had (Helm 3 names the template there), and the object as YAML with sorted keys. With
-/// `helm_output`, documents are read as helm-controller's Helm reads them (see [`trimmed_documents`]).
-pub fn apply(stream: &str, steps: &[Step<'_>], helm_output: bool) -> Outcome {
-    match transform(stream, steps, helm_output) {
+/// comment it had (Helm names the template there), and the object as YAML with sorted keys. Documents are
+/// read as helm-controller's Helm reads them, given where the stream comes from (see [`Origin`]).
+pub fn apply(stream: &str, steps: &[Step<'_>], origin: Origin) -> Outcome {
+    match transform(stream, steps, origin) {
         Ok(out) => Outcome::Done(out),
         Err(why) => Outcome::Unsupported(why),
     }
 }
 
-fn transform(stream: &str, steps: &[Step<'_>], helm_output: bool) -> Result<String, String> {
+fn transform(stream: &str, steps: &[Step<'_>], origin: Origin) -> Result<String, String> {
     let mut out = String::with_capacity(stream.len() + stream.len() / 4);
     let mut seen = HashSet::new();
     let docs = split_documents(stream);
-    let trim = if helm_output { trimmed_documents(&docs) } else { vec![false; docs.len()] };
-    for (doc, trim) in docs.iter().zip(trim) {
+    let ends = document_ends(&docs, origin);
+    for (doc, end) in docs.iter().zip(ends) {
         if is_blank_document(&doc.text) {
             continue;
         }
         let at = |why: String| format!("line {}: {why}", doc.line);
-        let text = if trim { doc.text.trim_end() } else { doc.text.as_str() };
+        let text = end.cut(&doc.text);
         let mut object = match decode_document(text).map_err(at)? {
             Some(Value::Object(o)) => o,
             // kustomize skips empty documents and rejects anything but an object.
@@ -105,29 +105,102 @@ fn transform(stream: &str, steps: &[Step<'_>], helm_output: bool) -> Result<Stri
     Ok(out)
 }
 
-/// Which documents of Helm's output helm-controller reads without their trailing whitespace: every
-/// document of a template but the template's last.
+/// Where a manifest stream comes from. It decides how the end of each document is read, which matters for
+/// a block scalar that ends a document (`config.yaml: |` as the last lines before a `---`).
 ///
-/// It matters for a block scalar that ends a document (`config.yaml: |` as the last lines before a `---`):
 /// helm-controller 1.6 is built on Helm 4.2, whose `SplitManifests` cuts a template's output at
-/// `\s*\n---\s*`, so such a value loses its final newline, except in the template's last document, which
-/// keeps the template's own ending. The local Helm hands the post-renderer something else: Helm 3 trims
-/// every document and adds one newline (the last document of a template is therefore right whenever the
-/// template ends with a newline, as templates do), Helm 4.3 keeps every document's whitespace. The
-/// template is the `# Source:` comment (Helm 3) or the `postrenderer.helm.sh/postrender-filename`
-/// annotation (Helm 4); a document with neither is left alone.
-pub(crate) fn trimmed_documents(docs: &[RawDocument]) -> Vec<bool> {
-    let templates: Vec<Option<&str>> =
-        docs.iter().map(|d| d.source.as_deref().or_else(|| filename_annotation(&d.text))).collect();
-    let mut last_seen = HashSet::new();
-    let mut trim = vec![false; docs.len()];
-    for (i, template) in templates.iter().enumerate().rev() {
-        if let Some(t) = template {
-            // Going backwards, the first document of a template met is its last.
-            trim[i] = !last_seen.insert(*t);
+/// `\s*\n---\s*`: such a value loses its final newline, except in the template's last document, which
+/// keeps the template's own ending. The local Helm shows the documents differently, so each origin says
+/// how to get back to what helm-controller reads. The template is named by the `# Source:` comment, or by
+/// Helm 4's `postrenderer.helm.sh/postrender-filename` annotation; a document with neither is read as is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Helm 3 (`helm template`, or its post-renderer input): every document trimmed, one newline added;
+    /// Helm 4 post-renderer input: every document re-written by kyaml. In both, a template's last
+    /// document is read as it is (with Helm 3 that is right whenever the template ends with a newline,
+    /// as templates do; Helm 3 keeps nothing better).
+    Helm,
+    /// `helm template` of Helm 4: documents keep their whitespace (4.3+), and Helm adds one newline.
+    Helm4Template,
+    /// A kustomize build: read as it is, as helm-controller reads it.
+    Kustomize,
+}
+
+/// How much of a document's end to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    AsIs,
+    /// Without trailing whitespace (not the last document of its template).
+    Trim,
+    /// Without the one newline Helm added after it.
+    DropNewline,
+}
+
+impl End {
+    pub(crate) fn cut(self, text: &str) -> &str {
+        match self {
+            End::AsIs => text,
+            End::Trim => text.trim_end(),
+            End::DropNewline => text.strip_suffix('\n').unwrap_or(text),
         }
     }
-    trim
+}
+
+/// The end of each document, given where the stream comes from (see [`Origin`]). A template's last
+/// document is taken to be the last one naming it in the stream: documents keep their order within a
+/// template, but Helm sorts by kind, so with several kinds in one template this is a guess
+/// ([`template_order_matters`] says when the guess could change a value).
+pub(crate) fn document_ends(docs: &[RawDocument], origin: Origin) -> Vec<End> {
+    let last_end = match origin {
+        Origin::Kustomize => return vec![End::AsIs; docs.len()],
+        Origin::Helm => End::AsIs,
+        Origin::Helm4Template => End::DropNewline,
+    };
+    let mut seen = HashSet::new();
+    let mut ends = vec![End::AsIs; docs.len()];
+    for (i, doc) in docs.iter().enumerate().rev() {
+        if let Some(t) = template_of(doc) {
+            // Going backwards, the first document of a template met is its last.
+            ends[i] = if seen.insert(t) { last_end } else { End::Trim };
+        }
+    }
+    ends
+}
+
+fn template_of(doc: &RawDocument) -> Option<&str> {
+    doc.source.as_deref().or_else(|| filename_annotation(&doc.text))
+}
+
+/// Whether the kind-sorted `helm template` output of Helm 4 hides something that decides a value: a
+/// template rendering several kinds (or hooks, which Helm orders on its own), one of whose documents
+/// reads differently as its template's last document than as any other. Helm's post-renderer input keeps
+/// the template order; the caller then lets Helm run the post-renderer.
+pub fn template_order_matters(stream: &str) -> bool {
+    let docs = split_documents(stream);
+    let mut kinds: std::collections::HashMap<&str, HashSet<Option<&str>>> = std::collections::HashMap::new();
+    for doc in &docs {
+        if let Some(t) = template_of(doc) {
+            // A hook may be moved anywhere: it counts as a kind of its own.
+            let kind = if doc.text.contains("helm.sh/hook") { None } else { kind_line(&doc.text) };
+            kinds.entry(t).or_default().insert(kind);
+        }
+    }
+    docs.iter().any(|doc| {
+        let mixed = template_of(doc).is_some_and(|t| kinds.get(t).is_some_and(|k| k.len() > 1 || k.contains(&None)));
+        mixed && {
+            let (trimmed, last) = (End::Trim.cut(&doc.text), End::DropNewline.cut(&doc.text));
+            trimmed != last
+                && match (decode_document(trimmed), decode_document(last)) {
+                    (Ok(a), Ok(b)) => a != b,
+                    // Unreadable here: let Helm's own post-renderer input decide.
+                    _ => true,
+                }
+        }
+    })
+}
+/// The top-level `kind:` of a document, read from its text (a cheap grouping key, not a parse).
+fn kind_line(text: &str) -> Option<&str> {
+    text.lines().find_map(|l| l.strip_prefix("kind:")).map(str::trim)
 }
 
 /// The value of Helm 4's `postrenderer.helm.sh/postrender-filename` annotation as kyaml writes it.
@@ -359,7 +432,7 @@ mod tests {
     }
 
     fn run(stream: &str, steps: &[Step<'_>]) -> String {
-        match apply(stream, steps, false) {
+        match apply(stream, steps, Origin::Kustomize) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("unsupported: {why}"),
         }
@@ -367,7 +440,7 @@ mod tests {
 
     fn unsupported(stream: &str) -> String {
         let labels = origin();
-        match apply(stream, &[Step { field: Field::Labels, entries: &labels }], false) {
+        match apply(stream, &[Step { field: Field::Labels, entries: &labels }], Origin::Kustomize) {
             Outcome::Unsupported(why) => why,
             Outcome::Done(out) => panic!("expected a fallback to kustomize, got:\n{out}"),
         }
@@ -501,8 +574,52 @@ mod tests {
         assert_eq!(run(&stream, &[]).matches("a: |\n    x\n").count(), 3);
     }
 
+    #[test]
+    fn helm4_template_output_keeps_a_templates_own_ending() {
+        // Helm 4.3 `helm template`: documents keep their whitespace and Helm adds a newline after each.
+        let doc = |name: &str, tail: &str| {
+            format!(
+                "---\n# Source: c/t/a.yaml\n{}{tail}\n",
+                cm("data:\n  a: |+\n    x\n").replacen("name: a", &format!("name: {name}"), 1)
+            )
+        };
+        let stream = [doc("a1", "\n"), doc("a2", "\n")].concat();
+        let out = match apply(&stream, &[], Origin::Helm4Template) {
+            Outcome::Done(out) => out,
+            Outcome::Unsupported(why) => panic!("{why}"),
+        };
+        let values: Vec<Value> = crate::manifests::parse_manifests(&out)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.object["data"]["a"].clone())
+            .collect();
+        assert_eq!(values, ["x", "x\n\n"], "{out}");
+    }
+
+    #[test]
+    fn template_order_matters_only_where_a_value_depends_on_it() {
+        let cm_block = |name: &str| {
+            format!(
+                "---\n# Source: c/t/a.yaml\n{}\n\n",
+                cm("data:\n  a: |\n    x\n").replacen("name: a", &format!("name: {name}"), 1)
+            )
+        };
+        let svc = "---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n\n";
+        let plain_cm = format!("---\n# Source: c/t/a.yaml\n{}\n\n", cm("data:\n  a: x\n"));
+        // One kind: the stream order is the template order.
+        assert!(!template_order_matters(&[cm_block("a1"), cm_block("a2")].concat()));
+        // Two kinds, but no document ends in a block scalar.
+        assert!(!template_order_matters(&[plain_cm.clone(), svc.to_string()].concat()));
+        // Two kinds and a block scalar at a document's end: which document was last decides its value.
+        assert!(template_order_matters(&[cm_block("a1"), svc.to_string()].concat()));
+        // A hook of the same kind is ordered by Helm on its own.
+        let hook =
+            cm_block("h").replacen("  name: h\n", "  name: h\n  annotations:\n    helm.sh/hook: pre-install\n", 1);
+        assert!(template_order_matters(&[cm_block("a1"), hook].concat()));
+    }
+
     fn run_helm(stream: &str) -> String {
-        match apply(stream, &[], true) {
+        match apply(stream, &[], Origin::Helm) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
         }

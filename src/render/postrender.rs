@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::metadata::{self, Field, Outcome, Step};
+use super::metadata::{self, Field, Origin, Outcome, Step};
 use super::{RenderError, run_program};
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
 
@@ -49,19 +49,17 @@ pub struct PostRenderSpec {
     pub kubectl: PathBuf,
 }
 
-/// Runs the chain over the multi-document manifest stream Helm hands a post-renderer.
-///
-/// Helm's documents are read as helm-controller's Helm reads them, which differs from the local Helm
-/// in the trailing whitespace of documents ([`metadata::trimmed_documents`]); the output of a kustomize
-/// build is read as it is, as helm-controller reads it.
-pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, RenderError> {
+/// Runs the chain over a multi-document manifest stream from `origin` (Helm's post-renderer input, or
+/// `helm template` output). Helm's documents are read as helm-controller's Helm reads them, which differs
+/// from the local Helm at the end of documents ([`metadata::Origin`]); the output of a kustomize build is
+/// read as it is, as helm-controller reads it.
+pub async fn run(spec: &PostRenderSpec, manifests: &str, mut origin: Origin) -> Result<String, RenderError> {
     if manifests.split("\n---").all(|doc| doc.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))) {
         // Nothing to transform (a chart that renders no objects); kustomize would reject an empty input.
         return Ok(manifests.to_string());
     }
     let mut current = manifests.to_string();
     let mut kustomized = false;
-    let mut helm_output = true;
     for (i, pr) in spec.post_renderers.iter().enumerate() {
         let Some(k) = pr.get("kustomize") else { continue };
         let mut kustomization = json!({
@@ -73,13 +71,13 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, Rende
                 kustomization[field] = v.clone();
             }
         }
-        current = kustomize(&spec.kubectl, &current, helm_output, kustomization, &[])
+        current = kustomize(&spec.kubectl, &current, origin, kustomization, &[])
             .await
             .map_err(|e| RenderError::PostRender(format!("postRenderers[{i}].kustomize: {e}")))?;
         kustomized = true;
-        helm_output = false;
+        origin = Origin::Kustomize;
     }
-    let origin = BTreeMap::from([
+    let origin_labels = BTreeMap::from([
         (format!("{GROUP}/name"), spec.hr_name.clone()),
         (format!("{GROUP}/namespace"), spec.hr_namespace.clone()),
     ]);
@@ -91,8 +89,8 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, Rende
     if let Some(annotations) = common.and_then(|c| c.annotations.as_ref()) {
         steps.push(Step { field: Field::Annotations, entries: annotations });
     }
-    steps.push(Step { field: Field::Labels, entries: &origin });
-    match metadata::apply(&current, &steps, helm_output) {
+    steps.push(Step { field: Field::Labels, entries: &origin_labels });
+    match metadata::apply(&current, &steps, origin) {
         // Without a kustomize build in front, the documents kept their `# Source:` comments.
         Outcome::Done(out) if kustomized => return Ok(restore_sources(manifests, &out)),
         Outcome::Done(out) => return Ok(out),
@@ -117,10 +115,28 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str) -> Result<String, Rende
         "transformers": transformers.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
         "sortOptions": { "order": "fifo" },
     });
-    let out = kustomize(&spec.kubectl, &current, helm_output, kustomization, &transformers)
+    let out = kustomize(&spec.kubectl, &current, origin, kustomization, &transformers)
         .await
         .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))?;
     Ok(restore_sources(manifests, &out))
+}
+
+/// Flux's chain over `helm template` output (rendered without a post-renderer), in this process: what
+/// `show` and `diff` use. It spares Helm's own post-render pass, which for Helm 4 is a kyaml round trip of
+/// every document, and the post-renderer process. Every document goes through the chain, hooks included,
+/// as helm-controller's default post-render strategy (`combined`) does. `None` when Helm 4's kind-sorted
+/// output hides a template order that decides a value ([`metadata::template_order_matters`]): the caller
+/// then renders through Helm's post-renderer, whose input keeps that order.
+pub async fn run_on_template_output(
+    spec: &PostRenderSpec,
+    manifests: &str,
+    helm_major: u32,
+) -> Result<Option<String>, RenderError> {
+    let origin = if helm_major >= 4 { Origin::Helm4Template } else { Origin::Helm };
+    if origin == Origin::Helm4Template && metadata::template_order_matters(manifests) {
+        return Ok(None);
+    }
+    run(spec, manifests, origin).await.map(Some)
 }
 
 /// kustomize drops comments, and with them Helm 3's `# Source: <template>` lines, which `--show-only`
@@ -221,26 +237,26 @@ fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, Strin
 }
 
 /// One `kubectl kustomize` build over the manifests in a private temporary directory. Each document is a
-/// resource file of its own, in stream order, so that a document trimmed as helm-controller reads Helm's
-/// output (`helm_output`, see [`run`]) ends where its text ends: kustomize adds a newline after every
-/// document of a file but the last.
+/// resource file of its own, in stream order, so that a document cut as helm-controller reads it (see
+/// [`metadata::Origin`]) ends where its text ends: kustomize adds a newline after every document of a file
+/// but the last.
 async fn kustomize(
     kubectl: &Path,
     manifests: &str,
-    helm_output: bool,
+    origin: Origin,
     mut kustomization: Value,
     extra: &[(String, Value)],
 ) -> Result<String, RenderError> {
     let dir = tempfile::Builder::new().prefix("cozyhr-kustomize-").tempdir()?;
     let mut resources = Vec::new();
     let docs = crate::manifests::split_documents(manifests);
-    let trimmed = if helm_output { metadata::trimmed_documents(&docs) } else { vec![false; docs.len()] };
-    for (i, (doc, trim)) in docs.iter().zip(trimmed).enumerate() {
+    let ends = metadata::document_ends(&docs, origin);
+    for (i, (doc, end)) in docs.iter().zip(ends).enumerate() {
         if crate::manifests::is_blank_document(&doc.text) {
             continue;
         }
         let file = format!("doc-{i}.yaml");
-        let text = if trim { doc.text.trim_end() } else { doc.text.as_str() };
+        let text = end.cut(&doc.text);
         write_private(&dir.path().join(&file), text.as_bytes())?;
         resources.push(file);
     }
@@ -361,7 +377,7 @@ pub async fn main_post_render() -> Result<(), RenderError> {
             .map_err(|e| RenderError::PostRender(format!("bad spec file: {e}")))?;
         let mut input = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
-        let output = run(&spec, &input).await?;
+        let output = run(&spec, &input, Origin::Helm).await?;
         std::io::stdout().write_all(output.as_bytes())?;
         Ok::<(), RenderError>(())
     }

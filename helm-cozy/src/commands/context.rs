@@ -8,7 +8,7 @@ use cozyhr::cluster::Cluster;
 use cozyhr::desired::Desired;
 use cozyhr::flux::HelmRelease;
 use cozyhr::flux::verbs::Objects;
-use cozyhr::render::postrender::PostRenderSession;
+use cozyhr::render::postrender::{self, PostRenderSession};
 use cozyhr::render::{Helm, TemplateRequest};
 
 use crate::cli::ValuesFlags;
@@ -85,10 +85,10 @@ impl Context {
         Ok(Desired::resolve(cluster, hr, &self.chart, &user, kubectl).await?)
     }
 
-    /// Renders the desired release through Flux's post-render chain.
+    /// Renders the desired release through Flux's post-render chain: `helm template`, then the chain in
+    /// this process; through Helm's own post-renderer only when Helm's output lacks what the chain needs
+    /// (see [`cozyhr::render::postrender::run_on_template_output`]).
     pub async fn render(&self, desired: &Desired) -> anyhow::Result<String> {
-        let self_exe = std::env::current_exe().context("cannot find the helm-cozy executable")?;
-        let session = PostRenderSession::new(&desired.post_render, self_exe)?;
         let values_file = desired.write_values_file()?;
         let req = TemplateRequest {
             chart_dir: desired.chart_dir(),
@@ -98,6 +98,14 @@ impl Context {
             sets: Vec::new(),
             is_upgrade: false,
         };
+        let plain = cozyhr::render::template(&self.helm, &req, None).await?;
+        let chain = postrender::run_on_template_output(&desired.post_render, &plain, self.helm.major);
+        if let Some(rendered) = chain.await? {
+            return Ok(rendered);
+        }
+        tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
+        let self_exe = std::env::current_exe().context("cannot find the helm-cozy executable")?;
+        let session = PostRenderSession::new(&desired.post_render, self_exe)?;
         Ok(cozyhr::render::template(&self.helm, &req, Some(&session)).await?)
     }
 }

@@ -16,23 +16,27 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
     let ctx = Context::new(chart_dir).await?;
     let cluster = cluster.options().connect().await?;
     let desired = ctx.desired(&cluster, &args.name, &args.values).await?;
-    let rendered = ctx.render(&desired).await?;
+    // The stored release is read (and its manifest decoded and parsed) while helm renders.
+    let (rendered, previous) = tokio::try_join!(async { ctx.render(&desired).await }, async {
+        let previous = compare::previous_release(
+            &cluster,
+            &desired.storage_namespace,
+            &desired.release_name,
+            &desired.release_namespace,
+        );
+        Ok(previous.await?)
+    },)?;
     let live = LiveObjects::new(&cluster);
     let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
     let against = match args.against {
         AgainstArg::Live => Against::Live,
         AgainstArg::Release => Against::Release,
     };
-    let previous = compare::previous_release(
-        &cluster,
-        &desired.storage_namespace,
-        &desired.release_name,
-        &desired.release_namespace,
-    )
-    .await?;
+    tracing::debug!("previous release read");
     let plan = match against {
         Against::Live => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, Some(&live)).await?;
+            tracing::debug!("rendered objects parsed");
             let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
             compare::against_live(&live, release, objects, previous, options).await?
         }
