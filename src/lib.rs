@@ -21,6 +21,7 @@ pub mod install;
 pub mod live;
 pub mod manifests;
 pub mod output;
+pub mod par;
 pub mod release;
 pub mod release_status;
 pub mod render;

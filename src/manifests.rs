@@ -211,30 +211,37 @@ impl Manifest {
 /// or `null` are skipped. A `List` (or any `*List` kind with `items`) is flattened into its items. Each
 /// object keeps the path of the `# Source:` comment in front of it.
 pub fn parse_manifests(stream: &str) -> Result<Vec<Manifest>, ManifestError> {
-    let mut out = Vec::new();
-    for doc in split_documents(stream) {
-        let location = Location { source: doc.source.clone(), line: doc.line };
-        if is_blank_document(&doc.text) {
-            continue;
-        }
-        let mut options = serde_saphyr::Options::default();
-        // The snippet is multi-line; we report one line with our own location instead.
-        options.with_snippet = false;
-        // Helm and kubectl read YAML as YAML 1.1 (sigs.k8s.io/yaml): `defaultMode: 0644` is octal 420 there,
-        // and must be here too, or every such field would show as changed against the cluster.
-        options.legacy_octal_numbers = true;
-        let value: Value = serde_saphyr::from_str_with_options(&doc.text, options).map_err(|err| {
-            let (line, message) = match err.location() {
-                Some(l) => (
-                    doc.line + (l.line() as usize).saturating_sub(1),
-                    format!("{} (column {})", strip_position(&err), l.column()),
-                ),
-                None => (doc.line, strip_position(&err)),
-            };
-            ManifestError::Yaml { location: Location { source: doc.source.clone(), line }, message }
-        })?;
-        flatten(value, &location, &mut out)?;
+    let docs = split_documents(stream);
+    let mut out = Vec::with_capacity(docs.len());
+    for parsed in crate::par::map_ordered(&docs, parse_document) {
+        out.extend(parsed?);
     }
+    Ok(out)
+}
+
+fn parse_document(doc: &RawDocument) -> Result<Vec<Manifest>, ManifestError> {
+    let location = Location { source: doc.source.clone(), line: doc.line };
+    let mut out = Vec::new();
+    if is_blank_document(&doc.text) {
+        return Ok(out);
+    }
+    let mut options = serde_saphyr::Options::default();
+    // The snippet is multi-line; we report one line with our own location instead.
+    options.with_snippet = false;
+    // Helm and kubectl read YAML as YAML 1.1 (sigs.k8s.io/yaml): `defaultMode: 0644` is octal 420 there,
+    // and must be here too, or every such field would show as changed against the cluster.
+    options.legacy_octal_numbers = true;
+    let value: Value = serde_saphyr::from_str_with_options(&doc.text, options).map_err(|err| {
+        let (line, message) = match err.location() {
+            Some(l) => (
+                doc.line + (l.line() as usize).saturating_sub(1),
+                format!("{} (column {})", strip_position(&err), l.column()),
+            ),
+            None => (doc.line, strip_position(&err)),
+        };
+        ManifestError::Yaml { location: Location { source: doc.source.clone(), line }, message }
+    })?;
+    flatten(value, &location, &mut out)?;
     Ok(out)
 }
 

@@ -65,44 +65,51 @@ pub fn apply(stream: &str, steps: &[Step<'_>], origin: Origin) -> Outcome {
 }
 
 fn transform(stream: &str, steps: &[Step<'_>], origin: Origin) -> Result<String, String> {
+    let docs = split_documents(stream);
+    let work: Vec<(&RawDocument, End)> =
+        docs.iter().zip(document_ends(&docs, origin)).filter(|(d, _)| !is_blank_document(&d.text)).collect();
+    let done = crate::par::map_ordered(&work, |(doc, end)| transform_document(doc, *end, steps));
     let mut out = String::with_capacity(stream.len() + stream.len() / 4);
     let mut seen = HashSet::new();
-    let docs = split_documents(stream);
-    let ends = document_ends(&docs, origin);
-    for (doc, end) in docs.iter().zip(ends) {
-        if is_blank_document(&doc.text) {
-            continue;
-        }
-        let at = |why: String| format!("line {}: {why}", doc.line);
-        let text = end.cut(&doc.text);
-        let mut object = match decode_document(text).map_err(at)? {
-            Some(Value::Object(o)) => o,
-            // kustomize skips empty documents and rejects anything but an object.
-            None => continue,
-            Some(_) => return Err(at("not a mapping".into())),
-        };
-        let id = identity(&object).map_err(at)?;
+    for ((doc, _), result) in work.iter().zip(done) {
+        let Some((id, yaml)) = result? else { continue };
         if !seen.insert(id.clone()) {
-            return Err(at(format!("{id:?} appears twice")));
+            return Err(format!("line {}: {id:?} appears twice", doc.line));
         }
-        let metadata = object
-            .get_mut("metadata")
-            .and_then(Value::as_object_mut)
-            .ok_or_else(|| at("metadata is not a mapping".into()))?;
-        set_metadata(metadata, steps).map_err(at)?;
-        out.push_str("---\n");
-        if let Some(source) = &doc.source {
-            out.push_str("# Source: ");
-            out.push_str(source);
-            out.push('\n');
-        }
-        let yaml = serde_saphyr::to_string(&Value::Object(object)).map_err(|e| at(e.to_string()))?;
         out.push_str(&yaml);
-        if !yaml.ends_with('\n') {
-            out.push('\n');
-        }
     }
     Ok(out)
+}
+
+type Identity = (String, String, String, String);
+
+/// One document through the steps: its identity and its output text (`---`, `# Source:`, YAML).
+fn transform_document(doc: &RawDocument, end: End, steps: &[Step<'_>]) -> Result<Option<(Identity, String)>, String> {
+    let at = |why: String| format!("line {}: {why}", doc.line);
+    let mut object = match decode_document(end.cut(&doc.text)).map_err(at)? {
+        Some(Value::Object(o)) => o,
+        // kustomize skips empty documents and rejects anything but an object.
+        None => return Ok(None),
+        Some(_) => return Err(at("not a mapping".into())),
+    };
+    let id = identity(&object).map_err(at)?;
+    let metadata = object
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| at("metadata is not a mapping".into()))?;
+    set_metadata(metadata, steps).map_err(at)?;
+    let mut out = String::from("---\n");
+    if let Some(source) = &doc.source {
+        out.push_str("# Source: ");
+        out.push_str(source);
+        out.push('\n');
+    }
+    let yaml = serde_saphyr::to_string(&Value::Object(object)).map_err(|e| at(e.to_string()))?;
+    out.push_str(&yaml);
+    if !yaml.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(Some((id, out)))
 }
 
 /// Where a manifest stream comes from. It decides how the end of each document is read, which matters for
@@ -213,7 +220,7 @@ fn filename_annotation(text: &str) -> Option<&str> {
 
 /// kustomize's resource id: what must be unique in a resource map. Lists are expanded by kustomize (and
 /// rejected when their items lack metadata), so they are left to it.
-fn identity(object: &Map<String, Value>) -> Result<(String, String, String, String), String> {
+fn identity(object: &Map<String, Value>) -> Result<Identity, String> {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     let api_version = text(object.get("apiVersion")).ok_or("no apiVersion")?;
     let kind = text(object.get("kind")).ok_or("no kind")?;

@@ -101,6 +101,7 @@ impl Context {
         let plain = cozyhr::render::template(&self.helm, &req, None).await?;
         let chain = postrender::run_on_template_output(&desired.post_render, &plain, self.helm.major);
         if let Some(rendered) = chain.await? {
+            tracing::debug!("post-rendered in process");
             return Ok(rendered);
         }
         tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
