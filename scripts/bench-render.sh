@@ -11,8 +11,11 @@
 # What is measured, per Helm version (helm cozy runs as a real Helm plugin: helm → helm-cozy → helm):
 #   helm template          bare `helm template` with the values helm cozy composes (`helm cozy values -o json`),
 #                          the same release name and namespace; no post-renderer
+#   helm cozy version      Helm starting a plugin and the plugin starting: the floor under every
+#                          `helm cozy` command, paid before any work
 #   helm cozy show --plain the chart alone through helm cozy (no cluster)
 #   helm cozy show NAME    HelmRelease NAME read from the cluster, valuesFrom fetched, Flux's post-render chain
+#   helm-cozy show NAME    the same, run directly (not through `helm`): helm cozy's own cost over rendering
 #   helm cozy diff NAME    the above, plus server-side dry runs of every object and the diff against live
 #   helm cozy diff NAME --against release   against the stored Helm release instead
 # Peak memory is /usr/bin/time -v's "Maximum resident set size": the largest single process of the tree
@@ -184,7 +187,8 @@ mkdir -p "$kubectl_dir"
 ln -s "$KUBECTL" "$kubectl_dir/kubectl"
 export PATH="$kubectl_dir:$PATH" NO_COLOR=1
 
-# time_cmd LABEL CMD...: mean wall time (hyperfine, else a loop), printed as "LABEL  mean ± sd".
+# time_cmd LABEL CMD...: mean wall time (hyperfine, else a loop), printed as "LABEL  mean ± sd"; the mean in
+# whole milliseconds is left in $work/last_ms (see ratio).
 time_cmd() {
   local label=$1
   shift
@@ -195,10 +199,11 @@ time_cmd() {
       "$@" >/dev/null
       return 0
     }
-    python3 - "$json" "$label" <<'PY' 2>/dev/null || sed -n 's/.*"mean": *\([0-9.]*\).*/  '"$label"'  \1 s/p' "$json" | head -1
+    python3 - "$json" "$label" "$work/last_ms" <<'PY' 2>/dev/null || sed -n 's/.*"mean": *\([0-9.]*\).*/  '"$label"'  \1 s/p' "$json" | head -1
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 print(f"  {sys.argv[2]:<44} {r['mean']*1000:8.0f} ms ± {r['stddev']*1000:5.0f} ms  (min {r['min']*1000:.0f}, max {r['max']*1000:.0f}, {len(r['times'])} runs)")
+open(sys.argv[3], "w").write(f"{round(r['mean'] * 1000)}\n")
 PY
   else
     local i t0 t1 total=0
@@ -210,7 +215,14 @@ PY
       total=$((total + (t1 - t0) / 1000000))
     done
     printf '  %-44s %8d ms  (mean of %d runs, loop)\n' "$label" $((total / runs)) "$runs"
+    echo $((total / runs)) >"$work/last_ms"
   fi
+}
+
+# ratio BASE_MS: the last measurement against BASE_MS (bare helm template), e.g. "1.08 x helm template".
+ratio() {
+  awk -v t="$(cat "$work/last_ms" 2>/dev/null || echo 0)" -v b="$1" \
+    'BEGIN { if (b > 0) printf "  %-44s %8.2f x helm template (%+d ms)\n", "", t / b, t - b }'
 }
 
 # mem_cmd LABEL CMD...: peak RSS of the process tree's largest process.
@@ -242,8 +254,15 @@ for helm_v in 3 4; do
   echo "Helm $helm_v ($("$helm" version --template '{{.Version}}' 2>/dev/null || true)): helm cozy show renders $objects objects, helm template $tmpl_objects"
   echo " wall time"
   time_cmd "helm template (same values)" "$helm" template "$hr" "$chart" -n "$release_ns" -f "$values"
+  base=$(cat "$work/last_ms")
+  time_cmd "helm cozy version (plugin dispatch alone)" "$helm" cozy version
   time_cmd "helm cozy show --plain (same values)" "$helm" cozy show "$hr" --plain -C "$chart" -f "$values"
+  ratio "$base"
   time_cmd "helm cozy show NAME" "$helm" cozy show "$hr" -C "$chart" -n "$ns"
+  ratio "$base"
+  # The same without Helm in front: what helm cozy itself adds to rendering.
+  time_cmd "helm-cozy show NAME (no plugin dispatch)" env HELM_BIN="$helm" "$bin" show "$hr" -C "$chart" -n "$ns"
+  ratio "$base"
   time_cmd "helm cozy diff NAME (against live)" "$helm" cozy diff "$hr" -C "$chart" -n "$ns"
   time_cmd "helm cozy diff NAME --against release" "$helm" cozy diff "$hr" --against release -C "$chart" -n "$ns"
   # After a change in the valuesFrom ConfigMap every ConfigMap differs: the diff has n_cm changed objects.
