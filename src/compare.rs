@@ -57,27 +57,65 @@ pub fn stored_objects(manifest: &str, release_namespace: &str) -> Result<Vec<Man
     Ok(manifests)
 }
 
-/// The plan against the stored release: no cluster reads beyond the release itself.
-pub fn against_release(desired: Vec<Manifest>, stored: Vec<Manifest>, options: PlanOptions) -> Result<Plan> {
+/// The plan against the stored release (its manifest and hooks): no cluster reads beyond the release.
+pub fn against_release(desired: Vec<Manifest>, previous: Previous, options: PlanOptions) -> Result<Plan> {
+    let (plain, hooks) = split_hooks(desired);
     plan_with(
-        desired.into_iter().map(Manifest::into_pair).collect(),
-        stored.into_iter().map(Manifest::into_pair).collect(),
+        plain.into_iter().chain(hooks).map(Manifest::into_pair).collect(),
+        previous.objects.into_iter().chain(previous.hooks).map(Manifest::into_pair).collect(),
         options,
     )
     .map_err(|e| manifest_error("diff", e))
 }
 
-/// The latest stored release, as far as the diff against the cluster needs it.
+/// The latest stored release, as far as the diff needs it.
 #[derive(Debug, Default)]
 pub struct Previous {
     /// The objects of its manifest (see [`stored_objects`]).
     pub objects: Vec<Manifest>,
+    /// Its hooks but tests, which Helm stores apart from the manifest.
+    pub hooks: Vec<Manifest>,
     /// Whether it is `deployed`: its manifest is then what was last applied to every object.
     pub deployed: bool,
 }
 
+/// Helm's hook annotation.
+const HOOK_ANNOTATION: &str = "helm.sh/hook";
+
+/// The hook events of an object (`helm.sh/hook`, comma-separated), empty for a plain object.
+fn hook_events(obj: &Value) -> Vec<&str> {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(HOOK_ANNOTATION))
+        .and_then(Value::as_str)
+        .map(|h| h.split(',').map(str::trim).filter(|e| !e.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+/// A hook that only `helm test` runs: `apply` never touches it.
+fn is_test_hook(events: &[&str]) -> bool {
+    !events.is_empty() && events.iter().all(|e| matches!(*e, "test" | "test-success" | "test-failure"))
+}
+
+/// Splits rendered objects into plain objects and hooks, leaving out test hooks (as helm-diff does
+/// without `--include-tests`). Hooks are actions Helm runs, often deleted afterwards, so the diff compares
+/// them with the hooks of the stored release rather than with the cluster.
+pub fn split_hooks(objects: Vec<Manifest>) -> (Vec<Manifest>, Vec<Manifest>) {
+    let mut plain = Vec::new();
+    let mut hooks = Vec::new();
+    for m in objects {
+        let events = hook_events(&m.object);
+        if events.is_empty() {
+            plain.push(m);
+        } else if !is_test_hook(&events) {
+            hooks.push(m);
+        }
+    }
+    (plain, hooks)
+}
+
 /// The plan against the cluster: `desired` after a server dry run vs. live; objects of the previous
-/// release that are no longer desired are removals of what is live.
+/// release that are no longer desired are removals of what is live. Hooks are compared with the previous
+/// release's hooks ([`split_hooks`]).
 pub async fn against_live(
     live: &LiveObjects<'_>,
     release: (&str, &str),
@@ -85,6 +123,7 @@ pub async fn against_live(
     previous: Previous,
     options: PlanOptions,
 ) -> Result<Plan> {
+    let (desired, desired_hooks) = split_hooks(desired);
     let owned = |m: &Manifest| with_helm_ownership(&m.object, release.0, release.1);
     let objects: Vec<Value> = desired.iter().map(owned).collect();
     // What the deployed release applied to each desired object, as Helm sent it.
@@ -111,6 +150,8 @@ pub async fn against_live(
             live_pairs.push((m.id.clone(), l));
         }
     }
+    desired_pairs.extend(desired_hooks.into_iter().map(Manifest::into_pair));
+    live_pairs.extend(previous.hooks.into_iter().map(Manifest::into_pair));
     plan_with(desired_pairs, live_pairs, options).map_err(|e| manifest_error("diff", e))
 }
 
@@ -139,10 +180,32 @@ pub async fn previous_release(
     release: &str,
     release_namespace: &str,
 ) -> Result<Previous> {
-    match crate::helmstore::latest(cluster, storage_namespace, release).await? {
-        Some(r) => {
-            Ok(Previous { objects: stored_objects(&r.manifest, release_namespace)?, deployed: r.status == "deployed" })
+    let Some(r) = crate::helmstore::latest(cluster, storage_namespace, release).await? else {
+        return Ok(Previous::default());
+    };
+    let mut hooks = Vec::new();
+    for h in &r.hooks {
+        if !is_test_hook(&h.events.iter().map(String::as_str).collect::<Vec<_>>()) {
+            hooks.extend(stored_objects(&format!("# Source: {}\n{}", h.path, h.manifest), release_namespace)?);
         }
-        None => Ok(Previous::default()),
+    }
+    let objects = stored_objects(&r.manifest, release_namespace)?;
+    Ok(Previous { objects, hooks, deployed: r.status == "deployed" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hooks_are_split_off_and_tests_left_out() {
+        let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n---\n\
+                      apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: pre-install, post-upgrade\n---\n\
+                      apiVersion: v1\nkind: Pod\nmetadata:\n  name: test\n  annotations:\n    helm.sh/hook: test-success,test\n---\n\
+                      apiVersion: v1\nkind: Pod\nmetadata:\n  name: both\n  annotations:\n    helm.sh/hook: test,post-install\n";
+        let (plain, hooks) = split_hooks(stored_objects(stream, "ns").unwrap());
+        let names = |v: &[Manifest]| v.iter().map(|m| m.id.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&plain), ["plain"]);
+        assert_eq!(names(&hooks), ["hook", "both"]);
     }
 }

@@ -76,6 +76,9 @@ impl Desired {
                 _ => Vec::new(),
             },
             common_metadata: hr.spec.common_metadata.clone(),
+            post_render_strategy: crate::render::postrender::HookStrategy::from_spec(
+                hr.spec.extra.get("postRenderStrategy").and_then(Value::as_str),
+            ),
             kubectl,
         };
         Ok(Desired {

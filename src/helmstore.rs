@@ -24,7 +24,22 @@ pub struct StoredRelease {
     pub config: Value,
     pub chart_name: String,
     pub chart_version: String,
+    /// The release's hooks, which Helm keeps apart from `manifest`.
+    pub hooks: Vec<StoredHook>,
     pub raw: Value,
+}
+
+/// One hook of a stored release.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct StoredHook {
+    /// The template it came from (`chart/templates/x.yaml`).
+    #[serde(default)]
+    pub path: String,
+    #[serde(default)]
+    pub manifest: String,
+    /// `pre-install`, `test`, ...
+    #[serde(default)]
+    pub events: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +58,8 @@ struct Head {
     info: Option<Info>,
     #[serde(default)]
     chart: Option<ChartHead>,
+    #[serde(default)]
+    hooks: Option<Vec<StoredHook>>,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +109,7 @@ pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
         config: head.config.unwrap_or(Value::Null),
         chart_name: meta.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
         chart_version: meta.map(|m| m.version).unwrap_or_default(),
+        hooks: head.hooks.unwrap_or_default(),
         raw,
     })
 }

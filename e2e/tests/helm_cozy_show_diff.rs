@@ -347,6 +347,86 @@ fn yaml_edges_read_as_helm_controller_reads_them_helm4() {
     yaml_edges(Helm::V4);
 }
 
+/// Hooks meet the post-renderers as `spec.postRenderStrategy` says: with helm-controller's default
+/// (`combined`) a hook gets commonMetadata and the origin labels like every object, with `nohooks` it is
+/// stored as the chart renders it. `helm cozy show` prints the hooks too; together with the objects they
+/// equal what helm-controller stored (`helm get manifest` and `helm get hooks`).
+fn hooks_follow_the_post_render_strategy(helm: Helm) {
+    let ns = namespace("sd-hooks");
+    let chart = Chart::new(
+        "hooks",
+        "0.1.0",
+        "{}\n",
+        &[
+            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
+            (
+                "hook.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \
+                 helm.sh/hook: post-install,post-upgrade\ndata:\n  config: |\n    hook: data\n",
+            ),
+            (
+                "test.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-test\n  annotations:\n    \
+                 helm.sh/hook: test\ndata:\n  run: by-helm-test\n",
+            ),
+        ],
+    );
+    chart.publish("hooks", &ns);
+    let common = "commonMetadata:\n  labels:\n    team: platform\n";
+    for (name, strategy) in [("hooks-combined", ""), ("hooks-nohooks", "postRenderStrategy: nohooks\n")] {
+        apply(&helmrelease(&ns, name, "hooks", &format!("{common}{strategy}")));
+    }
+    for (name, post_rendered) in [("hooks-combined", true), ("hooks-nohooks", false)] {
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+        let manifest = helm_get(&["manifest", name, "-n", &ns]).stdout;
+        let hooks = helm_get(&["hooks", name, "-n", &ns]).stdout;
+        let stored = objects(&format!("{manifest}\n---\n{hooks}"));
+        let hook = find(&stored, "ConfigMap", &format!("{name}-hook"));
+        assert_eq!(hook.pointer("/metadata/labels/team").is_some(), post_rendered, "{name}: {hook}");
+        let shown = cozy(helm, chart.path(), &ns, &["show", name]).ok();
+        assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {name}"));
+        // Hooks are compared with the release's hooks (a test hook not at all): nothing to change.
+        for against in
+            [&["diff", name, "--detailed-exitcode"][..], &["diff", name, "--detailed-exitcode", "--against", "release"]]
+        {
+            let diff = cozy(helm, chart.path(), &ns, against);
+            assert_eq!(diff.code, Some(0), "{helm:?} {against:?}:\n{}\n{}", diff.stdout, diff.stderr);
+        }
+    }
+    // A changed hook is a change; the test hook still is not compared.
+    let changed = Chart::new(
+        "hooks",
+        "0.1.0",
+        "{}\n",
+        &[
+            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
+            (
+                "hook.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \
+                 helm.sh/hook: post-install,post-upgrade\ndata:\n  config: |\n    hook: changed\n",
+            ),
+        ],
+    );
+    let diff = cozy(helm, changed.path(), &ns, &["diff", "hooks-combined", "-o", "summary", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(2), "{helm:?}:\n{}\n{}", diff.stdout, diff.stderr);
+    assert!(
+        diff.stdout.contains("hooks-combined-hook") && !diff.stdout.contains("hooks-combined-test"),
+        "{}",
+        diff.stdout
+    );
+    assert!(diff.stdout.contains("0 to add, 1 to change, 0 to remove"), "{}", diff.stdout);
+}
+
+#[test]
+fn hooks_follow_the_post_render_strategy_helm3() {
+    hooks_follow_the_post_render_strategy(Helm::V3);
+}
+
+#[test]
+fn hooks_follow_the_post_render_strategy_helm4() {
+    hooks_follow_the_post_render_strategy(Helm::V4);
+}
+
 #[test]
 fn show_and_values_equal_what_helm_controller_installed_helm3() {
     fidelity(Helm::V3);

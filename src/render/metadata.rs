@@ -54,24 +54,61 @@ pub enum Outcome {
     Unsupported(String),
 }
 
-/// Runs `steps` in order over every object of `stream`. Each object comes out as `---`, the `# Source:`
-/// comment it had (Helm names the template there), and the object as YAML with sorted keys. Documents are
-/// read as helm-controller's Helm reads them, given where the stream comes from (see [`Origin`]).
-pub fn apply(stream: &str, steps: &[Step<'_>], origin: Origin) -> Outcome {
-    match transform(stream, steps, origin) {
+/// One document of a manifest stream, cut as helm-controller reads it (see [`Origin`]), with the template
+/// Helm names for it and whether it is a Helm hook.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub text: String,
+    pub source: Option<String>,
+    pub line: usize,
+    pub hook: bool,
+}
+
+/// The non-blank documents of `stream`, each cut as helm-controller's Helm reads it given where the stream
+/// comes from.
+pub fn documents(stream: &str, origin: Origin) -> Vec<Document> {
+    let docs = split_documents(stream);
+    let ends = document_ends(&docs, origin);
+    docs.into_iter()
+        .zip(ends)
+        .filter(|(d, _)| !is_blank_document(&d.text))
+        .map(|(d, end)| {
+            let text = end.cut(&d.text).to_string();
+            let hook = text.contains("helm.sh/hook") && is_hook(&text);
+            Document { text, source: d.source, line: d.line, hook }
+        })
+        .collect()
+}
+
+/// Whether a document carries Helm's `helm.sh/hook` annotation.
+fn is_hook(text: &str) -> bool {
+    matches!(decode_document(text), Ok(Some(v)) if v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
+}
+
+/// The documents as a stream again, `---` before each.
+pub fn stream(docs: &[Document]) -> String {
+    docs.iter().fold(String::new(), |mut out, d| {
+        out.push_str("---\n");
+        out.push_str(&d.text);
+        out.push('\n');
+        out
+    })
+}
+
+/// Runs `steps` in order over every object of `docs`. Each object comes out as `---`, the `# Source:`
+/// comment it had (Helm names the template there), and the object as YAML with sorted keys.
+pub fn apply(docs: &[Document], steps: &[Step<'_>]) -> Outcome {
+    match transform(docs, steps) {
         Ok(out) => Outcome::Done(out),
         Err(why) => Outcome::Unsupported(why),
     }
 }
 
-fn transform(stream: &str, steps: &[Step<'_>], origin: Origin) -> Result<String, String> {
-    let docs = split_documents(stream);
-    let work: Vec<(&RawDocument, End)> =
-        docs.iter().zip(document_ends(&docs, origin)).filter(|(d, _)| !is_blank_document(&d.text)).collect();
-    let done = crate::par::map_ordered(&work, |(doc, end)| transform_document(doc, *end, steps));
-    let mut out = String::with_capacity(stream.len() + stream.len() / 4);
+fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
+    let done = crate::par::map_ordered(docs, |doc| transform_document(doc, steps));
+    let mut out = String::with_capacity(docs.iter().map(|d| d.text.len() + d.text.len() / 4).sum());
     let mut seen = HashSet::new();
-    for ((doc, _), result) in work.iter().zip(done) {
+    for (doc, result) in docs.iter().zip(done) {
         let Some((id, yaml)) = result? else { continue };
         if !seen.insert(id.clone()) {
             return Err(format!("line {}: {id:?} appears twice", doc.line));
@@ -84,9 +121,9 @@ fn transform(stream: &str, steps: &[Step<'_>], origin: Origin) -> Result<String,
 type Identity = (String, String, String, String);
 
 /// One document through the steps: its identity and its output text (`---`, `# Source:`, YAML).
-fn transform_document(doc: &RawDocument, end: End, steps: &[Step<'_>]) -> Result<Option<(Identity, String)>, String> {
+fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Identity, String)>, String> {
     let at = |why: String| format!("line {}: {why}", doc.line);
-    let mut object = match decode_document(end.cut(&doc.text)).map_err(at)? {
+    let mut object = match decode_document(&doc.text).map_err(at)? {
         Some(Value::Object(o)) => o,
         // kustomize skips empty documents and rejects anything but an object.
         None => return Ok(None),
@@ -135,7 +172,7 @@ pub enum Origin {
 
 /// How much of a document's end to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum End {
+enum End {
     AsIs,
     /// Without trailing whitespace (not the last document of its template).
     Trim,
@@ -144,7 +181,7 @@ pub(crate) enum End {
 }
 
 impl End {
-    pub(crate) fn cut(self, text: &str) -> &str {
+    fn cut(self, text: &str) -> &str {
         match self {
             End::AsIs => text,
             End::Trim => text.trim_end(),
@@ -157,7 +194,7 @@ impl End {
 /// document is taken to be the last one naming it in the stream: documents keep their order within a
 /// template, but Helm sorts by kind, so with several kinds in one template this is a guess
 /// ([`template_order_matters`] says when the guess could change a value).
-pub(crate) fn document_ends(docs: &[RawDocument], origin: Origin) -> Vec<End> {
+fn document_ends(docs: &[RawDocument], origin: Origin) -> Vec<End> {
     let last_end = match origin {
         Origin::Kustomize => return vec![End::AsIs; docs.len()],
         Origin::Helm => End::AsIs,
@@ -439,7 +476,7 @@ mod tests {
     }
 
     fn run(stream: &str, steps: &[Step<'_>]) -> String {
-        match apply(stream, steps, Origin::Kustomize) {
+        match apply(&documents(stream, Origin::Kustomize), steps) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("unsupported: {why}"),
         }
@@ -447,7 +484,7 @@ mod tests {
 
     fn unsupported(stream: &str) -> String {
         let labels = origin();
-        match apply(stream, &[Step { field: Field::Labels, entries: &labels }], Origin::Kustomize) {
+        match apply(&documents(stream, Origin::Kustomize), &[Step { field: Field::Labels, entries: &labels }]) {
             Outcome::Unsupported(why) => why,
             Outcome::Done(out) => panic!("expected a fallback to kustomize, got:\n{out}"),
         }
@@ -591,7 +628,7 @@ mod tests {
             )
         };
         let stream = [doc("a1", "\n"), doc("a2", "\n")].concat();
-        let out = match apply(&stream, &[], Origin::Helm4Template) {
+        let out = match apply(&documents(&stream, Origin::Helm4Template), &[]) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
         };
@@ -626,7 +663,7 @@ mod tests {
     }
 
     fn run_helm(stream: &str) -> String {
-        match apply(stream, &[], Origin::Helm) {
+        match apply(&documents(stream, Origin::Helm), &[]) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
         }

@@ -45,21 +45,73 @@ pub struct PostRenderSpec {
     pub post_renderers: Vec<Value>,
     #[serde(default)]
     pub common_metadata: Option<CommonMetadata>,
+    /// `spec.postRenderStrategy`.
+    #[serde(default)]
+    pub post_render_strategy: HookStrategy,
     /// The kubectl whose embedded kustomize runs the chain.
     pub kubectl: PathBuf,
+}
+
+/// How hooks meet the post-renderers (`spec.postRenderStrategy` of helm-controller ≥ 1.6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookStrategy {
+    /// Hooks and templates in one stream (Helm 4's and helm-controller's default).
+    #[default]
+    Combined,
+    /// Hooks and templates post-rendered as two streams.
+    Separate,
+    /// Hooks not post-rendered (Helm 3's behaviour; helm-controller's default with `UseHelm3Defaults`).
+    NoHooks,
+}
+
+impl HookStrategy {
+    /// The strategy a HelmRelease names; anything else (helm-controller's API allows nothing else) and
+    /// none are the default.
+    pub fn from_spec(value: Option<&str>) -> HookStrategy {
+        match value {
+            Some("separate") => HookStrategy::Separate,
+            Some("nohooks") => HookStrategy::NoHooks,
+            _ => HookStrategy::Combined,
+        }
+    }
 }
 
 /// Runs the chain over a multi-document manifest stream from `origin` (Helm's post-renderer input, or
 /// `helm template` output). Helm's documents are read as helm-controller's Helm reads them, which differs
 /// from the local Helm at the end of documents ([`metadata::Origin`]); the output of a kustomize build is
-/// read as it is, as helm-controller reads it.
-pub async fn run(spec: &PostRenderSpec, manifests: &str, mut origin: Origin) -> Result<String, RenderError> {
-    if manifests.split("\n---").all(|doc| doc.lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))) {
+/// read as it is, as helm-controller reads it. Hooks go through the chain as `spec.postRenderStrategy`
+/// says ([`HookStrategy`]).
+pub async fn run(spec: &PostRenderSpec, manifests: &str, origin: Origin) -> Result<String, RenderError> {
+    let docs = metadata::documents(manifests, origin);
+    if docs.is_empty() {
         // Nothing to transform (a chart that renders no objects); kustomize would reject an empty input.
         return Ok(manifests.to_string());
     }
-    let mut current = manifests.to_string();
-    let mut kustomized = false;
+    if spec.post_render_strategy == HookStrategy::Combined {
+        return chain(spec, docs).await;
+    }
+    let (hooks, rest): (Vec<_>, Vec<_>) = docs.into_iter().partition(|d| d.hook);
+    match spec.post_render_strategy {
+        HookStrategy::Combined | HookStrategy::Separate => Ok(chain(spec, rest).await? + &chain(spec, hooks).await?),
+        HookStrategy::NoHooks => {
+            // Hooks pass untouched; re-written without steps so that they read as they were cut.
+            let untouched = match metadata::apply(&hooks, &[]) {
+                Outcome::Done(out) => out,
+                Outcome::Unsupported(_) => metadata::stream(&hooks),
+            };
+            Ok(chain(spec, rest).await? + &untouched)
+        }
+    }
+}
+
+/// The chain over one group of documents: kustomize postRenderers, commonMetadata, origin labels.
+async fn chain(spec: &PostRenderSpec, input: Vec<metadata::Document>) -> Result<String, RenderError> {
+    if input.is_empty() {
+        return Ok(String::new());
+    }
+    // The documents after the last kustomize build, if any.
+    let mut built: Option<Vec<metadata::Document>> = None;
     for (i, pr) in spec.post_renderers.iter().enumerate() {
         let Some(k) = pr.get("kustomize") else { continue };
         let mut kustomization = json!({
@@ -71,12 +123,12 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str, mut origin: Origin) -> 
                 kustomization[field] = v.clone();
             }
         }
-        current = kustomize(&spec.kubectl, &current, origin, kustomization, &[])
+        let out = kustomize(&spec.kubectl, built.as_deref().unwrap_or(&input), kustomization, &[])
             .await
             .map_err(|e| RenderError::PostRender(format!("postRenderers[{i}].kustomize: {e}")))?;
-        kustomized = true;
-        origin = Origin::Kustomize;
+        built = Some(metadata::documents(&out, Origin::Kustomize));
     }
+    let docs = built.as_deref().unwrap_or(&input);
     let origin_labels = BTreeMap::from([
         (format!("{GROUP}/name"), spec.hr_name.clone()),
         (format!("{GROUP}/namespace"), spec.hr_namespace.clone()),
@@ -90,9 +142,9 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str, mut origin: Origin) -> 
         steps.push(Step { field: Field::Annotations, entries: annotations });
     }
     steps.push(Step { field: Field::Labels, entries: &origin_labels });
-    match metadata::apply(&current, &steps, origin) {
+    match metadata::apply(docs, &steps) {
         // Without a kustomize build in front, the documents kept their `# Source:` comments.
-        Outcome::Done(out) if kustomized => return Ok(restore_sources(manifests, &out)),
+        Outcome::Done(out) if built.is_some() => return Ok(restore_sources(&input, &out)),
         Outcome::Done(out) => return Ok(out),
         Outcome::Unsupported(why) => tracing::debug!(%why, "commonMetadata and origin labels through kustomize"),
     }
@@ -115,16 +167,16 @@ pub async fn run(spec: &PostRenderSpec, manifests: &str, mut origin: Origin) -> 
         "transformers": transformers.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
         "sortOptions": { "order": "fifo" },
     });
-    let out = kustomize(&spec.kubectl, &current, origin, kustomization, &transformers)
+    let out = kustomize(&spec.kubectl, docs, kustomization, &transformers)
         .await
         .map_err(|e| RenderError::PostRender(format!("commonMetadata and origin labels: {e}")))?;
-    Ok(restore_sources(manifests, &out))
+    Ok(restore_sources(&input, &out))
 }
 
 /// Flux's chain over `helm template` output (rendered without a post-renderer), in this process: what
 /// `show` and `diff` use. It spares Helm's own post-render pass, which for Helm 4 is a kyaml round trip of
-/// every document, and the post-renderer process. Every document goes through the chain, hooks included,
-/// as helm-controller's default post-render strategy (`combined`) does. `None` when Helm 4's kind-sorted
+/// every document, and the post-renderer process. `helm template` prints hooks too, so they meet the chain
+/// as `spec.postRenderStrategy` says, as under helm-controller. `None` when Helm 4's kind-sorted
 /// output hides a template order that decides a value ([`metadata::template_order_matters`]): the caller
 /// then renders through Helm's post-renderer, whose input keeps that order.
 pub async fn run_on_template_output(
@@ -142,8 +194,8 @@ pub async fn run_on_template_output(
 /// kustomize drops comments, and with them Helm 3's `# Source: <template>` lines, which `--show-only`
 /// and people rely on. Puts them back in front of each object, matched by object identity. (Helm 4 tracks
 /// the template in an annotation instead and restores the comments itself; its input has none.)
-fn restore_sources(input: &str, output: &str) -> String {
-    let Ok(before) = crate::manifests::parse_manifests(input) else { return output.to_string() };
+fn restore_sources(input: &[metadata::Document], output: &str) -> String {
+    let Ok(before) = crate::manifests::parse_manifests(&metadata::stream(input)) else { return output.to_string() };
     let sources: std::collections::HashMap<_, _> =
         before.into_iter().filter_map(|m| m.source.map(|s| (m.id, s))).collect();
     if sources.is_empty() {
@@ -236,28 +288,21 @@ fn transformer(name: &str, kind: &str, field: &str, map: &BTreeMap<String, Strin
     })
 }
 
-/// One `kubectl kustomize` build over the manifests in a private temporary directory. Each document is a
-/// resource file of its own, in stream order, so that a document cut as helm-controller reads it (see
+/// One `kubectl kustomize` build over the documents in a private temporary directory. Each document is a
+/// resource file of its own, in order, so that a document cut as helm-controller reads it (see
 /// [`metadata::Origin`]) ends where its text ends: kustomize adds a newline after every document of a file
 /// but the last.
 async fn kustomize(
     kubectl: &Path,
-    manifests: &str,
-    origin: Origin,
+    docs: &[metadata::Document],
     mut kustomization: Value,
     extra: &[(String, Value)],
 ) -> Result<String, RenderError> {
     let dir = tempfile::Builder::new().prefix("cozyhr-kustomize-").tempdir()?;
     let mut resources = Vec::new();
-    let docs = crate::manifests::split_documents(manifests);
-    let ends = metadata::document_ends(&docs, origin);
-    for (i, (doc, end)) in docs.iter().zip(ends).enumerate() {
-        if crate::manifests::is_blank_document(&doc.text) {
-            continue;
-        }
+    for (i, doc) in docs.iter().enumerate() {
         let file = format!("doc-{i}.yaml");
-        let text = end.cut(&doc.text);
-        write_private(&dir.path().join(&file), text.as_bytes())?;
+        write_private(&dir.path().join(&file), doc.text.as_bytes())?;
         resources.push(file);
     }
     kustomization["resources"] = json!(resources);
@@ -405,10 +450,43 @@ mod tests {
         assert!(filter_show_only(STREAM, &["templates/none.yaml".into()]).is_err());
     }
 
+    fn spec(strategy: HookStrategy) -> PostRenderSpec {
+        PostRenderSpec {
+            hr_name: "app".into(),
+            hr_namespace: "flux".into(),
+            post_renderers: Vec::new(),
+            common_metadata: None,
+            post_render_strategy: strategy,
+            // Never run: without kustomize postRenderers these documents stay in process.
+            kubectl: "/nonexistent/kubectl".into(),
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn hooks_meet_the_chain_as_the_post_render_strategy_says() {
+        let stream = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: demo/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n  annotations:\n    helm.sh/hook: pre-install\n";
+        let labelled = |out: &str, name: &str| {
+            let objs = crate::manifests::parse_manifests(out).unwrap();
+            let obj = &objs.iter().find(|m| m.id.name == name).unwrap().object;
+            obj.pointer("/metadata/labels/helm.toolkit.fluxcd.io~1name").is_some()
+        };
+        for (strategy, hook_labelled) in
+            [(HookStrategy::Combined, true), (HookStrategy::Separate, true), (HookStrategy::NoHooks, false)]
+        {
+            let out = run(&spec(strategy), stream, Origin::Helm).await.unwrap();
+            assert!(labelled(&out, "a"), "{strategy:?}: {out}");
+            assert_eq!(labelled(&out, "h"), hook_labelled, "{strategy:?}: {out}");
+            assert!(out.contains("# Source: demo/templates/hook.yaml"), "{strategy:?}: {out}");
+        }
+        assert_eq!(HookStrategy::from_spec(Some("nohooks")), HookStrategy::NoHooks);
+        assert_eq!(HookStrategy::from_spec(Some("separate")), HookStrategy::Separate);
+        assert_eq!(HookStrategy::from_spec(None), HookStrategy::Combined);
+    }
+
     #[test]
     fn sources_come_back_after_kustomize() {
         let kustomized = "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
-        let out = restore_sources(STREAM, kustomized);
+        let out = restore_sources(&metadata::documents(STREAM, Origin::Helm), kustomized);
         assert_eq!(
             out,
             "---\n# Source: demo/templates/svc.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"

@@ -42,7 +42,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
         }
         Against::Release => {
             let objects = compare::desired_objects(&rendered, &desired.release_namespace, None).await?;
-            compare::against_release(objects, previous.objects, options)?
+            compare::against_release(objects, previous, options)?
         }
     };
     tracing::debug!("plan ready");
