@@ -331,6 +331,25 @@ pub fn helm_release_secrets(namespace: &str, release: &str) -> BTreeMap<String, 
         .unwrap_or_default()
 }
 
+/// One test per Helm major version for each scenario `fn(Helm)`: `name::helm3` and `name::helm4`
+/// (`cargo test -p cozyhr-e2e name` runs both).
+#[macro_export]
+macro_rules! helm_tests {
+    ($($name:ident => $scenario:ident;)*) => {$(
+        mod $name {
+            #[test]
+            fn helm3() {
+                super::$scenario($crate::Helm::V3);
+            }
+
+            #[test]
+            fn helm4() {
+                super::$scenario($crate::Helm::V4);
+            }
+        }
+    )*};
+}
+
 /// Which Helm a test drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Helm {

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, condition, eventually, get_json, helm_release_secrets, helmrelease, kubectl,
-    namespace, wait_hr_ready,
+    Chart, Helm, HelmHome, Run, apply, condition, eventually, get_json, helm_release_secrets, helm_tests, helmrelease,
+    kubectl, namespace, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -235,14 +235,8 @@ fn apply_local_change_then_resume(helm: Helm) {
     assert_eq!(str_at(&cm, "/data/edited"), "local-from-hr", "helm-controller reverted the local change: {cm}");
 }
 
-#[test]
-fn helm3_apply_of_a_local_change_is_in_sync_for_flux_after_resume() {
-    apply_local_change_then_resume(Helm::V3);
-}
-
-#[test]
-fn helm4_apply_of_a_local_change_is_in_sync_for_flux_after_resume() {
-    apply_local_change_then_resume(Helm::V4);
+helm_tests! {
+    apply_of_a_local_change_is_in_sync_for_flux_after_resume => apply_local_change_then_resume;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -307,14 +301,8 @@ fn dependent_proceeds_after_apply(helm: Helm) {
     assert!(evs.iter().all(|(_, by, _)| by == "helm-cozy"), "events from others on A: {evs:?}");
 }
 
-#[test]
-fn helm3_dependent_is_ready_right_after_apply_without_flux_reconciling_it() {
-    dependent_proceeds_after_apply(Helm::V3);
-}
-
-#[test]
-fn helm4_dependent_is_ready_right_after_apply_without_flux_reconciling_it() {
-    dependent_proceeds_after_apply(Helm::V4);
+helm_tests! {
+    dependent_is_ready_right_after_apply_without_flux_reconciling_it => dependent_proceeds_after_apply;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -360,14 +348,8 @@ fn failing_apply_keeps_previous_release(helm: Helm) {
     assert_eq!(states.first(), Some(&(1, "deployed")), "helm history: {history}");
 }
 
-#[test]
-fn helm3_failing_apply_leaves_a_suspended_with_helms_message_and_the_previous_release_deployed() {
-    failing_apply_keeps_previous_release(Helm::V3);
-}
-
-#[test]
-fn helm4_failing_apply_leaves_a_suspended_with_helms_message_and_the_previous_release_deployed() {
-    failing_apply_keeps_previous_release(Helm::V4);
+helm_tests! {
+    failing_apply_leaves_a_suspended_with_helms_message_and_the_previous_release_deployed => failing_apply_keeps_previous_release;
 }
 
 /// The failure is also an Event on the HelmRelease (issue 5, Build 4), carrying helm's message, also when
@@ -395,14 +377,8 @@ fn failing_apply_records_a_warning_event(helm: Helm) {
     );
 }
 
-#[test]
-fn helm3_failing_apply_records_a_warning_event() {
-    failing_apply_records_a_warning_event(Helm::V3);
-}
-
-#[test]
-fn helm4_failing_apply_records_a_warning_event() {
-    failing_apply_records_a_warning_event(Helm::V4);
+helm_tests! {
+    failing_apply_records_a_warning_event => failing_apply_records_a_warning_event;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -450,14 +426,8 @@ fn delete_keeps_flux_from_reinstalling(helm: Helm) {
     assert!(again.stderr.contains("not installed"), "{}", again.stderr);
 }
 
-#[test]
-fn helm3_delete_uninstalls_and_flux_does_not_reinstall_while_suspended() {
-    delete_keeps_flux_from_reinstalling(Helm::V3);
-}
-
-#[test]
-fn helm4_delete_uninstalls_and_flux_does_not_reinstall_while_suspended() {
-    delete_keeps_flux_from_reinstalling(Helm::V4);
+helm_tests! {
+    delete_uninstalls_and_flux_does_not_reinstall_while_suspended => delete_keeps_flux_from_reinstalling;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -611,14 +581,8 @@ fn interrupted_apply(helm: Helm) {
     assert!(evs.iter().any(|(r, by, _)| r == "ApplyInterrupted" && by == "helm-cozy"), "{evs:?}");
 }
 
-#[test]
-fn helm3_interrupted_apply_leaves_a_suspended_saying_so_and_no_temporary_files() {
-    interrupted_apply(Helm::V3);
-}
-
-#[test]
-fn helm4_interrupted_apply_leaves_a_suspended_saying_so_and_no_temporary_files() {
-    interrupted_apply(Helm::V4);
+helm_tests! {
+    interrupted_apply_leaves_a_suspended_saying_so_and_no_temporary_files => interrupted_apply;
 }
 
 // After an interruption, Helm's storage must be back where Flux keeps it (the HelmRelease's namespace) also
@@ -645,14 +609,8 @@ fn interrupted_apply_restores_storage(helm: Helm) {
     assert_eq!(release_states(&ns, &release).len(), 1, "the release's storage is in {ns}");
 }
 
-#[test]
-fn helm3_interrupted_apply_with_target_namespace_leaves_helm_storage_where_flux_keeps_it() {
-    interrupted_apply_restores_storage(Helm::V3);
-}
-
-#[test]
-fn helm4_interrupted_apply_with_target_namespace_leaves_helm_storage_where_flux_keeps_it() {
-    interrupted_apply_restores_storage(Helm::V4);
+helm_tests! {
+    interrupted_apply_with_target_namespace_leaves_helm_storage_where_flux_keeps_it => interrupted_apply_restores_storage;
 }
 
 // The interrupted apply says "run helm cozy apply NAME again": that must work.
@@ -682,12 +640,6 @@ fn apply_again_after_interrupt(helm: Helm) {
     assert!(states.values().any(|(status, _)| status == "deployed"), "no deployed release: {states:?}");
 }
 
-#[test]
-fn helm3_apply_again_after_an_interrupted_apply_succeeds() {
-    apply_again_after_interrupt(Helm::V3);
-}
-
-#[test]
-fn helm4_apply_again_after_an_interrupted_apply_succeeds() {
-    apply_again_after_interrupt(Helm::V4);
+helm_tests! {
+    apply_again_after_an_interrupted_apply_succeeds => apply_again_after_interrupt;
 }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, command, env, get_json, helm_release_secrets, helmrelease, kubectl,
+    Chart, Helm, HelmHome, Run, apply, command, env, get_json, helm_release_secrets, helm_tests, helmrelease, kubectl,
     kubectl_stdin, namespace, run, wait_hr_ready,
 };
 use serde_json::Value;
@@ -337,14 +337,27 @@ fn yaml_edges(helm: Helm) {
     }
 }
 
-#[test]
-fn yaml_edges_read_as_helm_controller_reads_them_helm3() {
-    yaml_edges(Helm::V3);
+helm_tests! {
+    yaml_edges_read_as_helm_controller_reads_them => yaml_edges;
 }
 
-#[test]
-fn yaml_edges_read_as_helm_controller_reads_them_helm4() {
-    yaml_edges(Helm::V4);
+/// A chart with a ConfigMap, a post-install/post-upgrade hook whose data says `hook_data`, and optionally a
+/// test hook.
+fn hooks_chart(hook_data: &str, with_test: bool) -> Chart {
+    let hook = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-hook\n  annotations:\n    \
+         helm.sh/hook: post-install,post-upgrade\ndata:\n  config: |\n    hook: {hook_data}\n"
+    );
+    let test = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-test\n  annotations:\n    \
+                helm.sh/hook: test\ndata:\n  run: by-helm-test\n";
+    let mut templates = vec![
+        ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
+        ("hook.yaml", hook.as_str()),
+    ];
+    if with_test {
+        templates.push(("test.yaml", test));
+    }
+    Chart::new("hooks", "0.1.0", "{}\n", &templates)
 }
 
 /// Hooks meet the post-renderers as `spec.postRenderStrategy` says: with helm-controller's default
@@ -353,24 +366,7 @@ fn yaml_edges_read_as_helm_controller_reads_them_helm4() {
 /// equal what helm-controller stored (`helm get manifest` and `helm get hooks`).
 fn hooks_follow_the_post_render_strategy(helm: Helm) {
     let ns = namespace("sd-hooks");
-    let chart = Chart::new(
-        "hooks",
-        "0.1.0",
-        "{}\n",
-        &[
-            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
-            (
-                "hook.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \
-                 helm.sh/hook: post-install,post-upgrade\ndata:\n  config: |\n    hook: data\n",
-            ),
-            (
-                "test.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-test\n  annotations:\n    \
-                 helm.sh/hook: test\ndata:\n  run: by-helm-test\n",
-            ),
-        ],
-    );
+    let chart = hooks_chart("data", true);
     chart.publish("hooks", &ns);
     let common = "commonMetadata:\n  labels:\n    team: platform\n";
     for (name, strategy) in [("hooks-combined", ""), ("hooks-nohooks", "postRenderStrategy: nohooks\n")] {
@@ -394,19 +390,7 @@ fn hooks_follow_the_post_render_strategy(helm: Helm) {
         }
     }
     // A changed hook is a change; the test hook still is not compared.
-    let changed = Chart::new(
-        "hooks",
-        "0.1.0",
-        "{}\n",
-        &[
-            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
-            (
-                "hook.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \
-                 helm.sh/hook: post-install,post-upgrade\ndata:\n  config: |\n    hook: changed\n",
-            ),
-        ],
-    );
+    let changed = hooks_chart("changed", false);
     let diff = cozy(helm, changed.path(), &ns, &["diff", "hooks-combined", "-o", "summary", "--detailed-exitcode"]);
     assert_eq!(diff.code, Some(2), "{helm:?}:\n{}\n{}", diff.stdout, diff.stderr);
     assert!(
@@ -417,24 +401,12 @@ fn hooks_follow_the_post_render_strategy(helm: Helm) {
     assert!(diff.stdout.contains("0 to add, 1 to change, 0 to remove"), "{}", diff.stdout);
 }
 
-#[test]
-fn hooks_follow_the_post_render_strategy_helm3() {
-    hooks_follow_the_post_render_strategy(Helm::V3);
+helm_tests! {
+    hooks_follow_the_post_render_strategy => hooks_follow_the_post_render_strategy;
 }
 
-#[test]
-fn hooks_follow_the_post_render_strategy_helm4() {
-    hooks_follow_the_post_render_strategy(Helm::V4);
-}
-
-#[test]
-fn show_and_values_equal_what_helm_controller_installed_helm3() {
-    fidelity(Helm::V3);
-}
-
-#[test]
-fn show_and_values_equal_what_helm_controller_installed_helm4() {
-    fidelity(Helm::V4);
+helm_tests! {
+    show_and_values_equal_what_helm_controller_installed => fidelity;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -628,14 +600,8 @@ fn diff_flow(helm: Helm) {
     diff(&["--against", "release"]).code(0);
 }
 
-#[test]
-fn diff_sees_values_changes_drift_and_masks_secrets_helm3() {
-    diff_flow(Helm::V3);
-}
-
-#[test]
-fn diff_sees_values_changes_drift_and_masks_secrets_helm4() {
-    diff_flow(Helm::V4);
+helm_tests! {
+    diff_sees_values_changes_drift_and_masks_secrets => diff_flow;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -719,12 +685,6 @@ fn errors(helm: Helm) {
     assert!(line.contains("bad.yaml") && line.contains("line 2"), "{line}");
 }
 
-#[test]
-fn errors_are_one_clear_line_helm3() {
-    errors(Helm::V3);
-}
-
-#[test]
-fn errors_are_one_clear_line_helm4() {
-    errors(Helm::V4);
+helm_tests! {
+    errors_are_one_clear_line => errors;
 }

@@ -11,6 +11,31 @@ use super::condition::{self, Condition, Readiness};
 use super::helmrelease::HelmRelease;
 use super::kind::{self, Kind};
 
+/// The status fields every Flux kind writes alike (`observedGeneration`, `lastHandledReconcileAt`,
+/// `conditions`), whatever else its status holds.
+pub trait ReconcileStatus {
+    fn conditions(&self) -> &[Condition];
+    fn observed_generation(&self) -> Option<i64>;
+    fn last_handled_reconcile_at(&self) -> Option<&str>;
+}
+
+/// Implements [`ReconcileStatus`] for status structs with the three fields under their Flux names.
+macro_rules! reconcile_status {
+    ($($status:ty),* $(,)?) => {$(
+        impl $crate::flux::object::ReconcileStatus for $status {
+            fn conditions(&self) -> &[$crate::flux::condition::Condition] {
+                &self.conditions
+            }
+            fn observed_generation(&self) -> Option<i64> {
+                self.observed_generation
+            }
+            fn last_handled_reconcile_at(&self) -> Option<&str> {
+                self.last_handled_reconcile_at.as_deref()
+            }
+        }
+    )*};
+}
+
 pub trait FluxObject:
     Resource<Scope: NamespaceScope, DynamicType: Clone + Send + Sync>
     + Clone
@@ -25,9 +50,17 @@ pub trait FluxObject:
     fn flux_kind(dt: &Self::DynamicType) -> &'static Kind;
 
     fn suspended(&self) -> bool;
-    fn conditions(&self) -> &[Condition];
-    fn observed_generation(&self) -> Option<i64>;
-    fn last_handled_reconcile_at(&self) -> Option<&str>;
+    /// The status fields every Flux kind writes alike, once the controller has written a status.
+    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus>;
+    fn conditions(&self) -> &[Condition] {
+        self.reconcile_status().map(ReconcileStatus::conditions).unwrap_or_default()
+    }
+    fn observed_generation(&self) -> Option<i64> {
+        self.reconcile_status().and_then(ReconcileStatus::observed_generation)
+    }
+    fn last_handled_reconcile_at(&self) -> Option<&str> {
+        self.reconcile_status().and_then(ReconcileStatus::last_handled_reconcile_at)
+    }
     /// The generation the controller last attempted, when the kind records it (HelmRelease does).
     fn last_attempted_generation(&self) -> Option<i64> {
         None
@@ -79,14 +112,8 @@ impl FluxObject for HelmRelease {
     fn suspended(&self) -> bool {
         self.spec.suspend
     }
-    fn conditions(&self) -> &[Condition] {
-        self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default()
-    }
-    fn observed_generation(&self) -> Option<i64> {
-        self.status.as_ref().and_then(|s| s.observed_generation)
-    }
-    fn last_handled_reconcile_at(&self) -> Option<&str> {
-        self.status.as_ref().and_then(|s| s.last_handled_reconcile_at.as_deref())
+    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus> {
+        self.status.as_ref().map(|s| s as &dyn ReconcileStatus)
     }
     fn last_attempted_generation(&self) -> Option<i64> {
         self.status.as_ref().and_then(|s| s.last_attempted_generation)
@@ -104,3 +131,5 @@ impl FluxObject for HelmRelease {
         vec![self.chart_name(), self.source()]
     }
 }
+
+reconcile_status!(super::helmrelease::HelmReleaseStatus, super::source::SourceStatus);

@@ -3,6 +3,7 @@
 //! fields of the reconcile protocol. The kind travels as the dynamic type, like `DynamicObject` with an
 //! `ApiResource`, so one struct serves every kind in [`super::kind`] and the shared verbs apply to it.
 
+use crate::flux::object::ReconcileStatus;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -99,14 +100,8 @@ impl FluxObject for FluxSource {
     fn suspended(&self) -> bool {
         self.spec.suspend
     }
-    fn conditions(&self) -> &[Condition] {
-        self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default()
-    }
-    fn observed_generation(&self) -> Option<i64> {
-        self.status.as_ref().and_then(|s| s.observed_generation)
-    }
-    fn last_handled_reconcile_at(&self) -> Option<&str> {
-        self.status.as_ref().and_then(|s| s.last_handled_reconcile_at.as_deref())
+    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus> {
+        self.status.as_ref().map(|s| s as &dyn ReconcileStatus)
     }
     fn revision(&self) -> String {
         self.status.as_ref().and_then(|s| s.artifact.as_ref()).map(|a| a.revision.clone()).unwrap_or_default()

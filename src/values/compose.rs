@@ -260,14 +260,8 @@ fn effective_defaults(inputs: &Inputs) -> (Values, BTreeMap<String, Source>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::test_support::obj;
     use serde_json::json;
-
-    fn obj(v: Value) -> Values {
-        match v {
-            Value::Object(m) => m,
-            _ => panic!("test fixture is not an object"),
-        }
-    }
 
     fn cm(name: &str, target_path: Option<&str>, data: &str) -> RefData {
         RefData {

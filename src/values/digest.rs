@@ -595,14 +595,8 @@ impl Emitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::test_support::obj;
     use serde_json::json;
-
-    fn obj(v: Value) -> Values {
-        match v {
-            Value::Object(m) => m,
-            _ => panic!("test fixture is not an object"),
-        }
-    }
 
     // Hashes and bytes below come from fluxcd/pkg/chartutil v1.27.1 `DigestValues`/`Encode` (go.yaml.in/yaml/v2
     // v2.4.4) run on the same JSON (decoded with encoding/json, as helm-controller does) in a throwaway Go program.

@@ -111,14 +111,8 @@ fn clean_nils(m: &mut Values) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::test_support::obj;
     use serde_json::json;
-
-    fn obj(v: Value) -> Values {
-        match v {
-            Value::Object(m) => m,
-            _ => panic!("test fixture is not an object"),
-        }
-    }
 
     #[test]
     fn merge_recurses_into_maps_and_replaces_lists_and_scalars() {

@@ -29,6 +29,21 @@ pub use yaml::parse_values;
 /// The values of a chart or release: always a mapping at the top.
 pub type Values = serde_json::Map<String, serde_json::Value>;
 
+/// Fixtures shared by the values tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::Values;
+    use serde_json::Value;
+
+    /// A `json!({...})` literal as [`Values`].
+    pub(crate) fn obj(v: Value) -> Values {
+        match v {
+            Value::Object(m) => m,
+            _ => panic!("test fixture is not an object"),
+        }
+    }
+}
+
 /// Why values could not be read or composed. Every message names the input it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum ValuesError {
