@@ -49,33 +49,6 @@ pub struct ApplyRequest<'a> {
     pub self_exe: std::path::PathBuf,
 }
 
-/// Resolves when the process gets SIGINT or SIGTERM, with the signal's name.
-async fn interrupted() -> String {
-    interrupted_signal().await.to_string()
-}
-
-async fn interrupted_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
-            (Ok(mut int), Ok(mut term)) => tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            _ => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "SIGINT"
-    }
-}
-
 fn recorder(cluster: &Cluster) -> Recorder {
     Recorder::new(cluster.client.clone(), Reporter { controller: "helm-cozy".into(), instance: None })
 }
@@ -116,8 +89,40 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
     }
 }
 
+/// Every rendered object (hooks aside, which Helm creates only when it runs them) through a server-side
+/// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
+async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, session: &PostRenderSession) -> Result<()> {
+    let values = desired.write_values_file()?;
+    let req = crate::render::TemplateRequest {
+        chart_dir: desired.chart_dir(),
+        release_name: &desired.release_name,
+        namespace: &desired.release_namespace,
+        values_files: vec![values.path().to_path_buf()],
+        sets: Vec::new(),
+        is_upgrade: false,
+    };
+    let rendered =
+        crate::render::template(helm, &req, Some(session)).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+    let live = crate::live::LiveObjects::new(cluster);
+    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, Some(&live)).await?;
+    let (objects, _hooks) = crate::compare::split_hooks(objects);
+    let owned: Vec<serde_json::Value> = objects
+        .iter()
+        .map(|m| crate::compare::with_helm_ownership(&m.object, &desired.release_name, &desired.release_namespace))
+        .collect();
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(owned.iter().map(|o| live.dry_run(o, None)))
+        .buffer_unordered(16)
+        .try_collect::<Vec<_>>()
+        .await?;
+    Ok(())
+}
+
 /// Applies the chart for the HelmRelease; see the module docs.
 pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
+    // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
+    // runs) instead of killing the process half-way.
+    let interrupted = crate::render::interrupted();
     let cluster = req.cluster;
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let hr = objects.get(req.name).await?;
@@ -131,9 +136,12 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
 
     if req.options.dry_run {
         status::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted())
+        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+        // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
+        // the API server here, as helm-controller's apply would send them.
+        server_dry_run(cluster, req.helm, &desired, &session).await?;
         status::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }
@@ -153,7 +161,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
     let result =
-        match upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted()).await {
+        match upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted).await {
             Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
             other => Ok(other),
         };

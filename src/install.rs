@@ -118,19 +118,25 @@ pub async fn upgrade(
     options: &UpgradeOptions,
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<(), RenderError> {
-    let values = desired.write_values_file().map_err(|e| RenderError::PostRender(e.to_string()))?;
+    let values = desired.write_values_file().map_err(|e| RenderError::ValuesFile(e.to_string()))?;
     let mut args = upgrade_args(helm, desired, values.path(), installed, options);
     args.extend(session.helm_args(helm.major)?);
     let env = session.helm_env(helm.major);
-    with_storage_in_release_namespace(cluster, desired, || async {
+    let run = || async {
         helm.run_until(&args, &env, cancel).await.map(|_| ()).map_err(|e| match (e, session.error_log()) {
             (RenderError::Failed { program, stderr }, Some(log)) => {
                 RenderError::Failed { program, stderr: format!("{log}\n{stderr}") }
             }
             (e, _) => e,
         })
-    })
-    .await
+    };
+    if options.dry_run {
+        // A dry run changes nothing, not even where Helm's storage is (the HelmRelease is not suspended
+        // for it): where storage and release namespaces differ, helm finds no release and dry-runs an
+        // install, which still has the API server check every object.
+        return run().await;
+    }
+    with_storage_in_release_namespace(cluster, desired, run).await
 }
 
 /// `helm uninstall` of the desired release from Flux's storage.
@@ -168,7 +174,7 @@ where
     if storage == release_ns {
         return f().await;
     }
-    let relocation = |e: Error| RenderError::PostRender(format!("moving Helm release storage: {e}"));
+    let relocation = |e: Error| RenderError::Storage(format!("{storage} and {release_ns}: {e}"));
     move_storage(cluster, &desired.release_name, storage, release_ns).await.map_err(relocation)?;
     let result = f().await;
     let back = move_storage(cluster, &desired.release_name, release_ns, storage).await.map_err(relocation);

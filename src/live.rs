@@ -161,28 +161,22 @@ impl<'a> LiveObjects<'a> {
     /// the dry run. This keeps a diff of a large, mostly unchanged release to a few LISTs.
     pub async fn observe_all(&self, desired: &[Value], last_applied: &[Option<&Value>]) -> Result<Vec<Observed>> {
         let live = self.get_all(desired).await?;
-        let mut out: Vec<Option<Observed>> = vec![None; desired.len()];
-        let mut to_dry_run = Vec::new();
-        for (i, live) in live.into_iter().enumerate() {
-            let settled = last_applied.get(i).copied().flatten() == Some(&desired[i])
-                && live.as_ref().is_some_and(|l| is_subset(&desired[i], l));
-            match live {
-                Some(l) if settled => out[i] = Some(Observed { desired_on_server: l.clone(), live: Some(l) }),
-                live => to_dry_run.push((i, live)),
-            }
-        }
-        tracing::debug!(objects = desired.len(), dry_runs = to_dry_run.len(), "live objects read");
-        let ran: Vec<(usize, Observed)> = futures::stream::iter(to_dry_run.into_iter().map(|(i, live)| async move {
-            let desired_on_server = self.dry_run(&desired[i], live.as_ref()).await?;
-            Ok::<_, Error>((i, Observed { live, desired_on_server }))
-        }))
-        .buffer_unordered(CONCURRENCY)
-        .try_collect()
-        .await?;
-        for (i, o) in ran {
-            out[i] = Some(o);
-        }
-        Ok(out.into_iter().flatten().collect())
+        let settled: Vec<bool> = (0..desired.len())
+            .map(|i| {
+                last_applied.get(i).copied().flatten() == Some(&desired[i])
+                    && live[i].as_ref().is_some_and(|l| is_subset(&desired[i], l))
+            })
+            .collect();
+        let dry_runs = settled.iter().filter(|s| !**s).count();
+        tracing::debug!(objects = desired.len(), dry_runs, "live objects read");
+        let each = desired.iter().zip(live).zip(settled).map(|((d, live), settled)| async move {
+            let desired_on_server = match &live {
+                Some(l) if settled => l.clone(),
+                _ => self.dry_run(d, live.as_ref()).await?,
+            };
+            Ok::<_, Error>(Observed { live, desired_on_server })
+        });
+        futures::stream::iter(each).buffered(CONCURRENCY).try_collect().await
     }
 }
 

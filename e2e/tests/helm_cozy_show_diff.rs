@@ -250,11 +250,11 @@ fn fidelity(helm: Helm) {
     );
 }
 
-/// Product bug (minimal): an integral number beyond 2^53 in a values source. helm-controller reads it as a
-/// Go float64 and Helm stores and prints it with Go's encoding/json (`12345678901234567000`, the shortest
-/// digits that round-trip); `helm cozy values -o json` prints the float's exact binary value
-/// (`12345678901234567168`). Both denote the same float64 and the rendering is identical (the fidelity
-/// tests cover that), but the printed values differ from the stored release config.
+/// An integral number beyond 2^53 in a values source: helm-controller reads it as a Go float64, and Helm
+/// stores and prints it with Go's encoding/json (`12345678901234567000`, the shortest digits that round-trip),
+/// not as the float's exact binary value (`12345678901234567168`); `helm cozy values -o json` must print it
+/// the same way. Helm 4 only: the printing is helm cozy's and the same under both, the release is
+/// helm-controller's.
 #[test]
 fn values_json_prints_large_numbers_as_helm_stores_them_helm4() {
     let helm = Helm::V4;
@@ -299,19 +299,18 @@ fn values_json_prints_large_numbers_as_helm_stores_them_helm4() {
 /// right after helm-controller installed it: nothing to change.
 fn yaml_edges(helm: Helm) {
     let ns = namespace("sd-edges");
+    let keep = helm == Helm::V4;
     let templates = ["blocks.yaml", "mixed.yaml", "keep.yaml", "ordered.yaml", "fallback.yaml"]
         .map(|t| (t, fixture(&format!("edges/templates/{t}"))));
     let templates: Vec<(&str, &str)> = templates.iter().map(|(n, t)| (*n, t.as_str())).collect();
     let chart = Chart::new("edges", "0.1.0", "fallback: false\nkeep: false\n", &templates);
     chart.publish("edges", &ns);
     for (name, fallback) in [("edges-fast", false), ("edges-kustomize", true)] {
-        let keep = helm == Helm::V4;
         let spec = format!(
             "values:\n  fallback: {fallback}\n  keep: {keep}\ncommonMetadata:\n  labels:\n    team: platform\n"
         );
         apply(&helmrelease(&ns, name, "edges", &spec));
     }
-    let keep = helm == Helm::V4;
     for (name, fallback) in [("edges-fast", false), ("edges-kustomize", true)] {
         wait_hr_ready(&ns, name, READY_TIMEOUT);
         let stored = objects(&helm_get(&["manifest", name, "-n", &ns]).stdout);
@@ -339,6 +338,51 @@ fn yaml_edges(helm: Helm) {
 
 helm_tests! {
     yaml_edges_read_as_helm_controller_reads_them => yaml_edges;
+}
+
+/// SIGINT while helm renders (`helm-cozy show`, run directly so the signal reaches it): exit 130 with one
+/// line, and the composed values file, which holds valuesFrom Secret data, is gone with the helm child.
+#[test]
+fn interrupted_show_leaves_no_values_file() {
+    let ns = namespace("sd-int");
+    // A template that keeps helm busy for seconds; the HelmRelease is suspended, so Flux never renders it.
+    let chart = Chart::new(
+        "slow",
+        "0.1.0",
+        "spin: 6000\n",
+        &[(
+            "cm.yaml",
+            "{{- range until (int $.Values.spin) }}{{- range until (int $.Values.spin) }}{{- end }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
+        )],
+    );
+    apply(&helmrelease(&ns, "slow", "slow", "suspend: true\n"));
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut c = command(env().bin_dir.join("helm-cozy"));
+    c.args(["show", "slow", "-n", &ns, "-C"])
+        .arg(chart.path())
+        .env("HELM_BIN", &env().helm3)
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("start helm-cozy show");
+    let values_files = || {
+        std::fs::read_dir(tmp.path())
+            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("cozyhr-values-")).count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while values_files() == 0 {
+        assert!(std::time::Instant::now() < deadline, "helm-cozy show never wrote its values file");
+        assert!(child.try_wait().expect("poll").is_none(), "helm-cozy show ended before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(kill.is_ok_and(|s| s.success()), "kill -INT failed");
+    let out = child.wait_with_output().expect("wait for helm-cozy");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted by SIGINT"), "stderr: {stderr}");
+    assert_eq!(values_files(), 0, "the values file outlived the interrupted command");
 }
 
 /// A chart with a ConfigMap, a post-install/post-upgrade hook whose data says `hook_data`, and optionally a

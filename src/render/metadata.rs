@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Map, Value};
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
-use crate::manifests::{RawDocument, is_blank_document, split_documents};
+use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
 /// Which metadata map a step writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,25 +111,25 @@ fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
     for (doc, result) in docs.iter().zip(done) {
         let Some((id, yaml)) = result? else { continue };
         if !seen.insert(id.clone()) {
-            return Err(format!("line {}: {id:?} appears twice", doc.line));
+            return Err(format!("line {}: {id} appears twice", doc.line));
         }
         out.push_str(&yaml);
     }
     Ok(out)
 }
 
-type Identity = (String, String, String, String);
-
-/// One document through the steps: its identity and its output text (`---`, `# Source:`, YAML).
-fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Identity, String)>, String> {
+/// One document through the steps: its identity and its output text (`---`, `# Source:`, YAML). The
+/// identity is what must be unique in kustomize's resource map; lists, which kustomize expands (and
+/// rejects when their items lack metadata), are left to it.
+fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(ObjectId, String)>, String> {
     let at = |why: String| format!("line {}: {why}", doc.line);
-    let mut object = match decode_document(&doc.text).map_err(at)? {
-        Some(Value::Object(o)) => o,
-        // kustomize skips empty documents and rejects anything but an object.
-        None => return Ok(None),
-        Some(_) => return Err(at("not a mapping".into())),
-    };
-    let id = identity(&object).map_err(at)?;
+    // kustomize skips empty documents and rejects anything but an object.
+    let Some(object) = decode_document(&doc.text).map_err(at)? else { return Ok(None) };
+    let id = ObjectId::from_object(&object).map_err(|e| at(e.to_string()))?;
+    if id.kind.ends_with("List") {
+        return Err(at(format!("kind {} may be a list", id.kind)));
+    }
+    let Value::Object(mut object) = object else { return Err(at("not a mapping".into())) };
     let metadata = object
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
@@ -253,22 +253,6 @@ fn filename_annotation(text: &str) -> Option<&str> {
         let value = l.trim_start().strip_prefix("postrenderer.helm.sh/postrender-filename:")?.trim();
         Some(value.trim_matches(|c| c == '\'' || c == '"'))
     })
-}
-
-/// kustomize's resource id: what must be unique in a resource map. Lists are expanded by kustomize (and
-/// rejected when their items lack metadata), so they are left to it.
-fn identity(object: &Map<String, Value>) -> Result<Identity, String> {
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let api_version = text(object.get("apiVersion")).ok_or("no apiVersion")?;
-    let kind = text(object.get("kind")).ok_or("no kind")?;
-    if kind.ends_with("List") {
-        return Err(format!("kind {kind} may be a list"));
-    }
-    let meta = object.get("metadata");
-    let name = text(meta.and_then(|m| m.get("name"))).ok_or("no metadata.name")?;
-    let namespace = text(meta.and_then(|m| m.get("namespace"))).unwrap_or_default();
-    let group = api_version.split_once('/').map_or("", |(g, _)| g).to_string();
-    Ok((group, kind, namespace, name))
 }
 
 /// Annotation prefixes kustomize uses internally and strips from its output.

@@ -41,8 +41,36 @@ pub enum RenderError {
     #[error("post-render: {0}")]
     PostRender(String),
 
+    #[error("cannot write the values file for helm: {0}")]
+    ValuesFile(String),
+
+    #[error("moving Helm's release storage between namespaces: {0}")]
+    Storage(String),
+
     #[error("interrupted by {signal}{detail}")]
     Interrupted { signal: String, detail: String },
+}
+
+/// A future that resolves with the signal's name when the process gets SIGINT or SIGTERM. The handlers
+/// are installed when this is called, not when the future is first polled: from then on the signals no
+/// longer kill the process, so whoever awaits the future decides how to stop (and what to clean up).
+pub fn interrupted() -> impl std::future::Future<Output = String> {
+    #[cfg(unix)]
+    let streams = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    };
+    async move {
+        #[cfg(unix)]
+        if let (Ok(mut int), Ok(mut term)) = streams {
+            return tokio::select! {
+                _ = int.recv() => "SIGINT".to_string(),
+                _ = term.recv() => "SIGTERM".to_string(),
+            };
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        "SIGINT".to_string()
+    }
 }
 
 /// Runs a program with an argument vector (never through a shell), feeding `stdin`, and returns stdout.

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::metadata::{self, Field, Origin, Outcome, Step};
 use super::{RenderError, run_program};
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
+use crate::manifests::split_documents;
 
 /// The argument that turns helm-cozy into the post-renderer.
 pub const POST_RENDER_ARG: &str = "__post-render";
@@ -203,40 +204,25 @@ fn restore_sources(input: &[metadata::Document], output: &str) -> String {
     }
     let mut out = String::with_capacity(output.len() + sources.len() * 40);
     for doc in split_documents(output) {
-        let id = crate::manifests::parse_manifests(doc).ok().and_then(|m| m.into_iter().next()).map(|m| m.id);
-        out.push_str("---\n");
-        if let Some(src) = id.as_ref().and_then(|id| sources.get(id)) {
-            out.push_str("# Source: ");
-            out.push_str(src);
-            out.push('\n');
-        }
-        out.push_str(doc.trim_start_matches('\n'));
-        if !doc.ends_with('\n') {
-            out.push('\n');
-        }
+        let id = crate::manifests::parse_manifests(&doc.text).ok().and_then(|m| m.into_iter().next()).map(|m| m.id);
+        let source = id.as_ref().and_then(|id| sources.get(id)).map(String::as_str);
+        push_document(&mut out, source, &doc.text);
     }
     out
 }
 
-/// Splits kustomize output at its `---` separator lines (column 0; a `---` inside a block scalar is
-/// indented, so it never matches).
-fn split_documents(stream: &str) -> Vec<&str> {
-    let mut docs = Vec::new();
-    let mut start = 0;
-    let mut offset = 0;
-    for line in stream.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            if !stream[start..offset].trim().is_empty() {
-                docs.push(&stream[start..offset]);
-            }
-            start = offset + line.len();
-        }
-        offset += line.len();
+/// Appends `---`, a `# Source:` line when there is a template to name, and the document.
+fn push_document(out: &mut String, source: Option<&str>, text: &str) {
+    out.push_str("---\n");
+    if let Some(src) = source {
+        out.push_str("# Source: ");
+        out.push_str(src);
+        out.push('\n');
     }
-    if !stream[start..].trim().is_empty() {
-        docs.push(&stream[start..]);
+    out.push_str(text.trim_start_matches('\n'));
+    if !text.ends_with('\n') {
+        out.push('\n');
     }
-    docs
 }
 
 /// Keeps the documents whose `# Source:` template matches one of `globs` (Helm's `--show-only`: the path
@@ -257,16 +243,12 @@ pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, Rend
     let set = set.build().map_err(|e| RenderError::PostRender(format!("--show-only: {e}")))?;
     let mut out = String::new();
     for doc in split_documents(rendered) {
-        let source = doc.lines().find_map(|l| l.strip_prefix("# Source: ")).map(str::trim);
-        let Some(source) = source else { continue };
+        let Some(source) = doc.source.as_deref() else { continue };
         // Helm matches the path below the chart's own directory.
         let below_chart = source.split_once('/').map_or(source, |(_, rest)| rest);
         if set.is_match(below_chart) || set.is_match(source) {
-            out.push_str("---\n");
-            out.push_str(doc.trim_start_matches('\n'));
-            if !doc.ends_with('\n') {
-                out.push('\n');
-            }
+            // The document's own `# Source:` line is part of its text.
+            push_document(&mut out, None, &doc.text);
         }
     }
     if out.is_empty() {

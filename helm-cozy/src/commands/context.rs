@@ -66,6 +66,15 @@ impl Context {
         if dry_run {
             args.push("--dry-run=server".into());
         }
+        // The cluster helm cozy was pointed at (under Helm these also arrive as HELM_KUBE* variables).
+        if let Some(kubeconfig) = &cluster.kubeconfig {
+            args.push("--kubeconfig".into());
+            args.push(kubeconfig.as_os_str().to_owned());
+        }
+        if let Some(context) = &cluster.context {
+            args.push("--kube-context".into());
+            args.push(context.into());
+        }
         let out = self.helm.run(&args, &[]).await?;
         print!("{}", String::from_utf8_lossy(&out));
         Ok(std::process::ExitCode::SUCCESS)

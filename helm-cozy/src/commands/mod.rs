@@ -15,9 +15,9 @@ use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Show(args) => show::run(&cli.cluster, &cli.chart_dir, args).await,
-        Command::Values(args) => values::run(&cli.cluster, &cli.chart_dir, args).await,
-        Command::Diff(args) => diff::run(&cli.cluster, &cli.chart_dir, args).await,
+        Command::Show(args) => stop_on_signal(show::run(&cli.cluster, &cli.chart_dir, args)).await,
+        Command::Values(args) => stop_on_signal(values::run(&cli.cluster, &cli.chart_dir, args)).await,
+        Command::Diff(args) => stop_on_signal(diff::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Apply(args) => apply::run(&cli.cluster, &cli.chart_dir, args).await,
         Command::Delete(args) => delete::run(&cli.cluster, &cli.chart_dir, args).await,
         Command::PostRender => {
@@ -26,5 +26,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Completion(args) => completion::run(args),
         Command::Version => version::run(),
+    }
+}
+
+/// Exit status after SIGINT/SIGTERM, as shells report a process stopped by SIGINT.
+const INTERRUPTED: u8 = 130;
+
+/// Runs a command that changes nothing until SIGINT or SIGTERM. On a signal the command is dropped, so
+/// its temporary files (values, which may hold Secret data) are removed and its helm child is killed.
+async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>) -> anyhow::Result<ExitCode> {
+    let interrupted = cozyhr::render::interrupted();
+    tokio::select! {
+        result = command => result,
+        signal = interrupted => {
+            eprintln!("helm cozy: interrupted by {signal}; nothing was changed");
+            Ok(ExitCode::from(INTERRUPTED))
+        }
     }
 }
