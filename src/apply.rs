@@ -91,20 +91,13 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 
 /// Every rendered object (hooks aside, which Helm creates only when it runs them) through a server-side
 /// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
-async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, session: &PostRenderSession) -> Result<()> {
-    let values = desired.write_values_file()?;
-    let req = crate::render::TemplateRequest {
-        chart_dir: desired.chart_dir(),
-        release_name: &desired.release_name,
-        namespace: &desired.release_namespace,
-        values_files: vec![values.path().to_path_buf()],
-        sets: Vec::new(),
-        is_upgrade: false,
-    };
-    let rendered =
-        crate::render::template(helm, &req, Some(session)).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
-    let live = crate::live::LiveObjects::new(cluster);
-    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, Some(&live)).await?;
+/// The objects are rendered as `show` renders them: with what helm-controller's Helm sees of the cluster.
+async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_exe: &std::path::Path) -> Result<()> {
+    let (live, action) = tokio::try_join!(crate::live::LiveObjects::discover(cluster), desired.next_action(cluster))?;
+    let apis = live.apis();
+    let view = desired.cluster_view(cluster, &apis, action);
+    let rendered = desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &apis.cluster_scoped())?;
     let (objects, _hooks) = crate::compare::split_hooks(objects);
     let owned: Vec<serde_json::Value> = objects
         .iter()
@@ -141,7 +134,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
         // the API server here, as helm-controller's apply would send them.
-        server_dry_run(cluster, req.helm, &desired, &session).await?;
+        server_dry_run(cluster, req.helm, &desired, &req.self_exe).await?;
         status::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }

@@ -49,6 +49,13 @@ impl ChartDir {
         &self.path
     }
 
+    /// Whether any template of the chart or of its subcharts (directories, symlinked ones included, and
+    /// packaged ones in charts/) may call `lookup`. Only those need helm to talk to the cluster while
+    /// rendering; a mention in a comment just costs that. An unreadable file counts as a yes.
+    pub fn may_use_lookup(&self) -> bool {
+        mentions_lookup(&self.path, 0)
+    }
+
     /// The chart's own values.yaml text ("" when absent).
     pub fn default_values_text(&self) -> Result<String, ChartError> {
         match std::fs::read_to_string(self.path.join("values.yaml")) {
@@ -57,6 +64,59 @@ impl ChartDir {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// How deep subcharts may nest before we stop looking (and assume lookup): symlink loops end here.
+const MAX_DEPTH: usize = 16;
+
+fn mentions_lookup(chart: &Path, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    if tree_mentions(&chart.join("templates"), depth) {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(chart.join("charts")) else { return false };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        // metadata() follows symlinks: a library chart linked into charts/ is read where it lives.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => mentions_lookup(&path, depth + 1),
+            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path),
+            Ok(_) => false,
+            Err(_) => true,
+        }
+    })
+}
+
+fn tree_mentions(dir: &Path, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => tree_mentions(&path, depth + 1),
+            Ok(_) => std::fs::read(&path).map_or(true, |bytes| contains_lookup(&bytes)),
+            Err(_) => true,
+        }
+    })
+}
+
+/// A packaged subchart: the whole archive, unpacked, is searched (values and docs included).
+fn archive_mentions(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else { return true };
+    let mut bytes = Vec::new();
+    match flate2::read::GzDecoder::new(file).read_to_end(&mut bytes) {
+        Ok(_) => contains_lookup(&bytes),
+        Err(_) => true,
+    }
+}
+
+fn contains_lookup(bytes: &[u8]) -> bool {
+    bytes.windows(6).any(|w| w == b"lookup")
 }
 
 #[cfg(test)]
@@ -68,6 +128,36 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let e = ChartDir::open(d.path()).unwrap_err().to_string();
         assert!(e.contains("no Chart.yaml") && e.contains("-C DIR"), "{e}");
+    }
+
+    #[test]
+    fn lookup_is_found_in_templates_and_linked_or_packaged_subcharts() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("app");
+        std::fs::create_dir_all(chart.join("templates/sub")).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: app\nversion: 1.0.0\n").unwrap();
+        std::fs::write(chart.join("templates/sub/cm.yaml"), "kind: ConfigMap\n").unwrap();
+        let c = ChartDir::open(&chart).unwrap();
+        assert!(!c.may_use_lookup());
+
+        // A library chart linked into charts/, as platform monorepos do.
+        let lib = d.path().join("lib");
+        std::fs::create_dir_all(lib.join("templates")).unwrap();
+        std::fs::write(
+            lib.join("templates/_h.tpl"),
+            "{{ define \"x\" }}{{ lookup \"v1\" \"Secret\" \"\" \"\" }}{{ end }}",
+        )
+        .unwrap();
+        std::fs::create_dir_all(chart.join("charts")).unwrap();
+        std::os::unix::fs::symlink(&lib, chart.join("charts/lib")).unwrap();
+        assert!(c.may_use_lookup());
+        std::fs::remove_file(chart.join("charts/lib")).unwrap();
+
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"templates/secret.yaml ... {{ lookup \"v1\" }}").unwrap();
+        std::fs::write(chart.join("charts/packaged-1.0.0.tgz"), gz.finish().unwrap()).unwrap();
+        assert!(c.may_use_lookup());
     }
 
     #[test]

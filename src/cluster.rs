@@ -23,8 +23,10 @@ pub struct ClusterOptions {
 pub struct Cluster {
     pub client: Client,
     pub namespace: String,
-    /// The API server URL, for error messages.
+    /// The API server URL, for error messages and the discovery cache.
     pub server: String,
+    /// What the user said, so that the helm processes cozyhr starts reach the same cluster.
+    pub options: ClusterOptions,
 }
 
 impl ClusterOptions {
@@ -34,7 +36,16 @@ impl ClusterOptions {
         let server = config.cluster_url.to_string();
         let namespace = self.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let client = Client::try_from(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
-        Ok(Cluster { client, namespace, server })
+        Ok(Cluster { client, namespace, server, options: self.clone() })
+    }
+
+    /// Whether any cluster is configured at all, as kubectl would find one: a kubeconfig named by flag
+    /// or `KUBECONFIG`, `~/.kube/config`, or a Pod's service account. (Reachable is another question.)
+    pub fn is_configured(&self) -> bool {
+        self.kubeconfig.is_some()
+            || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty())
+            || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").is_file())
+            || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
     }
 
     async fn config(&self) -> Result<Config> {
@@ -59,6 +70,21 @@ impl ClusterOptions {
 }
 
 impl Cluster {
+    /// helm's flags for this cluster: `--kubeconfig` and `--kube-context` where the user named them
+    /// (otherwise helm resolves them from the same environment as we did: KUBECONFIG, HELM_KUBECONTEXT).
+    pub fn helm_args(&self) -> Vec<std::ffi::OsString> {
+        let mut args = Vec::new();
+        if let Some(kubeconfig) = &self.options.kubeconfig {
+            args.push("--kubeconfig".into());
+            args.push(kubeconfig.as_os_str().to_owned());
+        }
+        if let Some(context) = &self.options.context {
+            args.push("--kube-context".into());
+            args.push(context.into());
+        }
+        args
+    }
+
     /// Turns a client error into the library's error with this cluster's address attached.
     pub fn error(&self, err: kube::Error) -> Error {
         Error::from_kube(err, &self.server)

@@ -11,7 +11,7 @@ use crate::cluster::Cluster;
 use crate::diff::{Plan, PlanOptions, plan_with};
 use crate::error::{Error, Result};
 use crate::live::LiveObjects;
-use crate::manifests::{ClusterScoped, Manifest, ObjectId, parse_manifests};
+use crate::manifests::{ClusterScoped, Manifest, ObjectId, default_namespaces, parse_manifests};
 
 /// Which side `desired` is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -27,34 +27,49 @@ fn manifest_error(what: &str, e: impl std::fmt::Display) -> Error {
     Error::Invalid { what: what.into(), reason: e.to_string() }
 }
 
-/// Parses a rendered stream and gives namespaced objects without a namespace the release namespace, with
-/// the cluster's own idea of which kinds are cluster-scoped when a cluster is at hand.
-pub async fn desired_objects(
-    rendered: &str,
-    release_namespace: &str,
-    live: Option<&LiveObjects<'_>>,
-) -> Result<Vec<Manifest>> {
+/// Parses a rendered stream and gives namespaced objects without a namespace the release namespace;
+/// `scoped` says which kinds are cluster-scoped (the cluster's discovery where a cluster is used:
+/// [`crate::discovery::ClusterApis::cluster_scoped`]).
+pub fn desired_objects(rendered: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
     let mut manifests = parse_manifests(rendered).map_err(|e| manifest_error("rendered manifests", e))?;
-    let builtin = ClusterScoped::builtin();
-    for m in &mut manifests {
-        let cluster_scoped = match live {
-            Some(l) => l.cluster_scoped(&m.object).await?,
-            None => builtin.contains(&m.id.group, &m.id.kind),
-        };
-        m.default_namespace(release_namespace, cluster_scoped);
-    }
+    default_namespaces(&mut manifests, release_namespace, |g, k| scoped.contains(g, k));
     Ok(manifests)
 }
 
 /// Objects of a stored release manifest, with the same namespace defaulting.
-pub fn stored_objects(manifest: &str, release_namespace: &str) -> Result<Vec<Manifest>> {
+pub fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
     let mut manifests = parse_manifests(manifest).map_err(|e| manifest_error("stored release manifest", e))?;
-    let builtin = ClusterScoped::builtin();
-    for m in &mut manifests {
-        let cluster_scoped = builtin.contains(&m.id.group, &m.id.kind);
-        m.default_namespace(release_namespace, cluster_scoped);
-    }
+    default_namespaces(&mut manifests, release_namespace, |g, k| scoped.contains(g, k));
     Ok(manifests)
+}
+
+/// `helm cozy diff`: the release rendered as helm-controller would render it on this cluster (one
+/// discovery, shared by the render's capabilities and the live reads), compared with the cluster or
+/// with the stored release.
+pub async fn diff(
+    cluster: &Cluster,
+    helm: &crate::render::Helm,
+    desired: &crate::desired::Desired,
+    against: Against,
+    options: PlanOptions,
+    self_exe: &std::path::Path,
+) -> Result<Plan> {
+    let (live, action) = tokio::try_join!(LiveObjects::discover(cluster), desired.next_action(cluster))?;
+    let apis = live.apis();
+    let scoped = apis.cluster_scoped();
+    let view = desired.cluster_view(cluster, &apis, action);
+    // The stored release is read (and its manifest decoded and parsed) while helm renders.
+    let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
+    let (rendered, previous) = tokio::try_join!(
+        async { Ok::<_, Error>(desired.render(helm, &view, self_exe).await?) },
+        previous_release(cluster, &desired.storage_namespace, release.0, release.1, &scoped)
+    )?;
+    let objects = desired_objects(&rendered, release.1, &scoped)?;
+    tracing::debug!("rendered objects parsed");
+    match against {
+        Against::Live => against_live(&live, release, objects, previous, options).await,
+        Against::Release => against_release(objects, previous, options),
+    }
 }
 
 /// The plan against the stored release (its manifest and hooks): no cluster reads beyond the release.
@@ -143,7 +158,16 @@ pub async fn against_live(
         }
     }
     let wanted: std::collections::BTreeSet<&ObjectId> = desired.iter().map(|m| &m.id).collect();
-    let gone: Vec<&Manifest> = previous.objects.iter().filter(|m| !wanted.contains(&m.id)).collect();
+    let mut gone: Vec<&Manifest> = Vec::new();
+    for m in previous.objects.iter().filter(|m| !wanted.contains(&m.id)) {
+        if live.serves(&m.object).await? {
+            gone.push(m);
+        } else {
+            // Its kind is gone from the cluster (a CRD deleted), and the objects with it; the release still
+            // lists the object, and apply drops it from the release: a removal of what the release holds.
+            live_pairs.push((m.id.clone(), m.object.clone()));
+        }
+    }
     let gone_objects: Vec<Value> = gone.iter().map(|m| m.object.clone()).collect();
     for (m, l) in gone.iter().zip(live.get_all(&gone_objects).await?) {
         if let Some(l) = l {
@@ -179,6 +203,7 @@ pub async fn previous_release(
     storage_namespace: &str,
     release: &str,
     release_namespace: &str,
+    scoped: &ClusterScoped,
 ) -> Result<Previous> {
     let Some(r) = crate::helmstore::latest(cluster, storage_namespace, release).await? else {
         return Ok(Previous::default());
@@ -186,10 +211,10 @@ pub async fn previous_release(
     let mut hooks = Vec::new();
     for h in &r.hooks {
         if !is_test_hook(&h.events.iter().map(String::as_str).collect::<Vec<_>>()) {
-            hooks.extend(stored_objects(&format!("# Source: {}\n{}", h.path, h.manifest), release_namespace)?);
+            hooks.extend(stored_objects(&format!("# Source: {}\n{}", h.path, h.manifest), release_namespace, scoped)?);
         }
     }
-    let objects = stored_objects(&r.manifest, release_namespace)?;
+    let objects = stored_objects(&r.manifest, release_namespace, scoped)?;
     Ok(Previous { objects, hooks, deployed: r.status == "deployed" })
 }
 
@@ -203,7 +228,7 @@ mod tests {
                       apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: pre-install, post-upgrade\n---\n\
                       apiVersion: v1\nkind: Pod\nmetadata:\n  name: test\n  annotations:\n    helm.sh/hook: test-success,test\n---\n\
                       apiVersion: v1\nkind: Pod\nmetadata:\n  name: both\n  annotations:\n    helm.sh/hook: test,post-install\n";
-        let (plain, hooks) = split_hooks(stored_objects(stream, "ns").unwrap());
+        let (plain, hooks) = split_hooks(stored_objects(stream, "ns", &ClusterScoped::builtin()).unwrap());
         let names = |v: &[Manifest]| v.iter().map(|m| m.id.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&plain), ["plain"]);
         assert_eq!(names(&hooks), ["hook", "both"]);

@@ -10,10 +10,13 @@ use serde_json::Value;
 
 use crate::chart::ChartDir;
 use crate::cluster::Cluster;
+use crate::discovery::ClusterApis;
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::ValuesReference;
-use crate::render::PostRenderSpec;
+use crate::helmstore::NextAction;
+use crate::render::postrender::{self, PostRenderSession};
+use crate::render::{ClusterView, Helm, PostRenderSpec, RenderError, TemplateRequest};
 use crate::values::{Composed, Inputs, RefData, Values};
 
 /// Values the user adds on top, like Helm's `-f` and `--set`.
@@ -102,12 +105,57 @@ impl Desired {
         }
     }
 
+    /// helm-controller's next action on this release: an upgrade when a release is stored.
+    pub async fn next_action(&self, cluster: &Cluster) -> Result<NextAction> {
+        crate::helmstore::next_action(cluster, &self.storage_namespace, &self.release_name).await
+    }
+
+    /// What helm-controller's Helm would see of `cluster` when it renders this release for `action`:
+    /// the served APIs (`apis`), and lookup through the cluster when the chart may call it.
+    pub fn cluster_view(&self, cluster: &Cluster, apis: &ClusterApis, action: NextAction) -> ClusterView {
+        cluster_view(cluster, apis, &self.chart, matches!(action, NextAction::Upgrade { .. }))
+    }
+
+    /// Renders the release through Flux's post-render chain: `helm template`, then the chain in this
+    /// process; through Helm's own post-renderer (`self_exe`) only when Helm's output lacks what the chain
+    /// needs (see [`crate::render::postrender::run_on_template_output`]).
+    pub async fn render(&self, helm: &Helm, view: &ClusterView, self_exe: &Path) -> Result<String, RenderError> {
+        let values_file = self.write_values_file().map_err(|e| RenderError::ValuesFile(e.to_string()))?;
+        let req = TemplateRequest {
+            chart_dir: self.chart_dir(),
+            release_name: &self.release_name,
+            namespace: &self.release_namespace,
+            values_files: vec![values_file.path().to_path_buf()],
+            sets: Vec::new(),
+            view,
+        };
+        let plain = crate::render::template(helm, &req, None).await?;
+        if let Some(rendered) = postrender::run_on_template_output(&self.post_render, &plain, helm.major).await? {
+            tracing::debug!("post-rendered in process");
+            return Ok(rendered);
+        }
+        tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
+        let session = PostRenderSession::new(&self.post_render, self_exe.to_path_buf())?;
+        crate::render::template(helm, &req, Some(&session)).await
+    }
+
     /// The composed values in a private (0600) temporary file for `helm -f`, removed when dropped. JSON
     /// is YAML with no ambiguity left for Helm's parser.
     pub fn write_values_file(&self) -> Result<tempfile::NamedTempFile> {
         let mut f = tempfile::Builder::new().prefix("cozyhr-values-").suffix(".json").tempfile()?;
         serde_json::to_writer(&mut f, &self.values).map_err(std::io::Error::other)?;
         Ok(f)
+    }
+}
+
+/// What helm-controller's Helm sees of `cluster` when it renders `chart`: the server's version and APIs,
+/// and `lookup` answered by the cluster (with the user's credentials) when the chart may call it.
+pub fn cluster_view(cluster: &Cluster, apis: &ClusterApis, chart: &ChartDir, is_upgrade: bool) -> ClusterView {
+    ClusterView {
+        kube_version: Some(apis.kube_version.clone()),
+        api_versions: apis.api_versions.clone(),
+        lookup: chart.may_use_lookup().then(|| cluster.helm_args()),
+        is_upgrade,
     }
 }
 

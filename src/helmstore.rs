@@ -128,6 +128,37 @@ pub async fn history(cluster: &Cluster, storage_namespace: &str, name: &str) -> 
     Ok(out)
 }
 
+/// What helm-controller's next action on a release would be, as its templates see it
+/// (`.Release.IsInstall`, `.Release.IsUpgrade`, `.Release.Revision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextAction {
+    Install,
+    /// An upgrade to this revision (the newest stored one plus one).
+    Upgrade {
+        revision: i64,
+    },
+}
+
+/// The next action from the storage Secrets' labels alone (no release is decoded): an upgrade when a
+/// release is stored and not uninstalled, else an install.
+pub async fn next_action(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<NextAction> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
+    let list = api.list_metadata(&lp).await.map_err(|e| cluster.error(e))?;
+    let newest = list
+        .items
+        .iter()
+        .filter_map(|s| {
+            let labels = s.metadata.labels.as_ref()?;
+            Some((labels.get("version")?.parse::<i64>().ok()?, labels.get("status").cloned().unwrap_or_default()))
+        })
+        .max_by_key(|(v, _)| *v);
+    Ok(match newest {
+        Some((version, status)) if status != "uninstalled" => NextAction::Upgrade { revision: version + 1 },
+        _ => NextAction::Install,
+    })
+}
+
 /// The newest stored revision, if any. Only that one is decoded: Helm labels each Secret with its
 /// revision, and a release of a large chart is megabytes of gzipped JSON per revision.
 pub async fn latest(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<StoredRelease>> {

@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod compare;
 pub mod desired;
 pub mod diff;
+pub mod discovery;
 pub mod duration;
 pub mod error;
 pub mod flux;

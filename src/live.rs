@@ -2,15 +2,16 @@
 //! the desired one (a server-side apply dry run), so server defaulting is not noise and drift shows.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, TypeMeta};
 use kube::core::GroupVersionKind;
-use kube::discovery::{ApiCapabilities, ApiResource, Scope};
+use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
+use crate::discovery::{ClusterApis, Discovered};
 use crate::error::{Error, Result};
 
 /// How many requests to keep in flight: enough to hide latency for large charts without flooding the
@@ -31,53 +32,75 @@ pub struct Observed {
     pub desired_on_server: Value,
 }
 
-/// Discovery results cached per group/version/kind for one process.
+/// Live reads and dry runs, with the kinds the cluster serves learnt once ([`crate::discovery`]).
 pub struct LiveObjects<'a> {
     cluster: &'a Cluster,
-    kinds: Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>,
+    apis: Mutex<Arc<ClusterApis>>,
+    /// Whether `apis` came from the cluster during this command (not from the cache).
+    fresh: Mutex<bool>,
 }
 
 impl<'a> LiveObjects<'a> {
-    pub fn new(cluster: &'a Cluster) -> Self {
-        LiveObjects { cluster, kinds: Mutex::default() }
+    /// Live reads with this command's discovery: a kind missing from a cached answer makes it ask the
+    /// cluster again before the kind is called unserved.
+    pub fn new(cluster: &'a Cluster, discovered: Discovered) -> Self {
+        LiveObjects { cluster, apis: Mutex::new(Arc::new(discovered.apis)), fresh: Mutex::new(!discovered.cached) }
     }
 
-    /// The API resource of an object's kind (one discovery request per new group/version).
-    pub async fn resource(&self, obj: &Value) -> Result<(ApiResource, ApiCapabilities)> {
-        let gvk = gvk_of(obj)?;
-        if let Some(hit) = self.kinds.lock().ok().and_then(|k| k.get(&gvk).cloned()) {
-            return Ok(hit);
-        }
-        let found = kube::discovery::pinned_kind(&self.cluster.client, &gvk).await.map_err(|e| match e {
-            kube::Error::Discovery(_) => Error::Invalid {
-                what: format!("object kind {}/{}", gvk.api_version(), gvk.kind),
-                reason: "the cluster does not serve it (is its CRD installed?)".into(),
-            },
-            e => self.cluster.error(e),
-        })?;
-        if let Ok(mut k) = self.kinds.lock() {
-            k.insert(gvk, found.clone());
-        }
-        Ok(found)
+    /// [`new`](Self::new) after this command's one discovery.
+    pub async fn discover(cluster: &'a Cluster) -> Result<Self> {
+        Ok(Self::new(cluster, crate::discovery::discover(cluster).await?))
     }
 
-    fn api(&self, ar: &ApiResource, caps: &ApiCapabilities, namespace: Option<&str>) -> Api<DynamicObject> {
-        match (&caps.scope, namespace) {
-            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.cluster.client.clone(), ns, ar),
-            (Scope::Namespaced, None) => Api::default_namespaced_with(self.cluster.client.clone(), ar),
-            (Scope::Cluster, _) => Api::all_with(self.cluster.client.clone(), ar),
+    /// The discovery in use.
+    pub fn apis(&self) -> Arc<ClusterApis> {
+        self.apis.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    /// The API resource of an object's kind and whether it is namespaced.
+    pub async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool)> {
+        let (api_version, kind) = type_of(obj)?;
+        if let Some(found) = served(&self.apis(), api_version, kind) {
+            return Ok(found);
+        }
+        // Not in a cached answer: a CRD installed since. Ask the cluster (once per command).
+        let stale = self.fresh.lock().map(|mut f| !std::mem::replace(&mut *f, true)).unwrap_or(false);
+        if stale {
+            let apis = Arc::new(crate::discovery::refresh(self.cluster).await?);
+            if let Ok(mut a) = self.apis.lock() {
+                *a = apis;
+            }
+            if let Some(found) = served(&self.apis(), api_version, kind) {
+                return Ok(found);
+            }
+        }
+        Err(Error::Invalid {
+            what: format!("object kind {api_version}/{kind}"),
+            reason: "the cluster does not serve it (is its CRD installed?)".into(),
+        })
+    }
+
+    /// Whether the cluster serves an object's kind (asking again, once, when a cached answer lacks it).
+    pub async fn serves(&self, obj: &Value) -> Result<bool> {
+        match self.resource(obj).await {
+            Ok(_) => Ok(true),
+            Err(Error::Invalid { .. }) if type_of(obj).is_ok() => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
-    /// Whether an object's kind is cluster-scoped.
-    pub async fn cluster_scoped(&self, obj: &Value) -> Result<bool> {
-        Ok(matches!(self.resource(obj).await?.1.scope, Scope::Cluster))
+    fn api(&self, ar: &ApiResource, namespaced: bool, namespace: Option<&str>) -> Api<DynamicObject> {
+        match (namespaced, namespace) {
+            (true, Some(ns)) => Api::namespaced_with(self.cluster.client.clone(), ns, ar),
+            (true, None) => Api::default_namespaced_with(self.cluster.client.clone(), ar),
+            (false, _) => Api::all_with(self.cluster.client.clone(), ar),
+        }
     }
 
     /// The live object, if it exists.
     pub async fn get(&self, obj: &Value) -> Result<Option<Value>> {
-        let (ar, caps) = self.resource(obj).await?;
-        let api = self.api(&ar, &caps, namespace_of(obj));
+        let (ar, namespaced) = self.resource(obj).await?;
+        let api = self.api(&ar, namespaced, namespace_of(obj));
         let live = api.get_opt(name_of(obj)?).await.map_err(|e| self.cluster.error(e))?;
         live.map(to_value).transpose()
     }
@@ -92,8 +115,8 @@ impl<'a> LiveObjects<'a> {
         let mut out = vec![None; objs.len()];
         let (listed, single): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, ix)| ix.len() >= LIST_FROM);
         let lists = futures::stream::iter(listed.into_iter().map(|((_, namespace), ix)| async move {
-            let (ar, caps) = self.resource(&objs[ix[0]]).await?;
-            let list = self.api(&ar, &caps, namespace).list(&ListParams::default()).await;
+            let (ar, namespaced) = self.resource(&objs[ix[0]]).await?;
+            let list = self.api(&ar, namespaced, namespace).list(&ListParams::default()).await;
             let mut by_name: HashMap<String, DynamicObject> = list
                 .map_err(|e| self.cluster.error(e))?
                 .items
@@ -131,8 +154,8 @@ impl<'a> LiveObjects<'a> {
     /// A forced server-side apply dry run of `desired` as helm-controller's field manager: the object as
     /// helm-controller's apply would leave it. `live` is what is there now (None: nothing).
     pub async fn dry_run(&self, desired: &Value, live: Option<&Value>) -> Result<Value> {
-        let (ar, caps) = self.resource(desired).await?;
-        let api = self.api(&ar, &caps, namespace_of(desired));
+        let (ar, namespaced) = self.resource(desired).await?;
+        let api = self.api(&ar, namespaced, namespace_of(desired));
         let name = name_of(desired)?;
         let params = PatchParams::apply(FLUX_FIELD_MANAGER).force().dry_run();
         let applied = match api.patch(name, &params, &Patch::Apply(desired)).await {
@@ -196,7 +219,7 @@ fn to_value(o: DynamicObject) -> Result<Value> {
     serde_json::to_value(o).map_err(|e| Error::Invalid { what: "live object".into(), reason: e.to_string() })
 }
 
-fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {
+fn type_of(obj: &Value) -> Result<(&str, &str)> {
     let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     if api_version.is_empty() || kind.is_empty() {
@@ -205,8 +228,26 @@ fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {
             reason: "apiVersion and kind are required".into(),
         });
     }
+    Ok((api_version, kind))
+}
+
+fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {
+    let (api_version, kind) = type_of(obj)?;
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     Ok(GroupVersionKind::gvk(group, version, kind))
+}
+
+/// The kube-rs resource of a served kind.
+fn served(apis: &ClusterApis, api_version: &str, kind: &str) -> Option<(ApiResource, bool)> {
+    let k = apis.find(api_version, kind)?;
+    let ar = ApiResource {
+        group: k.group.clone(),
+        version: k.version.clone(),
+        api_version: k.api_version(),
+        kind: k.kind.clone(),
+        plural: k.plural.clone(),
+    };
+    Some((ar, k.namespaced))
 }
 
 fn name_of(obj: &Value) -> Result<&str> {

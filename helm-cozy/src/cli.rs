@@ -103,9 +103,14 @@ pub struct ShowArgs {
     /// The HelmRelease (with --plain: the Helm release name).
     pub name: String,
 
-    /// Render the chart alone: no cluster, no HelmRelease, no Flux post-rendering.
+    /// Render the chart alone, as `helm install` into -n would: no HelmRelease, no Flux post-rendering
+    /// (with the cluster's capabilities and lookup when a cluster is configured).
     #[arg(long)]
     pub plain: bool,
+
+    /// With --plain: use no cluster at all (Helm's built-in capabilities, lookup finds nothing).
+    #[arg(long, requires = "plain")]
+    pub offline: bool,
 
     /// Only print objects rendered from templates matching this glob, e.g. templates/cm*.yaml (repeatable).
     #[arg(long = "show-only", short = 's', value_name = "GLOB")]

@@ -151,6 +151,48 @@ pub async fn run_program_until(
     Ok(out.stdout)
 }
 
+/// What a chart sees of the cluster while Helm renders it: `.Capabilities`, `lookup` and `.Release`.
+/// [`ClusterView::default`] is plain `helm template`: Helm's built-in capabilities, lookup answering
+/// nothing, an install.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterView {
+    /// `.Capabilities.KubeVersion`: the server's version (None: Helm's built-in default).
+    pub kube_version: Option<String>,
+    /// `.Capabilities.APIVersions`: what the server serves, added to Helm's built-in list.
+    pub api_versions: Vec<String>,
+    /// helm's flags for the cluster that answers `lookup` (None: lookup answers nothing). helm then
+    /// renders with `--dry-run=server`: on Helm 3 that only lets lookups through; Helm 4 also asks the
+    /// cluster for its capabilities itself (so the two above do not matter there).
+    pub lookup: Option<Vec<std::ffi::OsString>>,
+    /// Render as an upgrade (`.Release.IsUpgrade`), as helm-controller does when a release is stored.
+    pub is_upgrade: bool,
+}
+
+impl ClusterView {
+    /// helm's flags for this view.
+    fn helm_args(&self) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        if self.is_upgrade {
+            args.push("--is-upgrade".into());
+        }
+        if let Some(v) = &self.kube_version {
+            args.push(format!("--kube-version={v}").into());
+        }
+        // One flag each: a cluster with many CRDs makes a list longer than one argument may be.
+        args.extend(self.api_versions.iter().map(|v| format!("--api-versions={v}").into()));
+        if let Some(cluster) = &self.lookup {
+            args.push("--dry-run=server".into());
+            // helm-controller adopts existing objects on install unless told not to; Helm 4's server dry
+            // run of an install would otherwise refuse objects that exist without Helm's labels.
+            if !self.is_upgrade {
+                args.push("--take-ownership".into());
+            }
+            args.extend(cluster.iter().cloned());
+        }
+        args
+    }
+}
+
 /// One `helm template` invocation.
 #[derive(Debug)]
 pub struct TemplateRequest<'a> {
@@ -161,8 +203,8 @@ pub struct TemplateRequest<'a> {
     pub values_files: Vec<std::path::PathBuf>,
     /// `--set` expressions, applied by Helm after the files.
     pub sets: Vec<String>,
-    /// Render as an upgrade (`.Release.IsUpgrade`), as helm-controller does for an installed release.
-    pub is_upgrade: bool,
+    /// What the chart sees of the cluster.
+    pub view: &'a ClusterView,
 }
 
 /// Renders the chart with `helm template`; with a post-render session, through Flux's chain.
@@ -178,9 +220,7 @@ pub async fn template(
         "--namespace".into(),
         req.namespace.into(),
     ];
-    if req.is_upgrade {
-        args.push("--is-upgrade".into());
-    }
+    args.extend(req.view.helm_args());
     for f in &req.values_files {
         args.push("--values".into());
         args.push(f.as_os_str().to_owned());

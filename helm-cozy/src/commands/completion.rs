@@ -5,6 +5,10 @@ use clap::CommandFactory;
 use crate::cli::{Cli, CompletionArgs};
 
 pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
-    clap_complete::generate(args.shell, &mut Cli::command(), "helm-cozy", &mut std::io::stdout());
+    // Generated into memory first: clap_complete writes with unchecked writes that would panic on a
+    // closed pipe.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "helm-cozy", &mut script);
+    crate::commands::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,17 +1,16 @@
 //! What every chart command needs: the chart directory, the helm binary, kubectl for kustomize, and the
 //! step from a HelmRelease to the Helm release Flux would make of it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cozyhr::cluster::Cluster;
 use cozyhr::desired::Desired;
 use cozyhr::flux::HelmRelease;
 use cozyhr::flux::verbs::Objects;
-use cozyhr::render::postrender::{self, PostRenderSession};
-use cozyhr::render::{Helm, TemplateRequest};
+use cozyhr::render::{ClusterView, Helm, TemplateRequest};
 
-use crate::cli::ValuesFlags;
+use crate::cli::{ClusterFlags, ValuesFlags};
 
 pub struct Context {
     pub chart: cozyhr::chart::ChartDir,
@@ -25,35 +24,61 @@ impl Context {
         Ok(Context { chart, helm })
     }
 
-    /// `--plain`: the chart alone, as `helm template` renders it.
-    pub async fn render_plain(&self, release: &str, values: &ValuesFlags) -> anyhow::Result<String> {
+    /// `--plain`: the chart alone, as `helm install` would render it into the namespace given with -n
+    /// (else the context's): with the cluster's capabilities and lookup when a cluster is configured and
+    /// not `offline`, else with Helm's defaults (said in one line on stderr).
+    pub async fn render_plain(
+        &self,
+        flags: &ClusterFlags,
+        release: &str,
+        values: &ValuesFlags,
+        offline: bool,
+    ) -> anyhow::Result<String> {
+        let options = flags.options();
+        let (namespace, view) = if offline || !options.is_configured() {
+            let why = if offline { "--offline" } else { "no cluster is configured" };
+            eprintln!(
+                "helm cozy: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)"
+            );
+            (options.namespace.clone().unwrap_or_else(|| "default".into()), ClusterView::default())
+        } else {
+            let cluster = options.connect().await?;
+            let (discovered, action) = tokio::try_join!(
+                cozyhr::discovery::discover(&cluster),
+                cozyhr::helmstore::next_action(&cluster, &cluster.namespace, release)
+            )?;
+            let upgrade = matches!(action, cozyhr::helmstore::NextAction::Upgrade { .. });
+            let view = cozyhr::desired::cluster_view(&cluster, &discovered.apis, &self.chart, upgrade);
+            (cluster.namespace.clone(), view)
+        };
         let req = TemplateRequest {
             chart_dir: self.chart.path(),
             release_name: release,
-            namespace: "default",
+            namespace: &namespace,
             values_files: values.values.clone(),
             sets: values.set.clone(),
-            is_upgrade: false,
+            view: &view,
         };
         Ok(cozyhr::render::template(&self.helm, &req, None).await?)
     }
 
-    /// `apply --plain`: `helm upgrade --install` of the chart alone into the namespace given with -n.
+    /// `apply --plain`: `helm upgrade --install` of the chart alone into the namespace given with -n (else
+    /// the context's).
     pub async fn apply_plain(
         &self,
-        cluster: &crate::cli::ClusterFlags,
+        flags: &ClusterFlags,
         release: &str,
         values: &ValuesFlags,
         dry_run: bool,
     ) -> anyhow::Result<std::process::ExitCode> {
-        let namespace = cluster.namespace.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| "default".into());
+        let cluster = flags.options().connect().await?;
         let mut args: Vec<std::ffi::OsString> = vec![
             "upgrade".into(),
             "--install".into(),
             release.into(),
             self.chart.path().as_os_str().to_owned(),
             "--namespace".into(),
-            namespace.into(),
+            cluster.namespace.clone().into(),
         ];
         for f in &values.values {
             args.push("--values".into());
@@ -66,17 +91,9 @@ impl Context {
         if dry_run {
             args.push("--dry-run=server".into());
         }
-        // The cluster helm cozy was pointed at (under Helm these also arrive as HELM_KUBE* variables).
-        if let Some(kubeconfig) = &cluster.kubeconfig {
-            args.push("--kubeconfig".into());
-            args.push(kubeconfig.as_os_str().to_owned());
-        }
-        if let Some(context) = &cluster.context {
-            args.push("--kube-context".into());
-            args.push(context.into());
-        }
+        args.extend(cluster.helm_args());
         let out = self.helm.run(&args, &[]).await?;
-        print!("{}", String::from_utf8_lossy(&out));
+        crate::commands::write_stdout(&out)?;
         Ok(std::process::ExitCode::SUCCESS)
     }
 
@@ -94,28 +111,16 @@ impl Context {
         Ok(Desired::resolve(cluster, hr, &self.chart, &user, kubectl).await?)
     }
 
-    /// Renders the desired release through Flux's post-render chain: `helm template`, then the chain in
-    /// this process; through Helm's own post-renderer only when Helm's output lacks what the chain needs
-    /// (see [`cozyhr::render::postrender::run_on_template_output`]).
-    pub async fn render(&self, desired: &Desired) -> anyhow::Result<String> {
-        let values_file = desired.write_values_file()?;
-        let req = TemplateRequest {
-            chart_dir: desired.chart_dir(),
-            release_name: &desired.release_name,
-            namespace: &desired.release_namespace,
-            values_files: vec![values_file.path().to_path_buf()],
-            sets: Vec::new(),
-            is_upgrade: false,
-        };
-        let plain = cozyhr::render::template(&self.helm, &req, None).await?;
-        let chain = postrender::run_on_template_output(&desired.post_render, &plain, self.helm.major);
-        if let Some(rendered) = chain.await? {
-            tracing::debug!("post-rendered in process");
-            return Ok(rendered);
-        }
-        tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
-        let self_exe = std::env::current_exe().context("cannot find the helm-cozy executable")?;
-        let session = PostRenderSession::new(&desired.post_render, self_exe)?;
-        Ok(cozyhr::render::template(&self.helm, &req, Some(&session)).await?)
+    /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
+    pub async fn render(&self, cluster: &Cluster, desired: &Desired) -> anyhow::Result<String> {
+        let (discovered, action) =
+            tokio::try_join!(cozyhr::discovery::discover(cluster), desired.next_action(cluster))?;
+        let view = desired.cluster_view(cluster, &discovered.apis, action);
+        Ok(desired.render(&self.helm, &view, &self_exe()?).await?)
     }
+}
+
+/// This executable, which Helm runs as the post-renderer when one is needed.
+pub fn self_exe() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("cannot find the helm-cozy executable")
 }

@@ -29,6 +29,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The reader of our output went away (`| head`, `| less` then `q`): a normal end, as in ripgrep. Carried
+/// as an error so that everything on the way out (temporary files) is dropped as usual.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of the output went away")]
+pub struct ReaderGone;
+
+/// Writes data to stdout; a closed pipe becomes [`ReaderGone`].
+pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ReaderGone.into()),
+        other => Ok(other?),
+    }
+}
+
 /// Exit status after SIGINT/SIGTERM, as shells report a process stopped by SIGINT.
 const INTERRUPTED: u8 = 130;
 

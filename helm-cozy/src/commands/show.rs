@@ -10,13 +10,13 @@ use crate::commands::context;
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     let ctx = context::Context::new(chart_dir).await?;
     let rendered = if args.plain {
-        ctx.render_plain(&args.name, &args.values).await?
+        ctx.render_plain(cluster, &args.name, &args.values, args.offline).await?
     } else {
         let cluster = cluster.options().connect().await?;
         let desired = ctx.desired(&cluster, &args.name, &args.values).await?;
-        ctx.render(&desired).await?
+        ctx.render(&cluster, &desired).await?
     };
     let out = cozyhr::render::filter_show_only(&rendered, &args.show_only).context("--show-only")?;
-    print!("{out}");
+    crate::commands::write_stdout(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,13 +23,14 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
         for key in values.keys() {
             table.row([key.clone(), sources.get(key).map(ToString::to_string).unwrap_or_default()]);
         }
-        table.print()?;
+        crate::commands::write_stdout(table.render().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
-    match args.output {
-        ValuesFormat::Json => println!("{}", cozyhr::values::to_go_json_pretty(&values)),
-        ValuesFormat::Yaml => print!("{}", cozyhr::manifests::to_yaml(&values)?),
-    }
+    let text = match args.output {
+        ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
+        ValuesFormat::Yaml => cozyhr::manifests::to_yaml(&values)?,
+    };
+    crate::commands::write_stdout(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    println!("helm-cozy {}", cozyhr::VERSION);
+    crate::commands::write_stdout(format!("helm-cozy {}\n", cozyhr::VERSION).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

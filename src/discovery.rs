@@ -1,0 +1,327 @@
+//! What the cluster serves, learnt once per command: the server's version and every API group, version
+//! and kind, CRDs included. helm-controller's Helm renders with exactly this (`.Capabilities.KubeVersion`,
+//! `.Capabilities.APIVersions`), and diff's live reads need each kind's resource name and scope.
+//!
+//! Discovery uses the aggregated endpoints (`/api` and `/apis`, two requests whatever the number of
+//! CRDs), with the per-group endpoints as a fallback for servers without them. The answer is kept on
+//! disk for a short time ([`DEFAULT_TTL`], `COZYHR_DISCOVERY_TTL`), like kubectl's discovery cache, so
+//! that the edit-diff-apply loop does not ask again each turn; a kind that diff needs and the cached
+//! answer lacks makes it ask again at once (a CRD installed a moment ago is never "not served").
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kube::core::discovery::v2::APIGroupDiscoveryList;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::cluster::Cluster;
+use crate::error::Result;
+use crate::manifests::ClusterScoped;
+
+/// How long a discovery answer is reused by later commands. A CRD added or removed is seen by
+/// `.Capabilities` at most this late.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// The environment variable that sets the cache's lifetime (a Go duration; `0` turns the cache off).
+pub const TTL_ENV: &str = "COZYHR_DISCOVERY_TTL";
+
+/// One kind the cluster serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServedKind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// The resource's plural name (`configmaps`).
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+impl ServedKind {
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+}
+
+/// The cluster's answer to discovery.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterApis {
+    /// The server's `gitVersion` (`v1.37.2`), what `.Capabilities.KubeVersion.Version` says on the cluster.
+    pub kube_version: String,
+    /// Helm's `GetVersionSet`: every served `group/version`, and `group/version/Kind` for each resource and
+    /// subresource. Sorted.
+    pub api_versions: Vec<String>,
+    /// The resources themselves (no subresources).
+    pub kinds: Vec<ServedKind>,
+}
+
+impl ClusterApis {
+    /// The served kind for an `apiVersion` and `kind`.
+    pub fn find(&self, api_version: &str, kind: &str) -> Option<&ServedKind> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.kinds.iter().find(|k| k.kind == kind && k.version == version && k.group == group)
+    }
+
+    /// Which kinds are cluster-scoped: the cluster's word for every kind it serves, the built-in list for
+    /// the others (a kind the cluster does not serve fails later, where it is applied or read).
+    pub fn cluster_scoped(&self) -> ClusterScoped {
+        let mut scoped = ClusterScoped::builtin();
+        for k in self.kinds.iter().filter(|k| !k.namespaced) {
+            scoped.insert(k.group.clone(), k.kind.clone());
+        }
+        scoped
+    }
+
+    /// Builds the answer from the two aggregated discovery documents.
+    fn from_aggregated(kube_version: String, core: APIGroupDiscoveryList, groups: APIGroupDiscoveryList) -> Self {
+        let mut api_versions = BTreeSet::new();
+        let mut kinds = Vec::new();
+        for group in core.items.into_iter().chain(groups.items) {
+            let name = group.metadata.and_then(|m| m.name).unwrap_or_default();
+            for version in group.versions {
+                let Some(v) = version.version else { continue };
+                let gv = if name.is_empty() { v.clone() } else { format!("{name}/{v}") };
+                api_versions.insert(gv.clone());
+                for r in version.resources {
+                    let kind = r.response_kind.and_then(|k| k.kind).unwrap_or_default();
+                    if !kind.is_empty() {
+                        api_versions.insert(format!("{gv}/{kind}"));
+                    }
+                    for sub in &r.subresources {
+                        if let Some(k) = sub.response_kind.as_ref().and_then(|k| k.kind.as_deref()) {
+                            api_versions.insert(format!("{gv}/{k}"));
+                        }
+                    }
+                    let (Some(plural), false) = (r.resource, kind.is_empty()) else { continue };
+                    kinds.push(ServedKind {
+                        group: name.clone(),
+                        version: v.clone(),
+                        kind,
+                        plural,
+                        namespaced: r.scope.as_deref() != Some("Cluster"),
+                    });
+                }
+            }
+        }
+        ClusterApis { kube_version, api_versions: api_versions.into_iter().collect(), kinds }
+    }
+}
+
+/// A discovery answer and where it came from.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    pub apis: ClusterApis,
+    /// From the on-disk cache (so possibly up to its TTL old), not from the cluster just now.
+    pub cached: bool,
+}
+
+/// Discovery for this command: the cached answer when it is fresh, else the cluster's.
+pub async fn discover(cluster: &Cluster) -> Result<Discovered> {
+    if let Some(apis) = cache::read(&cluster.server, ttl()) {
+        tracing::debug!("discovery from the cache");
+        return Ok(Discovered { apis, cached: true });
+    }
+    Ok(Discovered { apis: refresh(cluster).await?, cached: false })
+}
+
+/// Asks the cluster, whatever the cache holds, and remembers the answer.
+pub async fn refresh(cluster: &Cluster) -> Result<ClusterApis> {
+    let apis = ask(cluster).await?;
+    if !ttl().is_zero() {
+        cache::write(&cluster.server, &apis);
+    }
+    tracing::debug!(kinds = apis.kinds.len(), "discovery from the cluster");
+    Ok(apis)
+}
+
+/// The cache lifetime: `COZYHR_DISCOVERY_TTL`, else [`DEFAULT_TTL`].
+pub fn ttl() -> Duration {
+    parse_ttl(std::env::var(TTL_ENV).ok().as_deref())
+}
+
+/// A TTL setting: a Go duration, `0` for none; anything else (or nothing) is the default.
+fn parse_ttl(setting: Option<&str>) -> Duration {
+    match setting.map(str::trim) {
+        Some("0") => Duration::ZERO,
+        Some(v) => crate::duration::parse(v).unwrap_or(DEFAULT_TTL),
+        None => DEFAULT_TTL,
+    }
+}
+
+async fn ask(cluster: &Cluster) -> Result<ClusterApis> {
+    let client = &cluster.client;
+    let (version, core, groups) = tokio::join!(
+        client.apiserver_version(),
+        client.list_core_api_versions_aggregated(),
+        client.list_api_groups_aggregated()
+    );
+    let kube_version = version.map_err(|e| cluster.error(e))?.git_version;
+    match (core, groups) {
+        // A server without aggregated discovery answers with the plain documents, which read as empty
+        // lists here: the core group always has v1, so an empty core list means "not aggregated".
+        (Ok(core), Ok(groups)) if !core.items.is_empty() => {
+            Ok(ClusterApis::from_aggregated(kube_version, core, groups))
+        }
+        _ => per_group(cluster, kube_version).await,
+    }
+}
+
+/// Discovery the older way: one request per group version.
+async fn per_group(cluster: &Cluster, kube_version: String) -> Result<ClusterApis> {
+    use futures::{StreamExt, TryStreamExt};
+    let client = &cluster.client;
+    let core = client.list_core_api_versions().await.map_err(|e| cluster.error(e))?;
+    let groups = client.list_api_groups().await.map_err(|e| cluster.error(e))?;
+    let mut gvs: Vec<(String, String)> = core.versions.into_iter().map(|v| (String::new(), v)).collect();
+    for g in groups.groups {
+        gvs.extend(g.versions.into_iter().map(|v| (g.name.clone(), v.version)));
+    }
+    let lists: Vec<_> = futures::stream::iter(gvs.iter().map(|(group, version)| async move {
+        let list = if group.is_empty() {
+            client.list_core_api_resources(version).await
+        } else {
+            client.list_api_group_resources(&format!("{group}/{version}")).await
+        };
+        list.map_err(|e| cluster.error(e)).map(|l| (group.clone(), version.clone(), l))
+    }))
+    .buffered(8)
+    .try_collect()
+    .await?;
+    let mut api_versions = BTreeSet::new();
+    let mut kinds = Vec::new();
+    for (group, version, list) in lists {
+        api_versions.insert(list.group_version.clone());
+        for r in list.resources {
+            api_versions.insert(format!("{}/{}", list.group_version, r.kind));
+            if !r.name.contains('/') {
+                kinds.push(ServedKind {
+                    group: group.clone(),
+                    version: version.clone(),
+                    kind: r.kind,
+                    plural: r.name,
+                    namespaced: r.namespaced,
+                });
+            }
+        }
+    }
+    Ok(ClusterApis { kube_version, api_versions: api_versions.into_iter().collect(), kinds })
+}
+
+/// The on-disk cache: one JSON file per API server under `$XDG_CACHE_HOME/cozyhr/discovery/` (else
+/// `~/.cache/cozyhr/discovery/`). Trouble with it only means asking the cluster.
+mod cache {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    struct Entry {
+        server: String,
+        /// Seconds since the epoch when the cluster answered.
+        at: u64,
+        apis: ClusterApis,
+    }
+
+    pub fn dir() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+        Some(base.join("cozyhr").join("discovery"))
+    }
+
+    fn file(server: &str) -> Option<PathBuf> {
+        let digest = sha2::Sha256::digest(server.as_bytes());
+        let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        Some(dir()?.join(format!("{name}.json")))
+    }
+
+    fn now() -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    }
+
+    pub fn read(server: &str, ttl: Duration) -> Option<ClusterApis> {
+        if ttl.is_zero() {
+            return None;
+        }
+        let text = std::fs::read(file(server)?).ok()?;
+        let entry: Entry = serde_json::from_slice(&text).ok()?;
+        let age = now().checked_sub(entry.at)?;
+        (entry.server == server && age < ttl.as_secs()).then_some(entry.apis)
+    }
+
+    pub fn write(server: &str, apis: &ClusterApis) {
+        let (Some(path), Some(dir)) = (file(server), dir()) else { return };
+        if std::fs::create_dir_all(&dir).is_err() {
+            return;
+        }
+        let entry = Entry { server: server.to_string(), at: now(), apis: apis.clone() };
+        let Ok(text) = serde_json::to_vec(&entry) else { return };
+        // Written aside and renamed, so a concurrent command never reads half a file.
+        if let Ok(tmp) = tempfile::NamedTempFile::new_in(&dir)
+            && std::fs::write(tmp.path(), text).is_ok()
+        {
+            let _ = tmp.persist(path);
+        }
+    }
+}
+
+/// Where the cache lives, for messages and docs.
+pub fn cache_dir() -> Option<PathBuf> {
+    cache::dir()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(json: serde_json::Value) -> APIGroupDiscoveryList {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn version_set_as_helm_builds_it() {
+        let core = doc(
+            serde_json::json!({"items": [{"metadata": {"name": ""}, "versions": [{"version": "v1", "resources": [
+                {"resource": "pods", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "scope": "Namespaced",
+                 "subresources": [{"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}},
+                                  {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}}]},
+                {"resource": "namespaces", "responseKind": {"group": "", "version": "v1", "kind": "Namespace"}, "scope": "Cluster"}
+            ]}]}]}),
+        );
+        let groups = doc(serde_json::json!({"items": [{"metadata": {"name": "cs.example.io"}, "versions": [
+            {"version": "v1", "resources": [{"resource": "widgetclasses", "responseKind": {"group": "cs.example.io", "version": "v1", "kind": "WidgetClass"}, "scope": "Cluster"}]},
+            {"version": "v1beta1", "resources": []}
+        ]}]}));
+        let apis = ClusterApis::from_aggregated("v1.37.2".into(), core, groups);
+        assert_eq!(
+            apis.api_versions,
+            [
+                "cs.example.io/v1",
+                "cs.example.io/v1/WidgetClass",
+                "cs.example.io/v1beta1",
+                "v1",
+                "v1/Eviction",
+                "v1/Namespace",
+                "v1/Pod"
+            ]
+        );
+        assert_eq!(apis.kinds.len(), 3);
+        let wc = apis.find("cs.example.io/v1", "WidgetClass").unwrap();
+        assert!(!wc.namespaced);
+        assert_eq!(wc.plural, "widgetclasses");
+        assert!(apis.find("v1", "Pod").unwrap().namespaced);
+        let scoped = apis.cluster_scoped();
+        assert!(scoped.contains("cs.example.io", "WidgetClass"));
+        assert!(scoped.contains("", "Namespace"));
+        assert!(!scoped.contains("", "Pod"));
+    }
+
+    #[test]
+    fn ttl_reads_go_durations_and_zero() {
+        assert_eq!(parse_ttl(Some("90s")), Duration::from_secs(90));
+        assert_eq!(parse_ttl(Some("0")), Duration::ZERO);
+        assert_eq!(parse_ttl(Some("0s")), Duration::ZERO);
+        assert_eq!(parse_ttl(Some("soon")), DEFAULT_TTL);
+        assert_eq!(parse_ttl(None), DEFAULT_TTL);
+    }
+}
