@@ -412,3 +412,102 @@ impl HelmHome {
         self.run(["plugin", "install", repo.as_str()])
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Comparing what helm cozy renders with what helm-controller stored
+
+/// The pinned Helm 4 (no plugins needed) reading what helm-controller stored.
+pub fn helm_get(args: &[&str]) -> Run {
+    let mut c = command(&env().helm4);
+    c.arg("get").args(args);
+    run(c).ok()
+}
+
+/// A multi-document YAML stream as JSON objects keyed by `apiVersion kind namespace/name`, parsed by
+/// kubectl (sigs.k8s.io/yaml, as Helm and the API machinery parse manifests) without a cluster and
+/// without defaulting anything (`label --local` removing a label nobody has; it adds an empty
+/// `metadata.labels`, which is dropped again).
+pub fn objects(yaml: &str) -> BTreeMap<String, Value> {
+    let r = kubectl_stdin(&["label", "--local", "-f", "-", "-o", "json", "cozyhr-e2e-none-"], yaml);
+    assert_eq!(r.code, Some(0), "kubectl could not parse the manifests:\n{}\n{yaml}", r.stderr);
+    let mut out = BTreeMap::new();
+    for v in serde_json::Deserializer::from_str(&r.stdout).into_iter::<Value>() {
+        let mut v = v.expect("kubectl prints JSON objects");
+        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)
+            && meta.get("labels").is_some_and(|l| l.as_object().is_some_and(|m| m.is_empty()))
+        {
+            meta.remove("labels");
+        }
+        let key = format!(
+            "{} {} {}/{}",
+            v["apiVersion"].as_str().unwrap_or_default(),
+            v["kind"].as_str().unwrap_or_default(),
+            v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
+            v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+        );
+        assert!(out.insert(key.clone(), v).is_none(), "{key} appears twice in\n{yaml}");
+    }
+    out
+}
+
+/// Compares two object sets object by object, with a readable message for the first difference.
+#[track_caller]
+pub fn assert_same_objects(ours: &BTreeMap<String, Value>, theirs: &BTreeMap<String, Value>, what: &str) {
+    let ours_keys: Vec<&String> = ours.keys().collect();
+    let theirs_keys: Vec<&String> = theirs.keys().collect();
+    assert_eq!(ours_keys, theirs_keys, "{what}: helm cozy show and helm-controller's release have different objects");
+    for (key, o) in ours {
+        let t = &theirs[key];
+        assert_eq!(
+            o,
+            t,
+            "{what}: {key} differs\nhelm cozy show:\n{}\nhelm-controller stored:\n{}",
+            serde_json::to_string_pretty(o).unwrap(),
+            serde_json::to_string_pretty(t).unwrap()
+        );
+    }
+}
+
+pub fn find<'a>(objs: &'a BTreeMap<String, Value>, kind: &str, name: &str) -> &'a Value {
+    objs.values()
+        .find(|v| v["kind"] == kind && v.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no {kind} {name} in {:?}", objs.keys().collect::<Vec<_>>()))
+}
+
+/// The messages helm-controller logged while reconciling HelmRelease NS/NAME, in order.
+pub fn controller_log(ns: &str, name: &str) -> Vec<String> {
+    let log = Path::new(&std::env::var("COZYHR_RUN").expect("COZYHR_RUN is set by scripts/cluster.sh env"))
+        .join("logs/helm-controller.log");
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("cannot read {}: {e}", log.display()));
+    let key = format!("\"HelmRelease\": {{\"name\":\"{name}\",\"namespace\":\"{ns}\"}}");
+    text.lines().filter(|l| l.contains(&key)).map(|l| l.split('\t').nth(2).unwrap_or_default().to_string()).collect()
+}
+
+/// The Helm home of this test binary with the cozy plugin installed from the checkout, one per Helm
+/// major version (the install hook runs a cargo build, so it is done once).
+pub fn cozy_home(helm: Helm) -> &'static HelmHome {
+    static V3: OnceLock<HelmHome> = OnceLock::new();
+    static V4: OnceLock<HelmHome> = OnceLock::new();
+    let cell = match helm {
+        Helm::V3 => &V3,
+        Helm::V4 => &V4,
+    };
+    cell.get_or_init(|| {
+        let h = HelmHome::new(helm);
+        h.install_plugin_from_repo().ok();
+        h
+    })
+}
+
+/// `helm cozy ARGS... -C CHART -n NS` through the real Helm's plugin dispatch.
+pub fn cozy(helm: Helm, chart: &Path, ns: &str, args: &[&str]) -> Run {
+    let mut c = cozy_home(helm).command();
+    c.arg("cozy").args(args).arg("-C").arg(chart).args(["-n", ns]);
+    run(c)
+}
+
+/// The API server's version as it reports it (`gitVersion`).
+pub fn server_version() -> String {
+    let v = kubectl(["version", "-o", "json"]).ok().json();
+    v.pointer("/serverVersion/gitVersion").and_then(Value::as_str).expect("serverVersion.gitVersion").to_string()
+}

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, condition, eventually, get_json, helm_release_secrets, helm_tests, helmrelease,
-    kubectl, namespace, wait_hr_ready,
+    Chart, Helm, HelmHome, Run, apply, condition, controller_log, eventually, get_json, helm_release_secrets,
+    helm_tests, helmrelease, kubectl, namespace, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -84,15 +84,6 @@ fn release_states(ns: &str, release: &str) -> BTreeMap<String, (String, String)>
         .into_iter()
         .map(|(name, labels)| (name, (str_at(&labels, "/status").to_string(), str_at(&labels, "/version").to_string())))
         .collect()
-}
-
-/// The messages helm-controller logged while reconciling HelmRelease NS/NAME, in order.
-fn controller_log(ns: &str, name: &str) -> Vec<String> {
-    let log = Path::new(&std::env::var("COZYHR_RUN").expect("COZYHR_RUN is set by scripts/cluster.sh env"))
-        .join("logs/helm-controller.log");
-    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("cannot read {}: {e}", log.display()));
-    let key = format!("\"HelmRelease\": {{\"name\":\"{name}\",\"namespace\":\"{ns}\"}}");
-    text.lines().filter(|l| l.contains(&key)).map(|l| l.split('\t').nth(2).unwrap_or_default().to_string()).collect()
 }
 
 /// Events recorded for HelmRelease NS/NAME as (reason, reporting controller, message).

@@ -3,14 +3,13 @@
 //! `scripts/cluster.sh`. The reference side of every fidelity check is what helm-controller itself stored
 //! in its Helm release, never our own idea of it. Every test works in its own namespaces.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, command, env, get_json, helm_release_secrets, helm_tests, helmrelease, kubectl,
-    kubectl_stdin, namespace, run, wait_hr_ready,
+    Chart, Helm, HelmHome, Run, apply, assert_same_objects, command, env, find, get_json, helm_get,
+    helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, run, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -70,67 +69,9 @@ fn cozy(helm: Helm, chart: &Path, ns: &str, args: &[&str]) -> Run {
     helm_home(helm).run(all)
 }
 
-/// The pinned Helm 4 (no plugins needed) reading what helm-controller stored.
-fn helm_get(args: &[&str]) -> Run {
-    let mut c = command(&env().helm4);
-    c.arg("get").args(args);
-    run(c).ok()
-}
-
-/// A multi-document YAML stream as JSON objects keyed by `apiVersion kind namespace/name`, parsed by
-/// kubectl (sigs.k8s.io/yaml, as Helm and the API machinery parse manifests) without a cluster and
-/// without defaulting anything (`label --local` removing a label nobody has; it adds an empty
-/// `metadata.labels`, which is dropped again).
-fn objects(yaml: &str) -> BTreeMap<String, Value> {
-    let r = kubectl_stdin(&["label", "--local", "-f", "-", "-o", "json", "cozyhr-e2e-none-"], yaml);
-    assert_eq!(r.code, Some(0), "kubectl could not parse the manifests:\n{}\n{yaml}", r.stderr);
-    let mut out = BTreeMap::new();
-    for v in serde_json::Deserializer::from_str(&r.stdout).into_iter::<Value>() {
-        let mut v = v.expect("kubectl prints JSON objects");
-        if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)
-            && meta.get("labels").is_some_and(|l| l.as_object().is_some_and(|m| m.is_empty()))
-        {
-            meta.remove("labels");
-        }
-        let key = format!(
-            "{} {} {}/{}",
-            v["apiVersion"].as_str().unwrap_or_default(),
-            v["kind"].as_str().unwrap_or_default(),
-            v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default(),
-            v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
-        );
-        assert!(out.insert(key.clone(), v).is_none(), "{key} appears twice in\n{yaml}");
-    }
-    out
-}
-
-/// Compares two object sets object by object, with a readable message for the first difference.
-#[track_caller]
-fn assert_same_objects(ours: &BTreeMap<String, Value>, theirs: &BTreeMap<String, Value>, what: &str) {
-    let ours_keys: Vec<&String> = ours.keys().collect();
-    let theirs_keys: Vec<&String> = theirs.keys().collect();
-    assert_eq!(ours_keys, theirs_keys, "{what}: helm cozy show and helm-controller's release have different objects");
-    for (key, o) in ours {
-        let t = &theirs[key];
-        assert_eq!(
-            o,
-            t,
-            "{what}: {key} differs\nhelm cozy show:\n{}\nhelm-controller stored:\n{}",
-            serde_json::to_string_pretty(o).unwrap(),
-            serde_json::to_string_pretty(t).unwrap()
-        );
-    }
-}
-
 fn fixture(rel: &str) -> String {
     let p = env().repo.join("e2e/fixtures/show_diff").join(rel);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
-}
-
-fn find<'a>(objs: &'a BTreeMap<String, Value>, kind: &str, name: &str) -> &'a Value {
-    objs.values()
-        .find(|v| v["kind"] == kind && v.pointer("/metadata/name").and_then(Value::as_str) == Some(name))
-        .unwrap_or_else(|| panic!("no {kind} {name} in {:?}", objs.keys().collect::<Vec<_>>()))
 }
 
 // ---------------------------------------------------------------------------------------------------
