@@ -53,7 +53,7 @@ impl ChartDir {
     /// packaged ones in charts/) may call `lookup`. Only those need helm to talk to the cluster while
     /// rendering; a mention in a comment just costs that. An unreadable file counts as a yes.
     pub fn may_use_lookup(&self) -> bool {
-        mentions_lookup(&self.path, 0)
+        mentions(&self.path, b"lookup", 0)
     }
 
     /// The chart's own values.yaml text ("" when absent).
@@ -69,11 +69,12 @@ impl ChartDir {
 /// How deep subcharts may nest before we stop looking (and assume lookup): symlink loops end here.
 const MAX_DEPTH: usize = 16;
 
-fn mentions_lookup(chart: &Path, depth: usize) -> bool {
+/// Whether a template of the chart at `chart` or of its subcharts contains `needle`.
+fn mentions(chart: &Path, needle: &[u8], depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }
-    if tree_mentions(&chart.join("templates"), depth) {
+    if tree_mentions(&chart.join("templates"), needle, depth) {
         return true;
     }
     let Ok(entries) = std::fs::read_dir(chart.join("charts")) else { return false };
@@ -81,15 +82,15 @@ fn mentions_lookup(chart: &Path, depth: usize) -> bool {
         let path = e.path();
         // metadata() follows symlinks: a library chart linked into charts/ is read where it lives.
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => mentions_lookup(&path, depth + 1),
-            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path),
+            Ok(m) if m.is_dir() => mentions(&path, needle, depth + 1),
+            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path, needle),
             Ok(_) => false,
             Err(_) => true,
         }
     })
 }
 
-fn tree_mentions(dir: &Path, depth: usize) -> bool {
+fn tree_mentions(dir: &Path, needle: &[u8], depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }
@@ -97,26 +98,126 @@ fn tree_mentions(dir: &Path, depth: usize) -> bool {
     entries.flatten().any(|e| {
         let path = e.path();
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => tree_mentions(&path, depth + 1),
-            Ok(_) => std::fs::read(&path).map_or(true, |bytes| contains_lookup(&bytes)),
+            Ok(m) if m.is_dir() => tree_mentions(&path, needle, depth + 1),
+            Ok(_) => std::fs::read(&path).map_or(true, |bytes| contains(&bytes, needle)),
             Err(_) => true,
         }
     })
 }
 
 /// A packaged subchart: the whole archive, unpacked, is searched (values and docs included).
-fn archive_mentions(path: &Path) -> bool {
+fn archive_mentions(path: &Path, needle: &[u8]) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else { return true };
     let mut bytes = Vec::new();
     match flate2::read::GzDecoder::new(file).read_to_end(&mut bytes) {
-        Ok(_) => contains_lookup(&bytes),
+        Ok(_) => contains(&bytes, needle),
         Err(_) => true,
     }
 }
 
-fn contains_lookup(bytes: &[u8]) -> bool {
-    bytes.windows(6).any(|w| w == b"lookup")
+fn contains(bytes: &[u8], needle: &[u8]) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A private temporary copy of a chart directory (symlinked subcharts copied as directories, `.git`
+/// left out), removed when dropped.
+pub fn private_copy(from: &Path) -> std::io::Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix("cozyhr-chart-").tempdir()?;
+    copy_tree(from, dir.path(), 0)?;
+    Ok(dir)
+}
+
+fn copy_tree(from: &Path, to: &Path, depth: usize) -> std::io::Result<()> {
+    if depth > MAX_DEPTH {
+        return Err(std::io::Error::other(format!("{}: nested too deep (a symlink loop?)", from.display())));
+    }
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        // metadata() follows symlinks: a linked library chart is copied as the directory it points at.
+        let meta = std::fs::metadata(entry.path())?;
+        if meta.is_dir() {
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target, depth + 1)?;
+        } else if meta.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// What `helm template` cannot be told: the `.Release.Revision` of an upgrade (it always renders 1).
+/// When the chart's templates mention it, a private copy of the chart gets the number written in place
+/// of `.Release.Revision` and `$.Release.Revision`; `revision_gaps` tells whether other spellings
+/// (`$root.Release.Revision`, a `with .Release`) or packaged subcharts remain that this does not reach.
+pub fn at_revision(dir: &Path, revision: i64) -> std::io::Result<Option<tempfile::TempDir>> {
+    if !mentions(dir, b"Revision", 0) {
+        return Ok(None);
+    }
+    let copy = private_copy(dir)?;
+    rewrite_templates(copy.path(), revision, 0)?;
+    Ok(Some(copy))
+}
+
+fn rewrite_templates(chart: &Path, revision: i64, depth: usize) -> std::io::Result<()> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    rewrite_tree(&chart.join("templates"), revision)?;
+    let Ok(entries) = std::fs::read_dir(chart.join("charts")) else { return Ok(()) };
+    for e in entries.flatten() {
+        if e.file_type()?.is_dir() {
+            rewrite_templates(&e.path(), revision, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn rewrite_tree(dir: &Path, revision: i64) -> std::io::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    for e in entries.flatten() {
+        let path = e.path();
+        if e.file_type()?.is_dir() {
+            rewrite_tree(&path, revision)?;
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            let new = with_revision(&text, revision);
+            if new != text {
+                std::fs::write(&path, new)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `.Release.Revision` and `$.Release.Revision` (not `$x.Release.Revision`, not `.Foo.Release.Revision`)
+/// replaced by the number.
+fn with_revision(text: &str, revision: i64) -> String {
+    const FIELD: &str = ".Release.Revision";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(FIELD) {
+        let (before, after) = rest.split_at(at);
+        let after_field = &after[FIELD.len()..];
+        let ends = !after_field.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let prev = before.chars().next_back();
+        let root_dollar = prev == Some('$')
+            && !before[..before.len() - 1].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$');
+        let plain_dot = !prev.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.' || c == ')');
+        if ends && (root_dollar || plain_dot) {
+            out.push_str(if root_dollar { &before[..before.len() - 1] } else { before });
+            out.push_str(&revision.to_string());
+        } else {
+            out.push_str(before);
+            out.push_str(FIELD);
+        }
+        rest = after_field;
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -158,6 +259,40 @@ mod tests {
         gz.write_all(b"templates/secret.yaml ... {{ lookup \"v1\" }}").unwrap();
         std::fs::write(chart.join("charts/packaged-1.0.0.tgz"), gz.finish().unwrap()).unwrap();
         assert!(c.may_use_lookup());
+    }
+
+    #[test]
+    fn revision_is_written_in_for_the_spellings_that_mean_the_root() {
+        assert_eq!(with_revision("r: {{ .Release.Revision }}", 7), "r: {{ 7 }}");
+        assert_eq!(with_revision("r: {{ $.Release.Revision | quote }}", 7), "r: {{ 7 | quote }}");
+        assert_eq!(with_revision("{{ add1 .Release.Revision }}", 12), "{{ add1 12 }}");
+        assert_eq!(with_revision("{{(.Release.Revision)}}", 3), "{{(3)}}");
+        for kept in ["{{ $root.Release.Revision }}", "{{ .Values.Release.Revision }}", "{{ .Release.RevisionX }}"] {
+            assert_eq!(with_revision(kept, 7), kept);
+        }
+    }
+
+    #[test]
+    fn a_copy_at_a_revision_rewrites_templates_of_linked_subcharts_too() {
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("app");
+        let lib = d.path().join("lib");
+        for dir in [chart.join("templates"), chart.join("charts"), lib.join("templates")] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: app\nversion: 1.0.0\n").unwrap();
+        std::fs::write(chart.join("templates/cm.yaml"), "rev: {{ .Release.Revision }}\n").unwrap();
+        std::fs::write(lib.join("templates/_l.tpl"), "{{ define \"l\" }}{{ $.Release.Revision }}{{ end }}").unwrap();
+        std::os::unix::fs::symlink(&lib, chart.join("charts/lib")).unwrap();
+        let copy = at_revision(&chart, 4).unwrap().expect("the chart mentions the revision");
+        assert_eq!(std::fs::read_to_string(copy.path().join("templates/cm.yaml")).unwrap(), "rev: {{ 4 }}\n");
+        let l = std::fs::read_to_string(copy.path().join("charts/lib/templates/_l.tpl")).unwrap();
+        assert_eq!(l, "{{ define \"l\" }}{{ 4 }}{{ end }}");
+        // The developer's files are untouched.
+        assert!(std::fs::read_to_string(lib.join("templates/_l.tpl")).unwrap().contains(".Release.Revision"));
+        std::fs::write(chart.join("templates/cm.yaml"), "rev: none\n").unwrap();
+        std::fs::write(lib.join("templates/_l.tpl"), "").unwrap();
+        assert!(at_revision(&chart, 4).unwrap().is_none());
     }
 
     #[test]

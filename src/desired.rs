@@ -113,7 +113,7 @@ impl Desired {
     /// What helm-controller's Helm would see of `cluster` when it renders this release for `action`:
     /// the served APIs (`apis`), and lookup through the cluster when the chart may call it.
     pub fn cluster_view(&self, cluster: &Cluster, apis: &ClusterApis, action: NextAction) -> ClusterView {
-        cluster_view(cluster, apis, &self.chart, matches!(action, NextAction::Upgrade { .. }))
+        cluster_view(cluster, apis, &self.chart, action)
     }
 
     /// Renders the release through Flux's post-render chain: `helm template`, then the chain in this
@@ -150,12 +150,17 @@ impl Desired {
 
 /// What helm-controller's Helm sees of `cluster` when it renders `chart`: the server's version and APIs,
 /// and `lookup` answered by the cluster (with the user's credentials) when the chart may call it.
-pub fn cluster_view(cluster: &Cluster, apis: &ClusterApis, chart: &ChartDir, is_upgrade: bool) -> ClusterView {
+pub fn cluster_view(cluster: &Cluster, apis: &ClusterApis, chart: &ChartDir, action: NextAction) -> ClusterView {
+    let (is_upgrade, revision) = match action {
+        NextAction::Install => (false, 1),
+        NextAction::Upgrade { revision } => (true, revision),
+    };
     ClusterView {
         kube_version: Some(apis.kube_version.clone()),
         api_versions: apis.api_versions.clone(),
         lookup: chart.may_use_lookup().then(|| cluster.helm_args()),
         is_upgrade,
+        revision,
     }
 }
 
@@ -277,27 +282,8 @@ fn values_error(e: crate::values::ValuesError) -> Error {
 /// Copies the chart to a private temporary directory with `values.yaml` replaced by `defaults` (JSON is
 /// YAML), which is how source-controller packages a chart whose HelmChart lists valuesFiles.
 fn chart_with_defaults(chart: &ChartDir, defaults: &Values) -> Result<tempfile::TempDir> {
-    let dir = tempfile::Builder::new().prefix("cozyhr-chart-").tempdir()?;
-    copy_tree(chart.path(), dir.path())?;
+    let dir = crate::chart::private_copy(chart.path())?;
     let text = serde_json::to_vec_pretty(defaults).map_err(std::io::Error::other)?;
     crate::render::postrender::write_private(&dir.path().join("values.yaml"), &text)?;
     Ok(dir)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            if entry.file_name() == ".git" {
-                continue;
-            }
-            std::fs::create_dir_all(&target)?;
-            copy_tree(&entry.path(), &target)?;
-        } else if kind.is_file() || kind.is_symlink() {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }

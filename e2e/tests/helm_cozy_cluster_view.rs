@@ -120,16 +120,26 @@ fn cluster_eyes(helm: Helm) {
     assert!(class.pointer("/metadata/namespace").is_none(), "cluster-scoped: {class}");
     let password = find(&stored, "Secret", "eyes-auth")["data"]["password"].clone();
 
-    // 1. Right after the install.
-    in_sync(helm, chart.path(), &ns, "eyes", "after install");
+    // 1. Right after the install, helm cozy renders helm-controller's next action: an upgrade to revision
+    // 2. So the diff shows exactly the IsUpgrade flip (what apply would change, and what a forced
+    // upgrade by helm-controller stores, below), and nothing else: not the password, the version, the
+    // gated object or the cluster-scoped one.
+    let next = objects(&cozy(helm, chart.path(), &ns, &["show", "eyes"]).ok().stdout);
+    let first = cozy(helm, chart.path(), &ns, &["diff", "eyes", "--detailed-exitcode", "-o", "json"]).code(2).json();
+    assert_eq!(first["summary"], serde_json::json!({"add": 0, "change": 1, "remove": 0}), "{first}");
+    assert_eq!(first["changes"][0]["name"], "eyes-info", "{first}");
+    let flip = first["changes"][0]["diff"].as_str().unwrap_or_default();
+    assert!(flip.contains("-  upgrade: \"false\"") && flip.contains("+  upgrade: \"true\""), "{flip}");
 
-    // 2. After helm-controller upgraded it: the looked-up password stays, IsUpgrade turns true.
+    // 2. helm-controller upgrades it: what it stores is what show printed before, object by object
+    // (the looked-up password, the server's version, IsUpgrade, the gated object), and now nothing is left.
     cozyhr(&["reconcile", "eyes", "-n", &ns, "--force", "--timeout", "2m"]).ok();
     eventually("helm-controller's upgrade", READY_TIMEOUT, || {
         if history_len(&ns, "eyes") >= 2 { Ok(()) } else { Err(format!("history {}", history_len(&ns, "eyes"))) }
     });
     wait_hr_ready(&ns, "eyes", READY_TIMEOUT);
     let stored = objects(&helm_get(&["manifest", "eyes", "-n", &ns]).stdout);
+    assert_same_objects(&next, &stored, &format!("{helm:?}: show before helm-controller's upgrade"));
     assert_eq!(find(&stored, "ConfigMap", "eyes-info")["data"]["upgrade"], "true");
     assert_eq!(find(&stored, "Secret", "eyes-auth")["data"]["password"], password, "lookup kept the password");
     in_sync(helm, chart.path(), &ns, "eyes", "after an upgrade");
@@ -194,6 +204,46 @@ helm_tests! {
     lookup_capabilities_and_upgrades_render_as_helm_controller_renders_them => cluster_eyes;
 }
 
+/// `.Release.Revision`, which `helm template` cannot be told: show renders the revision of
+/// helm-controller's next upgrade (here through `.Release.Revision` and `$.Release.Revision`), and what
+/// helm-controller then stores is what show printed.
+fn revision(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("eyes-rev-{v}"));
+    let chart = Chart::new(
+        "rev",
+        "0.1.0",
+        "{}\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  annotations:\n\
+             \x20   example.com/rollout: {{ $.Release.Revision | quote }}\ndata:\n  revision: {{ .Release.Revision | quote }}\n\
+             \x20 next: {{ add1 .Release.Revision | quote }}\n",
+        )],
+    );
+    chart.publish("rev", &ns);
+    apply(&helmrelease(&ns, "rev", "rev", ""));
+    wait_hr_ready(&ns, "rev", READY_TIMEOUT);
+    for (stored_revision, next) in [(1, 2), (2, 3)] {
+        let stored = objects(&helm_get(&["manifest", "rev", "-n", &ns]).stdout);
+        assert_eq!(find(&stored, "ConfigMap", "rev")["data"]["revision"], stored_revision.to_string());
+        let shown = objects(&cozy(helm, chart.path(), &ns, &["show", "rev"]).ok().stdout);
+        assert_eq!(find(&shown, "ConfigMap", "rev")["data"]["revision"], next.to_string(), "{helm:?}");
+        cozyhr(&["reconcile", "rev", "-n", &ns, "--force", "--timeout", "2m"]).ok();
+        eventually("helm-controller's upgrade", READY_TIMEOUT, || {
+            let n = history_len(&ns, "rev");
+            if n > stored_revision { Ok(()) } else { Err(format!("history {n}")) }
+        });
+        wait_hr_ready(&ns, "rev", READY_TIMEOUT);
+        let upgraded = objects(&helm_get(&["manifest", "rev", "-n", &ns]).stdout);
+        assert_same_objects(&shown, &upgraded, &format!("{helm:?}: show before upgrade {next}"));
+    }
+}
+
+helm_tests! {
+    revision_renders_as_helm_controllers_next_upgrade => revision;
+}
+
 /// `--plain` with a cluster renders what `helm upgrade --install --dry-run=server` of the chart alone
 /// renders (capabilities, lookup, upgrade); `--offline`, and `--plain` without any kubeconfig, render with
 /// Helm's defaults and say so in one line.
@@ -249,4 +299,147 @@ fn plain(helm: Helm) {
 
 helm_tests! {
     plain_renders_as_helm_install_and_offline_with_helms_defaults => plain;
+}
+
+/// A database chart as the common ones are written: a credentials Secret whose generated password is
+/// kept by `lookup` (and `helm.sh/resource-policy: keep`), a StatefulSet reading it, two Services, a
+/// configuration block scalar and a big number.
+fn database_chart() -> Chart {
+    Chart::new(
+        "db",
+        "12.1.0",
+        "auth:\n  postgresPassword: \"\"\n  username: app\nprimary:\n  maxWalSize: 1073741824000\n  replicas: 1\n",
+        &[
+            (
+                "_helpers.tpl",
+                "{{- define \"db.fullname\" -}}{{ printf \"%s-postgresql\" .Release.Name | trunc 63 | trimSuffix \"-\" }}{{- end -}}\n\
+                 {{- define \"db.labels\" -}}\napp.kubernetes.io/name: postgresql\napp.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n\
+                 {{- define \"db.secretPassword\" -}}\n\
+                 {{- $secret := lookup \"v1\" \"Secret\" .Release.Namespace (include \"db.fullname\" .) -}}\n\
+                 {{- if and $secret $secret.data (index $secret.data \"postgres-password\") -}}\n\
+                 {{- index $secret.data \"postgres-password\" -}}\n\
+                 {{- else if .Values.auth.postgresPassword -}}\n{{- .Values.auth.postgresPassword | b64enc -}}\n\
+                 {{- else -}}\n{{- randAlphaNum 16 | b64enc -}}\n{{- end -}}\n{{- end -}}\n",
+            ),
+            (
+                "secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ include \"db.fullname\" . }}\n  labels:\n    {{- include \"db.labels\" . | nindent 4 }}\n\
+                 \x20 annotations:\n    helm.sh/resource-policy: keep\ntype: Opaque\ndata:\n\
+                 \x20 postgres-password: {{ include \"db.secretPassword\" . | quote }}\n\
+                 \x20 username: {{ .Values.auth.username | b64enc | quote }}\n",
+            ),
+            (
+                "config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ include \"db.fullname\" . }}-config\ndata:\n\
+                 \x20 postgresql.conf: |\n    max_wal_size = {{ .Values.primary.maxWalSize }}\n    listen_addresses = '*'\n",
+            ),
+            (
+                "services.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"db.fullname\" . }}\n  labels:\n    {{- include \"db.labels\" . | nindent 4 }}\n\
+                 spec:\n  ports:\n    - name: tcp-postgresql\n      port: 5432\n      targetPort: tcp-postgresql\n  selector:\n    {{- include \"db.labels\" . | nindent 4 }}\n\
+                 ---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{ include \"db.fullname\" . }}-hl\nspec:\n  clusterIP: None\n\
+                 \x20 publishNotReadyAddresses: true\n  ports:\n    - name: tcp-postgresql\n      port: 5432\n  selector:\n    {{- include \"db.labels\" . | nindent 4 }}\n",
+            ),
+            (
+                "statefulset.yaml",
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ include \"db.fullname\" . }}\nspec:\n\
+                 \x20 replicas: {{ .Values.primary.replicas }}\n  serviceName: {{ include \"db.fullname\" . }}-hl\n  selector:\n    matchLabels:\n      {{- include \"db.labels\" . | nindent 6 }}\n\
+                 \x20 template:\n    metadata:\n      labels:\n        {{- include \"db.labels\" . | nindent 8 }}\n    spec:\n      containers:\n\
+                 \x20       - name: postgresql\n          image: postgres:17\n          ports:\n            - name: tcp-postgresql\n              containerPort: 5432\n\
+                 \x20         env:\n            - name: POSTGRES_PASSWORD\n              valueFrom:\n                secretKeyRef:\n\
+                 \x20                 name: {{ include \"db.fullname\" . }}\n                  key: postgres-password\n\
+                 \x20 volumeClaimTemplates:\n    - metadata:\n        name: data\n      spec:\n        accessModes: [ReadWriteOnce]\n\
+                 \x20       resources:\n          requests:\n            storage: 8Gi\n",
+            ),
+        ],
+    )
+}
+
+/// An application chart whose helpers come from a library chart linked into charts/ by a symlink, as
+/// platform monorepos keep one `common` library for all their charts. The library picks the
+/// PodDisruptionBudget apiVersion from `.Capabilities` (the usual `capabilities.policy.apiVersion`).
+fn linked_library_chart(root: &Path) -> Chart {
+    let lib = root.join("common");
+    std::fs::create_dir_all(lib.join("templates")).expect("mkdir common");
+    std::fs::write(lib.join("Chart.yaml"), "apiVersion: v2\nname: common\nversion: 2.0.0\ntype: library\n").unwrap();
+    std::fs::write(
+        lib.join("templates/_common.tpl"),
+        "{{- define \"common.labels\" -}}\napp.kubernetes.io/instance: {{ .Release.Name }}\napp.kubernetes.io/managed-by: {{ .Release.Service }}\n{{- end -}}\n\
+         {{- define \"common.pdb.apiVersion\" -}}\n\
+         {{- if .Capabilities.APIVersions.Has \"policy/v1/PodDisruptionBudget\" -}}policy/v1{{- else -}}policy/v1beta1{{- end -}}\n\
+         {{- end -}}\n",
+    )
+    .unwrap();
+    let app = Chart::new(
+        "webapp",
+        "1.4.0",
+        "minAvailable: 1\n",
+        &[
+            (
+                "pdb.yaml",
+                "apiVersion: {{ include \"common.pdb.apiVersion\" . }}\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- include \"common.labels\" . | nindent 4 }}\n\
+                 spec:\n  minAvailable: {{ .Values.minAvailable }}\n  selector:\n    matchLabels:\n      {{- include \"common.labels\" . | nindent 6 }}\n",
+            ),
+            (
+                "cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- include \"common.labels\" . | nindent 4 }}\ndata:\n  a: b\n",
+            ),
+        ],
+    );
+    app.write(
+        "Chart.yaml",
+        "apiVersion: v2\nname: webapp\nversion: 1.4.0\ndependencies:\n  - name: common\n    version: 2.0.0\n    repository: file://../common\n",
+    );
+    std::fs::create_dir_all(app.path().join("charts")).unwrap();
+    std::os::unix::fs::symlink(&lib, app.path().join("charts/common")).expect("link the library chart");
+    app
+}
+
+/// A chart that compares `.Capabilities.KubeVersion` with `semverCompare`, as charts do to pick an API or
+/// a feature by server version. Helm's built-in version is older than the local server, so a render
+/// without the cluster's version takes the other branch.
+fn semver_chart() -> Chart {
+    Chart::new(
+        "semver",
+        "0.2.0",
+        "{}\n",
+        &[(
+            "policy.yaml",
+            "{{- if semverCompare \">=1.37-0\" .Capabilities.KubeVersion.GitVersion }}\n\
+             apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: {{ .Release.Name }}-default-deny\n\
+             spec:\n  podSelector: {}\n  policyTypes: [Ingress]\n\
+             {{- else }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-legacy\ndata:\n  mode: legacy\n{{- end }}\n\
+             ---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-features\ndata:\n\
+             \x20 sidecars: {{ semverCompare \">=1.29-0\" .Capabilities.KubeVersion.Version | quote }}\n\
+             \x20 major: {{ .Capabilities.KubeVersion.Major | quote }}\n",
+        )],
+    )
+}
+
+fn real_world(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("eyes-real-{v}"));
+    let root = tempfile::tempdir().expect("tempdir");
+    let charts = [("db", database_chart()), ("webapp", linked_library_chart(root.path())), ("semver", semver_chart())];
+    for (name, chart) in &charts {
+        chart.publish(name, &ns);
+        apply(&helmrelease(&ns, name, name, ""));
+    }
+    for (name, chart) in &charts {
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+        let stored = objects(&helm_get(&["manifest", name, "-n", &ns]).stdout);
+        // The patterns are live on helm-controller's side.
+        match *name {
+            "db" => assert!(!find(&stored, "Secret", "db-postgresql")["data"]["postgres-password"].is_null()),
+            "webapp" => assert_eq!(find(&stored, "PodDisruptionBudget", "webapp")["apiVersion"], "policy/v1"),
+            _ => {
+                find(&stored, "NetworkPolicy", "semver-default-deny");
+            }
+        }
+        in_sync(helm, chart.path(), &ns, name, "after install");
+    }
+}
+
+helm_tests! {
+    real_world_charts_are_in_sync_after_helm_controller_installs_them => real_world;
 }

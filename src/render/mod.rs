@@ -166,6 +166,8 @@ pub struct ClusterView {
     pub lookup: Option<Vec<std::ffi::OsString>>,
     /// Render as an upgrade (`.Release.IsUpgrade`), as helm-controller does when a release is stored.
     pub is_upgrade: bool,
+    /// `.Release.Revision` of that action (0 or 1: what `helm template` renders anyway).
+    pub revision: i64,
 }
 
 impl ClusterView {
@@ -213,10 +215,14 @@ pub async fn template(
     req: &TemplateRequest<'_>,
     post_render: Option<&postrender::PostRenderSession>,
 ) -> Result<String, RenderError> {
+    // helm template renders revision 1 whatever it is told: a later revision is written into a copy.
+    let revised =
+        if req.view.revision > 1 { crate::chart::at_revision(req.chart_dir, req.view.revision)? } else { None };
+    let chart_dir = revised.as_ref().map_or(req.chart_dir, |d| d.path());
     let mut args: Vec<std::ffi::OsString> = vec![
         "template".into(),
         req.release_name.into(),
-        req.chart_dir.as_os_str().to_owned(),
+        chart_dir.as_os_str().to_owned(),
         "--namespace".into(),
         req.namespace.into(),
     ];

@@ -47,8 +47,7 @@ impl Context {
                 cozyhr::discovery::discover(&cluster),
                 cozyhr::helmstore::next_action(&cluster, &cluster.namespace, release)
             )?;
-            let upgrade = matches!(action, cozyhr::helmstore::NextAction::Upgrade { .. });
-            let view = cozyhr::desired::cluster_view(&cluster, &discovered.apis, &self.chart, upgrade);
+            let view = cozyhr::desired::cluster_view(&cluster, &discovered.apis, &self.chart, action);
             (cluster.namespace.clone(), view)
         };
         let req = TemplateRequest {
