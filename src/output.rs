@@ -283,3 +283,29 @@ mod tests {
         assert_eq!(age(t0, at(3 * 86400)), "3d");
     }
 }
+
+/// The reader of our output went away (`| head`, `| less` then `q`): a normal end, as in ripgrep and
+/// kubectl. It travels as an error, so that everything on the way out (temporary files) is dropped as
+/// usual; the binaries end with exit 0 and print nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of the output went away")]
+pub struct ReaderGone;
+
+/// Writes data to stdout; a closed pipe is [`ReaderGone`].
+pub fn write_stdout(bytes: &[u8]) -> Result<(), StdoutError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutError::Gone(ReaderGone)),
+        Err(e) => Err(StdoutError::Io(e)),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// Why writing to stdout stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StdoutError {
+    #[error(transparent)]
+    Gone(#[from] ReaderGone),
+    #[error("writing to stdout: {0}")]
+    Io(std::io::Error),
+}

@@ -18,7 +18,7 @@ fn main() -> std::process::ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
-        Err(e) if e.is::<commands::ReaderGone>() => std::process::ExitCode::SUCCESS,
+        Err(e) if e.is::<cozyhr::output::ReaderGone>() => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

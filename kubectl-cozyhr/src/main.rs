@@ -31,6 +31,7 @@ fn block_on(fut: impl Future<Output = anyhow::Result<std::process::ExitCode>>) -
     };
     match runtime.block_on(fut) {
         Ok(code) => code,
+        Err(e) if e.is::<cozyhr::output::ReaderGone>() => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -29,18 +29,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The reader of our output went away (`| head`, `| less` then `q`): a normal end, as in ripgrep. Carried
-/// as an error so that everything on the way out (temporary files) is dropped as usual.
-#[derive(Debug, thiserror::Error)]
-#[error("the reader of the output went away")]
-pub struct ReaderGone;
-
-/// Writes data to stdout; a closed pipe becomes [`ReaderGone`].
+/// Writes data to stdout; a closed pipe ends the command quietly ([`cozyhr::output::ReaderGone`]).
 pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ReaderGone.into()),
+    match cozyhr::output::write_stdout(bytes) {
+        Err(cozyhr::output::StdoutError::Gone(gone)) => Err(gone.into()),
         other => Ok(other?),
     }
 }

@@ -5,6 +5,9 @@ use clap::CommandFactory;
 use crate::cli::{Cli, CompletionArgs};
 
 pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
-    clap_complete::generate(args.shell, &mut Cli::command(), "kubectl-cozyhr", &mut std::io::stdout());
+    // Generated into memory first: clap_complete's own writes would panic on a closed pipe.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "kubectl-cozyhr", &mut script);
+    super::print(&String::from_utf8_lossy(&script))?;
     Ok(ExitCode::SUCCESS)
 }

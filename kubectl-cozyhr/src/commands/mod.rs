@@ -10,7 +10,6 @@ mod version;
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use cozyhr::cluster::Cluster;
 
 use crate::cli::{Cli, ClusterFlags, Command};
@@ -31,12 +30,11 @@ async fn connect(flags: &ClusterFlags) -> anyhow::Result<Cluster> {
     Ok(flags.options().connect().await?)
 }
 
-/// Writes data to stdout; a closed pipe (`| head`) ends the program quietly like kubectl.
+/// Writes data to stdout; a closed pipe (`| head`) ends the program quietly like kubectl
+/// ([`cozyhr::output::ReaderGone`]).
 fn print(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        other => other.context("writing to stdout"),
+    match cozyhr::output::write_stdout(text.as_bytes()) {
+        Err(cozyhr::output::StdoutError::Gone(gone)) => Err(gone.into()),
+        other => Ok(other?),
     }
 }

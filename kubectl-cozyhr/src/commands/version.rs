@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    println!("kubectl-cozyhr {}", cozyhr::VERSION);
+    super::print(&format!("kubectl-cozyhr {}\n", cozyhr::VERSION))?;
     Ok(ExitCode::SUCCESS)
 }
