@@ -66,11 +66,7 @@ impl Desired {
         let values = Value::Object(composed.values.clone());
         let replaced_defaults =
             if values_files(&hr).is_empty() { None } else { Some(chart_with_defaults(chart, &composed.defaults)?) };
-        let release_name = crate::release::release_name(
-            hr.name(),
-            hr.spec.target_namespace.as_deref(),
-            hr.spec.release_name.as_deref(),
-        );
+        let release_name = hr.release_name();
         let post_render = PostRenderSpec {
             hr_name: hr.name().to_string(),
             hr_namespace: hr.namespace().to_string(),

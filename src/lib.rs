@@ -17,6 +17,7 @@ pub mod discovery;
 pub mod duration;
 pub mod error;
 pub mod flux;
+pub mod go;
 pub mod helmstore;
 pub mod install;
 pub mod live;

@@ -224,7 +224,7 @@ pub fn failed(hr: &HelmRelease, f: &Failure<'_>) -> Value {
         "Helm {} failed for release {}/{} with chart {}@{}: {}",
         f.action.title(),
         hr.release_namespace(),
-        crate::release::release_name(hr.name(), hr.spec.target_namespace.as_deref(), hr.spec.release_name.as_deref()),
+        hr.release_name(),
         f.chart_name,
         f.chart_version,
         f.message.trim()

@@ -1289,7 +1289,7 @@ fn go_float(out: &mut String, f: f64) {
         out.push('0');
         return;
     }
-    let (digits, exp) = shortest_digits(abs);
+    let (digits, exp) = crate::go::shortest_digits(abs, false);
     let n = digits.len() as i32;
     if !(1e-6..1e21).contains(&abs) {
         // 'e' format: d[.ddd]e±x, exponent unpadded (Go pads to two digits, then trims "e-0x" to "e-x";
@@ -1316,57 +1316,6 @@ fn go_float(out: &mut String, f: f64) {
         out.push('.');
         out.push_str(&digits[exp as usize + 1..]);
     }
-}
-
-/// The shortest decimal digits that round-trip to `abs` (> 0) and the power of ten of the first digit, as
-/// Go's `strconv` (Dragonbox) picks them: of the shortest candidates the nearest, and on an exact tie the
-/// even one. Rust's shortest formatting agrees except on exact ties, where it may pick the odd neighbour.
-fn shortest_digits(abs: f64) -> (String, i32) {
-    let s = format!("{abs:e}");
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let n = digits.len();
-    let last_odd = digits.as_bytes()[n - 1] % 2 == 1;
-    if !last_odd {
-        return (digits, exp);
-    }
-    // An exact tie means the exact binary value is d₁…dₙ5000… in decimal: 800 digits show all of any f64.
-    // The cheap look at digit n+1 first rules most values out.
-    if !format!("{abs:.n$e}").split_once('e').is_some_and(|(m, _)| m.ends_with('5')) {
-        return (digits, exp);
-    }
-    let exact = format!("{abs:.800e}");
-    let (exact_mantissa, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
-    if exact_exp.parse::<i32>().ok() != Some(exp) {
-        return (digits, exp);
-    }
-    let exact_digits: Vec<u8> = exact_mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    if exact_digits.get(n) != Some(&b'5') || exact_digits[n + 1..].iter().any(|&d| d != b'0') {
-        return (digits, exp);
-    }
-    let lower = String::from_utf8_lossy(&exact_digits[..n]).into_owned();
-    if lower == digits {
-        // Rust rounded down to an odd digit; the even neighbour is one up (after a 9 it would carry and be
-        // shorter, which the shortest search would already have found).
-        let mut up = lower.into_bytes();
-        if up[n - 1] == b'9' {
-            return (digits, exp);
-        }
-        up[n - 1] += 1;
-        let up = String::from_utf8(up).unwrap_or_default();
-        if roundtrips(&up, exp, abs) {
-            return (up, exp);
-        }
-    } else if roundtrips(&lower, exp, abs) {
-        return (lower, exp);
-    }
-    (digits, exp)
-}
-
-fn roundtrips(digits: &str, exp: i32, abs: f64) -> bool {
-    let text = format!("{}.{}e{exp}", &digits[..1], if digits.len() > 1 { &digits[1..] } else { "0" });
-    text.parse::<f64>().ok() == Some(abs)
 }
 
 /// A Go `interface{}` decoded by `json.Unmarshal`: numbers are float64, objects `map[string]any`.

@@ -255,6 +255,16 @@ impl HelmRelease {
         self.spec.target_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
     }
 
+    /// The Helm release helm-controller makes of it: `releaseName`, else `<targetNamespace>-<name>`, else
+    /// `<name>`, shortened like Flux over 53 characters ([`crate::release::release_name`]).
+    pub fn release_name(&self) -> String {
+        crate::release::release_name(
+            self.name(),
+            self.spec.target_namespace.as_deref(),
+            self.spec.release_name.as_deref(),
+        )
+    }
+
     /// Where Helm keeps its release Secrets: `storageNamespace`, else the HelmRelease's namespace.
     pub fn storage_namespace(&self) -> &str {
         self.spec.storage_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())

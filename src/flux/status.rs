@@ -104,7 +104,7 @@ impl Report {
         field("Source", hr.source());
         field(
             "Release",
-            format!("{}/{} (storage namespace {})", hr.release_namespace(), release_name(hr), hr.storage_namespace()),
+            format!("{}/{} (storage namespace {})", hr.release_namespace(), hr.release_name(), hr.storage_namespace()),
         );
         field(
             "Generation",
@@ -194,10 +194,6 @@ impl Report {
         }
         out
     }
-}
-
-fn release_name(hr: &HelmRelease) -> String {
-    hr.spec.release_name.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| hr.name().to_string())
 }
 
 fn conditions_table(conditions: &[Condition], now: jiff::Timestamp) -> Table {
@@ -316,5 +312,16 @@ mod tests {
         assert!(out.contains("sha256:0123456789ab\n"), "{out}");
         assert!(out.contains("apps        db     False   Ready=False: nope"), "{out}");
         assert!(out.contains("Warning   InstallFailed   5m (x2)   helm-controller   Helm install failed"), "{out}");
+    }
+
+    #[test]
+    fn names_the_release_helm_controller_makes() {
+        let h = hr(serde_json::json!({
+            "metadata": {"name": "app", "namespace": "apps"},
+            "spec": {"chartRef": {"kind": "ExternalArtifact", "name": "app"}, "targetNamespace": "prod"}
+        }));
+        let report = Report { hr: h, dependencies: vec![], events: vec![] };
+        let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
+        assert!(out.contains("prod/prod-app (storage namespace apps)"), "{out}");
     }
 }

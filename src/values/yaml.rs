@@ -538,46 +538,7 @@ pub(crate) fn format_go_float(f: f64, bits32: bool) -> String {
     if f.is_infinite() {
         return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
     }
-    // Rust's `{:e}` prints the shortest round-tripping digits, as Go's shortest mode does.
-    let sci = if bits32 { format!("{:e}", f as f32) } else { format!("{f:e}") };
-    let (neg, sci) = match sci.strip_prefix('-') {
-        Some(rest) => (true, rest.to_string()),
-        None => (false, sci),
-    };
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let nd = digits.len() as i32;
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if !(-4..6).contains(&exp) {
-        // %e with the shortest digits and at least two exponent digits.
-        out.push(digits[0] as char);
-        if nd > 1 {
-            out.push('.');
-            out.extend(digits[1..].iter().map(|&d| d as char));
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.abs()));
-    } else {
-        // %f with just enough decimals for the shortest digits.
-        let dp = exp + 1;
-        let digit = |k: i32| if k >= 0 && k < nd { digits[k as usize] as char } else { '0' };
-        if dp > 0 {
-            (0..dp).for_each(|k| out.push(digit(k)));
-        } else {
-            out.push('0');
-        }
-        let decimals = (nd - dp).max(0);
-        if decimals > 0 {
-            out.push('.');
-            (0..decimals).for_each(|k| out.push(digit(dp + k)));
-        }
-    }
-    out
+    crate::go::format_float_g(f, bits32)
 }
 
 /// Standard base64 with padding, as Go's `base64.StdEncoding` (no whitespace allowed except line breaks,
