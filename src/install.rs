@@ -121,6 +121,8 @@ pub async fn upgrade(
     let values = desired.write_values_file().map_err(|e| RenderError::ValuesFile(e.to_string()))?;
     let mut args = upgrade_args(helm, desired, values.path(), installed, options);
     args.extend(session.helm_args(helm.major)?);
+    // The cluster helm cozy was pointed at (under Helm these also arrive as HELM_KUBE* variables).
+    args.extend(cluster.helm_args());
     let env = session.helm_env(helm.major);
     let run = || async {
         helm.run_until(&args, &env, cancel).await.map(|_| ()).map_err(|e| match (e, session.error_log()) {
@@ -156,6 +158,7 @@ pub async fn uninstall(
         args.push("--timeout".into());
         args.push(format!("{}s", t.as_secs()).into());
     }
+    args.extend(cluster.helm_args());
     with_storage_in_release_namespace(cluster, desired, || async { helm.run(&args, &[]).await.map(|_| ()) }).await
 }
 
