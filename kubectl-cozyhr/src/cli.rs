@@ -17,8 +17,32 @@ pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
 
+    /// Across all namespaces (also accepted after the subcommand, like kubectl's -A).
+    #[arg(short = 'A', long = "all-namespaces", hide = true)]
+    pub all_namespaces: bool,
+
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the arguments; `-A` before the subcommand means what it means after it, as with kubectl.
+    pub fn parse_args() -> Cli {
+        use clap::Parser;
+        Self::parse().with_scope_merged()
+    }
+
+    fn with_scope_merged(mut self) -> Cli {
+        if self.all_namespaces {
+            match &mut self.command {
+                Command::Get(a) => a.scope.all_namespaces = true,
+                Command::Suspend(a) => a.targets.scope.all_namespaces = true,
+                Command::Resume(a) => a.targets.scope.all_namespaces = true,
+                _ => {}
+            }
+        }
+        self
+    }
 }
 
 /// kubectl hands these to a plugin unparsed, so we parse them ourselves, before or after the subcommand.
@@ -211,12 +235,19 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Cli {
-        Cli::try_parse_from(std::iter::once("kubectl-cozyhr").chain(args.iter().copied())).expect("parses")
+        Cli::try_parse_from(std::iter::once("kubectl-cozyhr").chain(args.iter().copied()))
+            .expect("parses")
+            .with_scope_merged()
     }
 
     #[test]
     fn flags_before_and_after_the_subcommand_are_the_same() {
-        for args in [&["-n", "ns", "get", "-A"][..], &["get", "-n", "ns", "-A"], &["get", "-A", "--namespace=ns"]] {
+        for args in [
+            &["-n", "ns", "get", "-A"][..],
+            &["get", "-n", "ns", "-A"],
+            &["get", "-A", "--namespace=ns"],
+            &["-A", "-n", "ns", "get"],
+        ] {
             let cli = parse(args);
             assert_eq!(cli.cluster.namespace.as_deref(), Some("ns"), "{args:?}");
             let Command::Get(get) = cli.command else { panic!("not get") };

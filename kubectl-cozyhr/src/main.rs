@@ -4,8 +4,6 @@
 mod cli;
 mod commands;
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // `kubectl-cozyhr __complete ARGS... WORD` is the entry point of the `kubectl_complete-cozyhr` shim that
@@ -15,7 +13,7 @@ fn main() -> std::process::ExitCode {
         let words = args.iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect();
         return block_on(commands::complete::run(words));
     }
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_args();
     cozyhr::output::set_color(cli.cluster.color.into());
     init_logging(cli.cluster.verbosity);
     block_on(commands::run(cli))
