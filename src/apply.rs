@@ -219,6 +219,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                     reason: format!("helm reported success but release {} is not stored", desired.release_name),
                 })?;
             let duration = started.elapsed();
+            // Scopes for the inventory, as helm-controller's REST mapper knows them (the chart may have
+            // brought CRDs of its own, so a kind the cached discovery lacks makes it ask again).
+            let scoped = crate::live::LiveObjects::discover(cluster).await?.scopes_of(&stored.manifest).await?;
             let success = Success {
                 action,
                 release: &stored,
@@ -226,6 +229,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 storage_namespace: &desired.storage_namespace,
                 release_namespace: &desired.release_namespace,
                 duration,
+                scoped: &scoped,
             };
             let hr = release_status::write(&api, req.name, |hr| release_status::succeeded(hr, &success)).await?;
             let message = format!(

@@ -80,6 +80,17 @@ impl<'a> LiveObjects<'a> {
         })
     }
 
+    /// Which kinds of a manifest are cluster-scoped, from discovery (asking again for a kind a cached
+    /// answer lacks; kinds the cluster does not serve keep the built-in list's word).
+    pub async fn scopes_of(&self, manifest: &str) -> Result<crate::manifests::ClusterScoped> {
+        let objects = crate::manifests::parse_manifests(manifest)
+            .map_err(|e| Error::Invalid { what: "release manifest".into(), reason: e.to_string() })?;
+        for m in &objects {
+            self.serves(&m.object).await?;
+        }
+        Ok(self.apis().cluster_scoped())
+    }
+
     /// Whether the cluster serves an object's kind (asking again, once, when a cached answer lacks it).
     pub async fn serves(&self, obj: &Value) -> Result<bool> {
         match self.resource(obj).await {

@@ -66,6 +66,8 @@ pub struct Success<'a> {
     pub storage_namespace: &'a str,
     pub release_namespace: &'a str,
     pub duration: Duration,
+    /// Which kinds are cluster-scoped: the cluster's discovery, as helm-controller asks its REST mapper.
+    pub scoped: &'a ClusterScoped,
 }
 
 /// What a failed apply hands to [`failed`].
@@ -121,9 +123,9 @@ fn remove_condition(list: &mut Vec<Condition>, type_: &str) {
 }
 
 /// `status.inventory.entries` of a release manifest, as helm-controller builds it: hooks excluded,
-/// namespaced objects without a namespace in the release namespace, ids `ns_name_group_kind`.
-pub fn inventory(manifest: &str, release_namespace: &str) -> Value {
-    let scope = ClusterScoped::builtin();
+/// namespaced objects without a namespace in the release namespace (`scope` says which kinds are
+/// cluster-scoped), ids `ns_name_group_kind`.
+pub fn inventory(manifest: &str, release_namespace: &str, scope: &ClusterScoped) -> Value {
     let mut entries = Vec::new();
     if let Ok(objects) = parse_manifests(manifest) {
         for mut m in objects {
@@ -194,7 +196,7 @@ pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
     out.insert("lastReleaseRevision".into(), Value::Null);
     out.insert("storageNamespace".into(), s.storage_namespace.into());
     out.insert("history".into(), Value::Array(history));
-    out.insert("inventory".into(), inventory(&s.release.manifest, s.release_namespace));
+    out.insert("inventory".into(), inventory(&s.release.manifest, s.release_namespace, s.scoped));
     out.insert(
         "conditions".into(),
         serde_json::to_value(&conditions)
@@ -293,10 +295,16 @@ mod tests {
     #[test]
     fn inventory_ids_follow_cli_utils() {
         let inv = inventory(
-            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n",
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n---\napiVersion: cs.example.io/v1\nkind: WidgetClass\nmetadata:\n  name: w\n",
             "apps",
+            &{
+                let mut scoped = ClusterScoped::builtin();
+                scoped.insert("cs.example.io", "WidgetClass");
+                scoped
+            },
         );
         assert_eq!(inv["entries"][0], json!({"id": "apps_a__ConfigMap", "v": "v1"}));
         assert_eq!(inv["entries"][1], json!({"id": "_r_rbac.authorization.k8s.io_ClusterRole", "v": "v1"}));
+        assert_eq!(inv["entries"][2], json!({"id": "_w_cs.example.io_WidgetClass", "v": "v1"}));
     }
 }
