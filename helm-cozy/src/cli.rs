@@ -252,3 +252,37 @@ pub struct DeleteArgs {
     #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// completion.yaml (what `helm completion` offers for `helm cozy`) lists every flag of every
+    /// command, but the cluster flags that Helm completes itself.
+    #[test]
+    fn completion_yaml_lists_every_flag() {
+        let text = include_str!("../../completion.yaml");
+        let helms_own = ["namespace", "kube-context", "kubeconfig", "help", "version"];
+        for cmd in Cli::command().get_subcommands().filter(|c| !c.is_hide_set() && c.get_name() != "help") {
+            let name = cmd.get_name();
+            let listed: Vec<&str> = text
+                .split("  - name: ")
+                .find(|block| block.lines().next() == Some(name))
+                .and_then(|block| block.lines().find_map(|l| l.trim().strip_prefix("flags: [")))
+                .map(|l| l.trim_end_matches(']').split(',').map(str::trim).collect())
+                .unwrap_or_default();
+            for arg in cmd.get_arguments().filter(|a| !a.is_positional()) {
+                let Some(long) = arg.get_long() else { continue };
+                if helms_own.contains(&long) {
+                    continue;
+                }
+                assert!(listed.contains(&long), "completion.yaml: {name} lacks --{long} (has {listed:?})");
+                if let Some(short) = arg.get_short() {
+                    let short = short.to_string();
+                    assert!(listed.contains(&short.as_str()), "completion.yaml: {name} lacks -{short}");
+                }
+            }
+        }
+    }
+}
