@@ -283,30 +283,26 @@ async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
 
 /// `helm cozy delete`: suspend, then uninstall the release from Flux's storage; the HelmRelease stays
 /// suspended so Flux does not install it again.
-pub async fn delete(
-    cluster: &Cluster,
-    helm: &Helm,
-    chart: &ChartDir,
-    name: &str,
-    kubectl: std::path::PathBuf,
-    timeout: Option<Duration>,
-) -> Result<()> {
+/// Uninstalls the release of HelmRelease `name` and leaves the HelmRelease suspended. Only the release's
+/// name and namespaces are needed: no chart, no values (a valuesFrom source deleted already does not
+/// block a delete).
+pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<Duration>) -> Result<()> {
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let hr = objects.get(name).await?;
-    let desired = Desired::resolve(cluster, hr, chart, &UserValues::default(), kubectl).await?;
+    let release = crate::install::Release::of(&hr);
     let ns = cluster.namespace.as_str();
-    let installed = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    let installed = crate::helmstore::next_action(cluster, &release.storage_namespace, &release.name).await?;
     status::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
     objects.set_suspend(name, true).await?;
-    if installed.is_none() {
+    if installed == crate::helmstore::NextAction::Install {
         status::success(format!(
             "release {} is not installed (no Helm storage in {}): nothing to uninstall",
-            desired.release_name, desired.storage_namespace
+            release.name, release.storage_namespace
         ));
     } else {
-        status::action(format!("helm uninstall {}/{}", desired.release_namespace, desired.release_name));
-        uninstall(cluster, helm, &desired, timeout).await.map_err(|e| Error::Failed(format!("uninstall: {e}")))?;
-        status::success(format!("release {} uninstalled", desired.release_name));
+        status::action(format!("helm uninstall {}/{}", release.namespace, release.name));
+        uninstall(cluster, helm, &release, timeout).await.map_err(|e| Error::Failed(format!("uninstall: {e}")))?;
+        status::success(format!("release {} uninstalled", release.name));
     }
     status::success(format!(
         "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: kubectl cozyhr resume {name} -n {ns}"

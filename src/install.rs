@@ -138,50 +138,64 @@ pub async fn upgrade(
         // install, which still has the API server check every object.
         return run().await;
     }
-    with_storage_in_release_namespace(cluster, desired, run).await
+    with_storage_in_release_namespace(cluster, &Release::of(&desired.hr), run).await
 }
 
 /// `helm uninstall` of the desired release from Flux's storage.
 pub async fn uninstall(
     cluster: &Cluster,
     helm: &Helm,
-    desired: &Desired,
+    release: &Release,
     timeout: Option<Duration>,
 ) -> Result<(), RenderError> {
-    let mut args: Vec<OsString> = vec![
-        "uninstall".into(),
-        desired.release_name.clone().into(),
-        "--namespace".into(),
-        desired.release_namespace.clone().into(),
-    ];
+    let mut args: Vec<OsString> =
+        vec!["uninstall".into(), release.name.clone().into(), "--namespace".into(), release.namespace.clone().into()];
     if let Some(t) = timeout {
         args.push("--timeout".into());
         args.push(format!("{}s", t.as_secs()).into());
     }
     args.extend(cluster.helm_args());
-    with_storage_in_release_namespace(cluster, desired, || async { helm.run(&args, &[]).await.map(|_| ()) }).await
+    with_storage_in_release_namespace(cluster, release, || async { helm.run(&args, &[]).await.map(|_| ()) }).await
 }
 
 /// Runs `f` with the release's storage Secrets in the release namespace (where Helm's CLI looks), then
 /// puts whatever Helm left there back into Flux's storage namespace, also when `f` failed.
 async fn with_storage_in_release_namespace<F, Fut>(
     cluster: &Cluster,
-    desired: &Desired,
+    release: &Release,
     f: F,
 ) -> Result<(), RenderError>
 where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<(), RenderError>>,
 {
-    let (storage, release_ns) = (&desired.storage_namespace, &desired.release_namespace);
+    let (storage, release_ns) = (&release.storage_namespace, &release.namespace);
     if storage == release_ns {
         return f().await;
     }
     let relocation = |e: Error| RenderError::Storage(format!("{storage} and {release_ns}: {e}"));
-    move_storage(cluster, &desired.release_name, storage, release_ns).await.map_err(relocation)?;
+    move_storage(cluster, &release.name, storage, release_ns).await.map_err(relocation)?;
     let result = f().await;
-    let back = move_storage(cluster, &desired.release_name, release_ns, storage).await.map_err(relocation);
+    let back = move_storage(cluster, &release.name, release_ns, storage).await.map_err(relocation);
     result.and(back)
+}
+
+/// Which Helm release a HelmRelease makes, and where Flux keeps it: all that uninstalling needs.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub name: String,
+    pub namespace: String,
+    pub storage_namespace: String,
+}
+
+impl Release {
+    pub fn of(hr: &crate::flux::HelmRelease) -> Release {
+        Release {
+            name: hr.release_name(),
+            namespace: hr.release_namespace().to_string(),
+            storage_namespace: hr.storage_namespace().to_string(),
+        }
+    }
 }
 
 /// Moves Helm's storage Secrets of `release` from one namespace to another (create, then delete).

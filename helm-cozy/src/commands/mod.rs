@@ -19,7 +19,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Values(args) => stop_on_signal(values::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Diff(args) => stop_on_signal(diff::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Apply(args) => apply::run(&cli.cluster, &cli.chart_dir, args).await,
-        Command::Delete(args) => delete::run(&cli.cluster, &cli.chart_dir, args).await,
+        Command::Delete(args) => delete::run(&cli.cluster, args).await,
         Command::PostRender => {
             cozyhr::render::postrender::main_post_render().await?;
             Ok(ExitCode::SUCCESS)
