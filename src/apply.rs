@@ -219,9 +219,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                     reason: format!("helm reported success but release {} is not stored", desired.release_name),
                 })?;
             let duration = started.elapsed();
-            // Scopes for the inventory, as helm-controller's REST mapper knows them (the chart may have
-            // brought CRDs of its own, so a kind the cached discovery lacks makes it ask again).
-            let scoped = crate::live::LiveObjects::discover(cluster).await?.scopes_of(&stored.manifest).await?;
+            // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
+            // brought CRDs of its own).
+            let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
             let success = Success {
                 action,
                 release: &stored,

@@ -4,9 +4,10 @@
 //!
 //! Discovery uses the aggregated endpoints (`/api` and `/apis`, two requests whatever the number of
 //! CRDs), with the per-group endpoints as a fallback for servers without them. The answer is kept on
-//! disk for a short time ([`DEFAULT_TTL`], `COZYHR_DISCOVERY_TTL`), like kubectl's discovery cache, so
-//! that the edit-diff-apply loop does not ask again each turn; a kind that diff needs and the cached
-//! answer lacks makes it ask again at once (a CRD installed a moment ago is never "not served").
+//! disk with the documents' ETags ([`DEFAULT_TTL`], `COZYHR_DISCOVERY_TTL`), like kubectl's discovery
+//! cache, and each later command revalidates it with `If-None-Match`: two requests answered by an empty
+//! 304 while nothing changed, so the edit-diff-apply loop does not transfer and parse the documents again
+//! each turn, and a CRD added or removed a moment ago is seen at once.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -20,9 +21,9 @@ use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::manifests::ClusterScoped;
 
-/// How long a discovery answer is reused by later commands. A CRD added or removed is seen by
-/// `.Capabilities` at most this late.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+/// How long a discovery answer is kept for revalidation by later commands; older ones are asked for
+/// afresh. (Revalidation by ETag means no CRD is missed however young the entry.)
+pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
 
 /// The environment variable that sets the cache's lifetime (a Go duration; `0` turns the cache off).
 pub const TTL_ENV: &str = "COZYHR_DISCOVERY_TTL";
@@ -108,28 +109,26 @@ impl ClusterApis {
     }
 }
 
-/// A discovery answer and where it came from.
-#[derive(Debug, Clone)]
-pub struct Discovered {
-    pub apis: ClusterApis,
-    /// From the on-disk cache (so possibly up to its TTL old), not from the cluster just now.
-    pub cached: bool,
-}
-
-/// Discovery for this command: the cached answer when it is fresh, else the cluster's.
-pub async fn discover(cluster: &Cluster) -> Result<Discovered> {
-    if let Some(apis) = cache::read(&cluster.server, ttl()) {
-        tracing::debug!("discovery from the cache");
-        return Ok(Discovered { apis, cached: true });
+/// Discovery for this command. A cached answer is revalidated: the two discovery documents are asked
+/// for with the ETags they had (`If-None-Match`); when neither changed the server answers 304 with no
+/// body, and the cached answer is used without transferring or parsing them again. So a CRD added a
+/// moment ago is never missed. An entry older than the cache's lifetime ([`ttl`]) is not revalidated but
+/// asked for afresh.
+pub async fn discover(cluster: &Cluster) -> Result<ClusterApis> {
+    if let Some(entry) = cache::read(&cluster.server, ttl())
+        && let Some(apis) = revalidate(cluster, &entry).await?
+    {
+        tracing::debug!("discovery from the cache, revalidated");
+        return Ok(apis);
     }
-    Ok(Discovered { apis: refresh(cluster).await?, cached: false })
+    refresh(cluster).await
 }
 
 /// Asks the cluster, whatever the cache holds, and remembers the answer.
 pub async fn refresh(cluster: &Cluster) -> Result<ClusterApis> {
-    let apis = ask(cluster).await?;
+    let (apis, etags) = ask(cluster).await?;
     if !ttl().is_zero() {
-        cache::write(&cluster.server, &apis);
+        cache::write(&cluster.server, &apis, etags);
     }
     tracing::debug!(kinds = apis.kinds.len(), "discovery from the cluster");
     Ok(apis)
@@ -149,21 +148,72 @@ fn parse_ttl(setting: Option<&str>) -> Duration {
     }
 }
 
-async fn ask(cluster: &Cluster) -> Result<ClusterApis> {
-    let client = &cluster.client;
+/// The ETags of the `/api` and `/apis` documents an answer was built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ETags {
+    pub core: Option<String>,
+    pub groups: Option<String>,
+}
+
+/// One aggregated discovery document, asked for with the ETag of the copy we hold.
+enum Document {
+    Unchanged,
+    Changed { list: APIGroupDiscoveryList, etag: Option<String> },
+}
+
+async fn document(cluster: &Cluster, path: &str, etag: Option<&str>) -> Result<Document> {
+    let mut req = http::Request::get(path).header(http::header::ACCEPT, ACCEPT_AGGREGATED);
+    if let Some(etag) = etag {
+        req = req.header(http::header::IF_NONE_MATCH, etag);
+    }
+    let req = req.body(kube::client::Body::empty()).map_err(|e| crate::error::Error::Failed(e.to_string()))?;
+    let res = cluster.client.send(req).await.map_err(|e| cluster.error(e))?;
+    if res.status() == http::StatusCode::NOT_MODIFIED {
+        return Ok(Document::Unchanged);
+    }
+    let status = res.status();
+    let etag = res.headers().get(http::header::ETAG).and_then(|v| v.to_str().ok()).map(String::from);
+    let body = res.into_body().collect_bytes().await.map_err(|e| cluster.error(e))?;
+    if !status.is_success() {
+        return Err(crate::error::Error::Failed(format!(
+            "discovery {path}: the API server answered {status}: {}",
+            String::from_utf8_lossy(&body).trim()
+        )));
+    }
+    // A server without aggregated discovery sends the plain document, which reads as an empty list.
+    let list = serde_json::from_slice(&body).unwrap_or_default();
+    Ok(Document::Changed { list, etag })
+}
+
+/// What the aggregated documents are asked for as (kube's own constant, v2 then v2beta1, else plain).
+const ACCEPT_AGGREGATED: &str = kube::core::discovery::v2::ACCEPT_AGGREGATED_DISCOVERY_V2;
+
+/// The cached answer if the cluster says both documents are unchanged.
+async fn revalidate(cluster: &Cluster, entry: &cache::Entry) -> Result<Option<ClusterApis>> {
+    let (Some(core), Some(groups)) = (entry.etags.core.as_deref(), entry.etags.groups.as_deref()) else {
+        return Ok(None);
+    };
+    let (core, groups) =
+        tokio::try_join!(document(cluster, "/api", Some(core)), document(cluster, "/apis", Some(groups)))?;
+    Ok(matches!((core, groups), (Document::Unchanged, Document::Unchanged)).then(|| entry.apis.clone()))
+}
+
+async fn ask(cluster: &Cluster) -> Result<(ClusterApis, ETags)> {
     let (version, core, groups) = tokio::join!(
-        client.apiserver_version(),
-        client.list_core_api_versions_aggregated(),
-        client.list_api_groups_aggregated()
+        cluster.client.apiserver_version(),
+        document(cluster, "/api", None),
+        document(cluster, "/apis", None)
     );
     let kube_version = version.map_err(|e| cluster.error(e))?.git_version;
-    match (core, groups) {
-        // A server without aggregated discovery answers with the plain documents, which read as empty
-        // lists here: the core group always has v1, so an empty core list means "not aggregated".
-        (Ok(core), Ok(groups)) if !core.items.is_empty() => {
-            Ok(ClusterApis::from_aggregated(kube_version, core, groups))
+    match (core?, groups?) {
+        // The core group always has v1, so an empty core list means "not aggregated".
+        (Document::Changed { list: core, etag: core_etag }, Document::Changed { list: groups, etag: groups_etag })
+            if !core.items.is_empty() =>
+        {
+            let etags = ETags { core: core_etag, groups: groups_etag };
+            Ok((ClusterApis::from_aggregated(kube_version, core, groups), etags))
         }
-        _ => per_group(cluster, kube_version).await,
+        _ => Ok((per_group(cluster, kube_version).await?, ETags::default())),
     }
 }
 
@@ -214,11 +264,13 @@ mod cache {
     use super::*;
 
     #[derive(Serialize, Deserialize)]
-    struct Entry {
+    pub struct Entry {
         server: String,
         /// Seconds since the epoch when the cluster answered.
         at: u64,
-        apis: ClusterApis,
+        pub apis: ClusterApis,
+        #[serde(default)]
+        pub etags: ETags,
     }
 
     pub fn dir() -> Option<PathBuf> {
@@ -239,22 +291,22 @@ mod cache {
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
     }
 
-    pub fn read(server: &str, ttl: Duration) -> Option<ClusterApis> {
+    pub fn read(server: &str, ttl: Duration) -> Option<Entry> {
         if ttl.is_zero() {
             return None;
         }
         let text = std::fs::read(file(server)?).ok()?;
         let entry: Entry = serde_json::from_slice(&text).ok()?;
         let age = now().checked_sub(entry.at)?;
-        (entry.server == server && age < ttl.as_secs()).then_some(entry.apis)
+        (entry.server == server && age < ttl.as_secs()).then_some(entry)
     }
 
-    pub fn write(server: &str, apis: &ClusterApis) {
+    pub fn write(server: &str, apis: &ClusterApis, etags: ETags) {
         let (Some(path), Some(dir)) = (file(server), dir()) else { return };
         if std::fs::create_dir_all(&dir).is_err() {
             return;
         }
-        let entry = Entry { server: server.to_string(), at: now(), apis: apis.clone() };
+        let entry = Entry { server: server.to_string(), at: now(), apis: apis.clone(), etags };
         let Ok(text) = serde_json::to_vec(&entry) else { return };
         // Written aside and renamed, so a concurrent command never reads half a file.
         if let Ok(tmp) = tempfile::NamedTempFile::new_in(&dir)
@@ -323,5 +375,6 @@ mod tests {
         assert_eq!(parse_ttl(Some("0s")), Duration::ZERO);
         assert_eq!(parse_ttl(Some("soon")), DEFAULT_TTL);
         assert_eq!(parse_ttl(None), DEFAULT_TTL);
+        assert_eq!(DEFAULT_TTL, Duration::from_secs(600));
     }
 }

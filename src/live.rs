@@ -2,7 +2,7 @@
 //! the desired one (a server-side apply dry run), so server defaulting is not noise and drift shows.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, TypeMeta};
@@ -11,7 +11,7 @@ use kube::discovery::ApiResource;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::discovery::{ClusterApis, Discovered};
+use crate::discovery::ClusterApis;
 use crate::error::{Error, Result};
 
 /// How many requests to keep in flight: enough to hide latency for large charts without flooding the
@@ -35,16 +35,13 @@ pub struct Observed {
 /// Live reads and dry runs, with the kinds the cluster serves learnt once ([`crate::discovery`]).
 pub struct LiveObjects<'a> {
     cluster: &'a Cluster,
-    apis: Mutex<Arc<ClusterApis>>,
-    /// Whether `apis` came from the cluster during this command (not from the cache).
-    fresh: Mutex<bool>,
+    apis: Arc<ClusterApis>,
 }
 
 impl<'a> LiveObjects<'a> {
-    /// Live reads with this command's discovery: a kind missing from a cached answer makes it ask the
-    /// cluster again before the kind is called unserved.
-    pub fn new(cluster: &'a Cluster, discovered: Discovered) -> Self {
-        LiveObjects { cluster, apis: Mutex::new(Arc::new(discovered.apis)), fresh: Mutex::new(!discovered.cached) }
+    /// Live reads with this command's discovery.
+    pub fn new(cluster: &'a Cluster, apis: ClusterApis) -> Self {
+        LiveObjects { cluster, apis: Arc::new(apis) }
     }
 
     /// [`new`](Self::new) after this command's one discovery.
@@ -54,25 +51,14 @@ impl<'a> LiveObjects<'a> {
 
     /// The discovery in use.
     pub fn apis(&self) -> Arc<ClusterApis> {
-        self.apis.lock().map(|a| a.clone()).unwrap_or_default()
+        self.apis.clone()
     }
 
     /// The API resource of an object's kind and whether it is namespaced.
     pub async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool)> {
         let (api_version, kind) = type_of(obj)?;
-        if let Some(found) = served(&self.apis(), api_version, kind) {
+        if let Some(found) = served(&self.apis, api_version, kind) {
             return Ok(found);
-        }
-        // Not in a cached answer: a CRD installed since. Ask the cluster (once per command).
-        let stale = self.fresh.lock().map(|mut f| !std::mem::replace(&mut *f, true)).unwrap_or(false);
-        if stale {
-            let apis = Arc::new(crate::discovery::refresh(self.cluster).await?);
-            if let Ok(mut a) = self.apis.lock() {
-                *a = apis;
-            }
-            if let Some(found) = served(&self.apis(), api_version, kind) {
-                return Ok(found);
-            }
         }
         Err(Error::Invalid {
             what: format!("object kind {api_version}/{kind}"),
@@ -80,18 +66,7 @@ impl<'a> LiveObjects<'a> {
         })
     }
 
-    /// Which kinds of a manifest are cluster-scoped, from discovery (asking again for a kind a cached
-    /// answer lacks; kinds the cluster does not serve keep the built-in list's word).
-    pub async fn scopes_of(&self, manifest: &str) -> Result<crate::manifests::ClusterScoped> {
-        let objects = crate::manifests::parse_manifests(manifest)
-            .map_err(|e| Error::Invalid { what: "release manifest".into(), reason: e.to_string() })?;
-        for m in &objects {
-            self.serves(&m.object).await?;
-        }
-        Ok(self.apis().cluster_scoped())
-    }
-
-    /// Whether the cluster serves an object's kind (asking again, once, when a cached answer lacks it).
+    /// Whether the cluster serves an object's kind.
     pub async fn serves(&self, obj: &Value) -> Result<bool> {
         match self.resource(obj).await {
             Ok(_) => Ok(true),

@@ -90,9 +90,10 @@ fn in_sync(helm: Helm, chart: &Path, ns: &str, name: &str, what: &str) {
     assert_eq!(diff.code, Some(0), "{helm:?} {what}: helm cozy diff found changes\n{}\n{}", diff.stdout, diff.stderr);
 }
 
-fn history_len(ns: &str, name: &str) -> usize {
+/// The Helm revision of helm-controller's latest snapshot (`status.history[0].version`).
+fn deployed_revision(ns: &str, name: &str) -> i64 {
     get_json("helmrelease", ns, name)
-        .and_then(|hr| hr.pointer("/status/history").and_then(Value::as_array).map(Vec::len))
+        .and_then(|hr| hr.pointer("/status/history/0/version").and_then(Value::as_i64))
         .unwrap_or(0)
 }
 
@@ -129,13 +130,15 @@ fn cluster_eyes(helm: Helm) {
     assert_eq!(first["summary"], serde_json::json!({"add": 0, "change": 1, "remove": 0}), "{first}");
     assert_eq!(first["changes"][0]["name"], "eyes-info", "{first}");
     let flip = first["changes"][0]["diff"].as_str().unwrap_or_default();
-    assert!(flip.contains("-  upgrade: \"false\"") && flip.contains("+  upgrade: \"true\""), "{flip}");
+    let changed = |sign: char, text: &str| flip.lines().any(|l| l.starts_with(sign) && l.trim_end().ends_with(text));
+    assert!(changed('-', "upgrade: \"false\"") && changed('+', "upgrade: \"true\""), "{flip}");
 
     // 2. helm-controller upgrades it: what it stores is what show printed before, object by object
     // (the looked-up password, the server's version, IsUpgrade, the gated object), and now nothing is left.
     cozyhr(&["reconcile", "eyes", "-n", &ns, "--force", "--timeout", "2m"]).ok();
-    eventually("helm-controller's upgrade", READY_TIMEOUT, || {
-        if history_len(&ns, "eyes") >= 2 { Ok(()) } else { Err(format!("history {}", history_len(&ns, "eyes"))) }
+    eventually("helm-controller's upgrade", READY_TIMEOUT, || match deployed_revision(&ns, "eyes") {
+        r if r >= 2 => Ok(()),
+        r => Err(format!("revision {r}")),
     });
     wait_hr_ready(&ns, "eyes", READY_TIMEOUT);
     let stored = objects(&helm_get(&["manifest", "eyes", "-n", &ns]).stdout);
@@ -230,9 +233,9 @@ fn revision(helm: Helm) {
         let shown = objects(&cozy(helm, chart.path(), &ns, &["show", "rev"]).ok().stdout);
         assert_eq!(find(&shown, "ConfigMap", "rev")["data"]["revision"], next.to_string(), "{helm:?}");
         cozyhr(&["reconcile", "rev", "-n", &ns, "--force", "--timeout", "2m"]).ok();
-        eventually("helm-controller's upgrade", READY_TIMEOUT, || {
-            let n = history_len(&ns, "rev");
-            if n > stored_revision { Ok(()) } else { Err(format!("history {n}")) }
+        eventually("helm-controller's upgrade", READY_TIMEOUT, || match deployed_revision(&ns, "rev") {
+            r if r > stored_revision => Ok(()),
+            r => Err(format!("revision {r}")),
         });
         wait_hr_ready(&ns, "rev", READY_TIMEOUT);
         let upgraded = objects(&helm_get(&["manifest", "rev", "-n", &ns]).stdout);

@@ -43,11 +43,11 @@ impl Context {
             (options.namespace.clone().unwrap_or_else(|| "default".into()), ClusterView::default())
         } else {
             let cluster = options.connect().await?;
-            let (discovered, action) = tokio::try_join!(
+            let (apis, action) = tokio::try_join!(
                 cozyhr::discovery::discover(&cluster),
                 cozyhr::helmstore::next_action(&cluster, &cluster.namespace, release)
             )?;
-            let view = cozyhr::desired::cluster_view(&cluster, &discovered.apis, &self.chart, action);
+            let view = cozyhr::desired::cluster_view(&cluster, &apis, &self.chart, action);
             (cluster.namespace.clone(), view)
         };
         let req = TemplateRequest {
@@ -112,9 +112,8 @@ impl Context {
 
     /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
     pub async fn render(&self, cluster: &Cluster, desired: &Desired) -> anyhow::Result<String> {
-        let (discovered, action) =
-            tokio::try_join!(cozyhr::discovery::discover(cluster), desired.next_action(cluster))?;
-        let view = desired.cluster_view(cluster, &discovered.apis, action);
+        let (apis, action) = tokio::try_join!(cozyhr::discovery::discover(cluster), desired.next_action(cluster))?;
+        let view = desired.cluster_view(cluster, &apis, action);
         Ok(desired.render(&self.helm, &view, &self_exe()?).await?)
     }
 }
