@@ -46,15 +46,19 @@ pub fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterS
 /// `helm cozy diff`: the release rendered as helm-controller would render it on this cluster (one
 /// discovery, shared by the render's capabilities and the live reads), compared with the cluster or
 /// with the stored release.
+///
+/// `apis` is this command's discovery ([`crate::discovery::discover`], started as early as the caller can).
 pub async fn diff(
     cluster: &Cluster,
+    apis: crate::discovery::ClusterApis,
     helm: &crate::render::Helm,
     desired: &crate::desired::Desired,
     against: Against,
     options: PlanOptions,
     self_exe: &std::path::Path,
 ) -> Result<Plan> {
-    let (live, action) = tokio::try_join!(LiveObjects::discover(cluster), desired.next_action(cluster))?;
+    let action = desired.next_action(cluster).await?;
+    let live = LiveObjects::new(cluster, apis);
     let apis = live.apis();
     let scoped = apis.cluster_scoped();
     let view = desired.cluster_view(cluster, &apis, action);

@@ -11,36 +11,19 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, condition, controller_log, eventually, get_json, helm_release_secrets,
+    Chart, Helm, Run, apply, condition, controller_log, cozy_home, eventually, get_json, helm_release_secrets,
     helm_tests, helmrelease, kubectl, namespace, wait_hr_ready,
 };
 use serde_json::Value;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The Helm home with the cozy plugin installed from the checkout, once per Helm version per test binary
-/// (the install hook builds the release binary, which is slow).
-fn home(helm: Helm) -> &'static HelmHome {
-    static V3: OnceLock<HelmHome> = OnceLock::new();
-    static V4: OnceLock<HelmHome> = OnceLock::new();
-    let cell = match helm {
-        Helm::V3 => &V3,
-        Helm::V4 => &V4,
-    };
-    cell.get_or_init(|| {
-        let h = HelmHome::new(helm);
-        h.install_plugin_from_repo().ok();
-        h
-    })
-}
-
 /// `helm cozy ARGS... -C CHART -n NS` through the real Helm's plugin dispatch.
 fn cozy(helm: Helm, chart: &Chart, ns: &str, args: &[&str]) -> Run {
-    let mut c = home(helm).command();
+    let mut c = cozy_home(helm).command();
     c.arg("cozy").args(args).arg("-C").arg(chart.path()).args(["-n", ns]);
     cozyhr_e2e::run(c)
 }
@@ -331,7 +314,7 @@ fn failing_apply_keeps_previous_release(helm: Helm) {
     assert_eq!(deployed, [&"sh.helm.release.v1.a.v1".to_string()], "{secrets:?}");
     let cm = configmap(&ns, "a-cm").expect("ConfigMap a-cm");
     assert_eq!(str_at(&cm, "/data/message"), "hello", "{cm}");
-    let history = home(helm).run(["history", "a", "-n", &ns, "-o", "json"]).ok().json();
+    let history = cozy_home(helm).run(["history", "a", "-n", &ns, "-o", "json"]).ok().json();
     let states: Vec<(i64, &str)> = history
         .as_array()
         .expect("helm history is a list")
@@ -487,7 +470,7 @@ impl Drop for KillOnDrop {
 /// is no kubelet), with TMPDIR set to `tmp`, and sends SIGINT to helm-cozy (the plugin process helm runs)
 /// while helm waits. Returns the result and the pid of the `helm upgrade` that helm-cozy was running.
 fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: (&str, &str)) -> (Run, u32) {
-    let mut c = home(helm).command();
+    let mut c = cozy_home(helm).command();
     c.args(["cozy", "apply", "a", "--wait", "--timeout", "2m"])
         .arg("-C")
         .arg(chart.path())

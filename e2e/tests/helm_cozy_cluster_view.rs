@@ -101,12 +101,17 @@ fn cozyhr(args: &[&str]) -> cozyhr_e2e::Run {
     kubectl(std::iter::once("cozyhr").chain(args.iter().copied()))
 }
 
-fn cluster_eyes(helm: Helm) {
-    let v = format!("{helm:?}").to_lowercase();
-    let ns = namespace(&format!("eyes-{v}"));
+/// A namespace of its own for a scenario under `helm`, the CRDs in an API group of its own (tests run in
+/// parallel and one of them deletes a CRD), and the chart.
+fn eyes_setup(scenario: &str, helm: Helm) -> (String, String, Chart) {
+    let ns = namespace(&format!("{scenario}-{}", format!("{helm:?}").to_lowercase()));
     let group = format!("{ns}.eyes.example.io");
     install_crds(&group);
-    let chart = eyes_chart();
+    (ns, group, eyes_chart())
+}
+
+fn cluster_eyes(helm: Helm) {
+    let (ns, group, chart) = eyes_setup("eyes", helm);
     chart.publish("eyes", &ns);
     apply(&helmrelease(&ns, "eyes", "eyes", &format!("values:\n  group: {group}\n")));
     wait_hr_ready(&ns, "eyes", READY_TIMEOUT);
@@ -262,11 +267,7 @@ helm_tests! {
 /// renders (capabilities, lookup, upgrade); `--offline`, and `--plain` without any kubeconfig, render with
 /// Helm's defaults and say so in one line.
 fn plain(helm: Helm) {
-    let v = format!("{helm:?}").to_lowercase();
-    let ns = namespace(&format!("eyes-plain-{v}"));
-    let group = format!("{ns}.eyes.example.io");
-    install_crds(&group);
-    let chart = eyes_chart();
+    let (ns, group, chart) = eyes_setup("eyes-plain", helm);
     let set = format!("group={group}");
     // Installed with helm alone, so the lookup has a Secret to find and the next render is an upgrade.
     let mut c = command(helm.bin());

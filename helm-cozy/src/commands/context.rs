@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use cozyhr::cluster::Cluster;
 use cozyhr::desired::Desired;
+use cozyhr::discovery::ClusterApis;
 use cozyhr::flux::HelmRelease;
 use cozyhr::flux::verbs::Objects;
 use cozyhr::render::{ClusterView, Helm, TemplateRequest};
@@ -110,10 +111,22 @@ impl Context {
         Ok(Desired::resolve(cluster, hr, &self.chart, &user, kubectl).await?)
     }
 
+    /// HelmRelease `name` as [`desired`](Self::desired) gives it, and this command's one discovery,
+    /// asked for at the same time.
+    pub async fn desired_and_apis(
+        &self,
+        cluster: &Cluster,
+        name: &str,
+        values: &ValuesFlags,
+    ) -> anyhow::Result<(Desired, ClusterApis)> {
+        let apis = async { Ok::<_, anyhow::Error>(cozyhr::discovery::discover(cluster).await?) };
+        tokio::try_join!(self.desired(cluster, name, values), apis)
+    }
+
     /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
-    pub async fn render(&self, cluster: &Cluster, desired: &Desired) -> anyhow::Result<String> {
-        let (apis, action) = tokio::try_join!(cozyhr::discovery::discover(cluster), desired.next_action(cluster))?;
-        let view = desired.cluster_view(cluster, &apis, action);
+    pub async fn render(&self, cluster: &Cluster, desired: &Desired, apis: &ClusterApis) -> anyhow::Result<String> {
+        let action = desired.next_action(cluster).await?;
+        let view = desired.cluster_view(cluster, apis, action);
         Ok(desired.render(&self.helm, &view, &self_exe()?).await?)
     }
 }
