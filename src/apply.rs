@@ -95,7 +95,7 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_exe: &std::path::Path) -> Result<()> {
     let (live, action) = tokio::try_join!(crate::live::LiveObjects::discover(cluster), desired.next_action(cluster))?;
     let apis = live.apis();
-    let view = desired.cluster_view(cluster, &apis, action);
+    let view = desired.cluster_view(cluster, &crate::desired::Seen { apis: (*apis).clone(), action });
     let rendered = desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &apis.cluster_scoped())?;
     let (objects, _hooks) = crate::compare::split_hooks(objects);

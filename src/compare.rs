@@ -47,21 +47,20 @@ pub fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterS
 /// discovery, shared by the render's capabilities and the live reads), compared with the cluster or
 /// with the stored release.
 ///
-/// `apis` is this command's discovery ([`crate::discovery::discover`], started as early as the caller can).
+/// `seen` is this command's discovery and helm-controller's next action on the release, asked for as early
+/// as the caller can.
 pub async fn diff(
     cluster: &Cluster,
-    apis: crate::discovery::ClusterApis,
+    seen: crate::desired::Seen,
     helm: &crate::render::Helm,
     desired: &crate::desired::Desired,
     against: Against,
     options: PlanOptions,
     self_exe: &std::path::Path,
 ) -> Result<Plan> {
-    let action = desired.next_action(cluster).await?;
-    let live = LiveObjects::new(cluster, apis);
-    let apis = live.apis();
-    let scoped = apis.cluster_scoped();
-    let view = desired.cluster_view(cluster, &apis, action);
+    let view = desired.cluster_view(cluster, &seen);
+    let live = LiveObjects::new(cluster, seen.apis);
+    let scoped = live.apis().cluster_scoped();
     // The stored release is read (and its manifest decoded and parsed) while helm renders.
     let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
     let (rendered, previous) = tokio::try_join!(

@@ -106,10 +106,10 @@ impl Desired {
         crate::helmstore::next_action(cluster, &self.storage_namespace, &self.release_name).await
     }
 
-    /// What helm-controller's Helm would see of `cluster` when it renders this release for `action`:
-    /// the served APIs (`apis`), and lookup through the cluster when the chart may call it.
-    pub fn cluster_view(&self, cluster: &Cluster, apis: &ClusterApis, action: NextAction) -> ClusterView {
-        cluster_view(cluster, apis, &self.chart, action)
+    /// What helm-controller's Helm would see of `cluster` when it renders this release: the served APIs
+    /// and its next action (`seen`), and lookup through the cluster when the chart may call it.
+    pub fn cluster_view(&self, cluster: &Cluster, seen: &Seen) -> ClusterView {
+        cluster_view(cluster, &seen.apis, &self.chart, seen.action)
     }
 
     /// Renders the release through Flux's post-render chain: `helm template`, then the chain in this
@@ -142,6 +142,14 @@ impl Desired {
         serde_json::to_writer(&mut f, &self.values).map_err(std::io::Error::other)?;
         Ok(f)
     }
+}
+
+/// What is learnt of the cluster before a render: its discovery and helm-controller's next action on the
+/// release, asked for together as early as a command can.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub apis: ClusterApis,
+    pub action: NextAction,
 }
 
 /// What helm-controller's Helm sees of `cluster` when it renders `chart`: the server's version and APIs,

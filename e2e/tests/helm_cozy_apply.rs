@@ -656,3 +656,37 @@ fn apply_again_after_interrupt(helm: Helm) {
 helm_tests! {
     apply_again_after_an_interrupted_apply_succeeds => apply_again_after_interrupt;
 }
+
+/// A values float whose shortest digits are an exact tie (`1748103125955531.25`): Go writes it
+/// `1.7481031259555312e+15` (ties to even), and so must the configDigest helm cozy writes into the status,
+/// else helm-controller sees other values after resume and upgrades needlessly.
+fn float_tie_values_stay_in_sync(helm: Helm) {
+    let ns = namespace(&format!("hca-float-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("f", &ns);
+    apply(&helmrelease(&ns, "f", "f", "values:\n  message: tie\n  ratio: 1748103125955531.25\n"));
+    wait_hr_ready(&ns, "f", READY_TIMEOUT);
+    let installed = hr(&ns, "f");
+    let digest = str_at(&installed, "/status/history/0/configDigest").to_string();
+    edit_locally(&chart);
+    cozy(helm, &chart, &ns, &["apply", "f"]).ok();
+    let applied = hr(&ns, "f");
+    assert_eq!(str_at(&applied, "/status/history/0/configDigest"), digest, "helm-controller's configDigest");
+    let actions = controller_log(&ns, "f").iter().filter(|m| m.starts_with("running '")).count();
+    cozyhr(&["resume", "f", "-n", &ns, "--timeout", "2m"]).ok();
+    wait_hr_ready(&ns, "f", READY_TIMEOUT);
+    eventually("helm-controller to find f in sync", Duration::from_secs(30), || {
+        let log = controller_log(&ns, "f");
+        if log.iter().any(|m| m == "release in-sync with desired state") { Ok(()) } else { Err(format!("{log:#?}")) }
+    });
+    assert_eq!(
+        controller_log(&ns, "f").iter().filter(|m| m.starts_with("running '")).count(),
+        actions,
+        "helm-controller upgraded after resume: {:#?}",
+        controller_log(&ns, "f")
+    );
+}
+
+helm_tests! {
+    a_float_tie_in_values_keeps_the_release_in_sync_after_resume => float_tie_values_stay_in_sync;
+}

@@ -395,6 +395,24 @@ fn status_shows_dependency_readiness() {
     assert!(out.stdout.contains("DependencyNotReady"), "{}", out.stdout);
 }
 
+/// `status` of a HelmRelease with targetNamespace names the release helm-controller made
+/// (`<targetNamespace>-<name>` in the target namespace), as `helm list` shows it.
+#[test]
+fn status_names_the_release_helm_controller_made() {
+    let ns = namespace("kc-target");
+    let target = namespace("kc-target-prod");
+    install(&ns, "web", &format!("targetNamespace: {target}\n"));
+    let release = format!("{target}-web");
+    let mut c = cozyhr_e2e::command(&cozyhr_e2e::env().helm4);
+    c.args(["list", "-n", &ns, "-o", "json"]);
+    let listed = cozyhr_e2e::run(c).ok().json();
+    let names: Vec<&str> = listed.as_array().expect("a list").iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names, [release.as_str()], "helm list in the storage namespace");
+    let out = cozyhr(&["status", "web", "-n", &ns]).ok();
+    let line = out.stdout.lines().find(|l| l.starts_with("Release:")).expect("a Release line");
+    assert_eq!(line.split_whitespace().nth(1), Some(format!("{target}/{release}").as_str()), "{}", out.stdout);
+}
+
 #[test]
 fn context_flag_picks_another_context() {
     let ns_default = namespace("kc-ctx-a");

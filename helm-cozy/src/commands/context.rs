@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use cozyhr::cluster::Cluster;
-use cozyhr::desired::Desired;
-use cozyhr::discovery::ClusterApis;
+use cozyhr::desired::{Desired, Seen};
 use cozyhr::flux::HelmRelease;
 use cozyhr::flux::verbs::Objects;
 use cozyhr::render::{ClusterView, Helm, TemplateRequest};
@@ -99,34 +98,47 @@ impl Context {
 
     /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart.
     pub async fn desired(&self, cluster: &Cluster, name: &str, values: &ValuesFlags) -> anyhow::Result<Desired> {
+        let hr = self.helmrelease(cluster, name).await?;
+        self.resolve(cluster, hr, values).await
+    }
+
+    async fn helmrelease(&self, cluster: &Cluster, name: &str) -> anyhow::Result<HelmRelease> {
         let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
-        let hr = objects.get(name).await.map_err(|e| match e {
+        objects.get(name).await.map_err(|e| match e {
             cozyhr::Error::NotFound { .. } => {
                 anyhow::anyhow!("{e} (to render the chart without a HelmRelease, use --plain)")
             }
             e => e.into(),
-        })?;
+        })
+    }
+
+    async fn resolve(&self, cluster: &Cluster, hr: HelmRelease, values: &ValuesFlags) -> anyhow::Result<Desired> {
         let user = cozyhr::desired::UserValues { files: values.values.clone(), sets: values.set.clone() };
         let kubectl = cozyhr::render::locate_kubectl()?;
         Ok(Desired::resolve(cluster, hr, &self.chart, &user, kubectl).await?)
     }
 
-    /// HelmRelease `name` as [`desired`](Self::desired) gives it, and this command's one discovery,
-    /// asked for at the same time.
-    pub async fn desired_and_apis(
+    /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
+    /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
+    pub async fn desired_on_cluster(
         &self,
         cluster: &Cluster,
         name: &str,
         values: &ValuesFlags,
-    ) -> anyhow::Result<(Desired, ClusterApis)> {
-        let apis = async { Ok::<_, anyhow::Error>(cozyhr::discovery::discover(cluster).await?) };
-        tokio::try_join!(self.desired(cluster, name, values), apis)
+    ) -> anyhow::Result<(Desired, Seen)> {
+        let hr = self.helmrelease(cluster, name).await?;
+        let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
+        let (desired, apis, action) = tokio::try_join!(
+            self.resolve(cluster, hr, values),
+            async { Ok(cozyhr::discovery::discover(cluster).await?) },
+            async { Ok(cozyhr::helmstore::next_action(cluster, &storage_ns, &release).await?) },
+        )?;
+        Ok((desired, Seen { apis, action }))
     }
 
     /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
-    pub async fn render(&self, cluster: &Cluster, desired: &Desired, apis: &ClusterApis) -> anyhow::Result<String> {
-        let action = desired.next_action(cluster).await?;
-        let view = desired.cluster_view(cluster, apis, action);
+    pub async fn render(&self, cluster: &Cluster, desired: &Desired, seen: &Seen) -> anyhow::Result<String> {
+        let view = desired.cluster_view(cluster, seen);
         Ok(desired.render(&self.helm, &view, &self_exe()?).await?)
     }
 }

@@ -14,13 +14,13 @@ const CHANGES: u8 = 2;
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let ctx = Context::new(chart_dir).await?;
     let cluster = cluster.options().connect().await?;
-    let (desired, apis) = ctx.desired_and_apis(&cluster, &args.name, &args.values).await?;
+    let (desired, seen) = ctx.desired_on_cluster(&cluster, &args.name, &args.values).await?;
     let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
     let against = match args.against {
         AgainstArg::Live => Against::Live,
         AgainstArg::Release => Against::Release,
     };
-    let plan = cozyhr::compare::diff(&cluster, apis, &ctx.helm, &desired, against, options, &self_exe()?).await?;
+    let plan = cozyhr::compare::diff(&cluster, seen, &ctx.helm, &desired, against, options, &self_exe()?).await?;
     tracing::debug!("plan ready");
     let color = cozyhr::output::ColorChoice::from(args.color).for_stdout();
     let out = match args.output {

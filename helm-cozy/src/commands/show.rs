@@ -13,8 +13,8 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Sho
         ctx.render_plain(cluster, &args.name, &args.values, args.offline).await?
     } else {
         let cluster = cluster.options().connect().await?;
-        let (desired, apis) = ctx.desired_and_apis(&cluster, &args.name, &args.values).await?;
-        ctx.render(&cluster, &desired, &apis).await?
+        let (desired, seen) = ctx.desired_on_cluster(&cluster, &args.name, &args.values).await?;
+        ctx.render(&cluster, &desired, &seen).await?
     };
     let out = cozyhr::render::filter_show_only(&rendered, &args.show_only).context("--show-only")?;
     crate::commands::write_stdout(out.as_bytes())?;
