@@ -126,13 +126,15 @@ impl Context {
         name: &str,
         values: &ValuesFlags,
     ) -> anyhow::Result<(Desired, Seen)> {
-        let hr = self.helmrelease(cluster, name).await?;
-        let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
-        let (desired, apis, action) = tokio::try_join!(
-            self.resolve(cluster, hr, values),
-            async { Ok(cozyhr::discovery::discover(cluster).await?) },
-            async { Ok(cozyhr::helmstore::next_action(cluster, &storage_ns, &release).await?) },
-        )?;
+        // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
+        let discovery = async { Ok::<_, anyhow::Error>(cozyhr::discovery::discover(cluster).await?) };
+        let release = async {
+            let hr = self.helmrelease(cluster, name).await?;
+            let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
+            let next = async { Ok(cozyhr::helmstore::next_action(cluster, &storage_ns, &release).await?) };
+            tokio::try_join!(self.resolve(cluster, hr, values), next)
+        };
+        let (apis, (desired, action)) = tokio::try_join!(discovery, release)?;
         Ok((desired, Seen { apis, action }))
     }
 
