@@ -63,10 +63,17 @@ pub async fn diff(
     let scoped = live.apis().cluster_scoped();
     // The stored release is read (and its manifest decoded and parsed) while helm renders.
     let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
-    let (rendered, previous) = tokio::try_join!(
-        async { Ok::<_, Error>(desired.render(helm, &view, self_exe).await?) },
-        previous_release(cluster, &desired.storage_namespace, release.0, release.1, &scoped)
-    )?;
+    // The live objects of the deployed release's kinds are listed then too (see LiveObjects::prefetch).
+    let read_ahead = async {
+        let previous = previous_release(cluster, &desired.storage_namespace, release.0, release.1, &scoped).await?;
+        if against == Against::Live {
+            let objects: Vec<Value> = previous.objects.iter().map(|m| m.object.clone()).collect();
+            live.prefetch(&objects).await;
+        }
+        Ok::<_, Error>(previous)
+    };
+    let (rendered, previous) =
+        tokio::try_join!(async { Ok::<_, Error>(desired.render(helm, &view, self_exe).await?) }, read_ahead)?;
     let objects = desired_objects(&rendered, release.1, &scoped)?;
     tracing::debug!("rendered objects parsed");
     match against {

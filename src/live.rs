@@ -2,7 +2,7 @@
 //! the desired one (a server-side apply dry run), so server defaulting is not noise and drift shows.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, TypeMeta};
@@ -36,12 +36,17 @@ pub struct Observed {
 pub struct LiveObjects<'a> {
     cluster: &'a Cluster,
     apis: Arc<ClusterApis>,
+    /// Lists read ahead ([`prefetch`](Self::prefetch)), by kind and namespace: name → live object.
+    listed: Mutex<HashMap<ListKey, HashMap<String, Value>>>,
 }
+
+/// A LIST's kind and namespace.
+type ListKey = (GroupVersionKind, Option<String>);
 
 impl<'a> LiveObjects<'a> {
     /// Live reads with this command's discovery.
     pub fn new(cluster: &'a Cluster, apis: ClusterApis) -> Self {
-        LiveObjects { cluster, apis: Arc::new(apis) }
+        LiveObjects { cluster, apis: Arc::new(apis), listed: Mutex::default() }
     }
 
     /// [`new`](Self::new) after this command's one discovery.
@@ -91,32 +96,60 @@ impl<'a> LiveObjects<'a> {
         live.map(to_value).transpose()
     }
 
-    /// The live objects for many objects, in input order: one LIST per kind and namespace holding at
-    /// least [`LIST_FROM`] of them, a GET for the others, all concurrently.
-    pub async fn get_all(&self, objs: &[Value]) -> Result<Vec<Option<Value>>> {
-        let mut groups: HashMap<(GroupVersionKind, Option<&str>), Vec<usize>> = HashMap::new();
-        for (i, obj) in objs.iter().enumerate() {
-            groups.entry((gvk_of(obj)?, namespace_of(obj))).or_default().push(i);
+    /// Reads ahead the LISTs that [`get_all`](Self::get_all) of `objs` would make, so that a later
+    /// `get_all` of the same kinds and namespaces costs no request. diff calls it with the deployed
+    /// release's objects while helm renders: an unchanged release renders the same kinds. Best effort: a
+    /// LIST that fails here is made again (and its error reported) by `get_all`.
+    pub async fn prefetch(&self, objs: &[Value]) {
+        let Ok(groups) = list_groups(objs) else { return };
+        let lists = groups.into_iter().filter(|(_, ix)| ix.len() >= LIST_FROM).map(|(key, ix)| async move {
+            let listed = self.list(&objs[ix[0]], key.1.as_deref()).await.ok()?;
+            Some((key, listed))
+        });
+        let lists: Vec<_> = futures::stream::iter(lists).buffer_unordered(CONCURRENCY).collect().await;
+        if let Ok(mut cache) = self.listed.lock() {
+            cache.extend(lists.into_iter().flatten());
         }
+    }
+
+    /// One LIST of the kind of `like` in `namespace`: name → live object (with apiVersion and kind, which
+    /// a LIST leaves out of its items).
+    async fn list(&self, like: &Value, namespace: Option<&str>) -> Result<HashMap<String, Value>> {
+        let (ar, namespaced) = self.resource(like).await?;
+        let list = self.api(&ar, namespaced, namespace).list(&ListParams::default()).await;
+        list.map_err(|e| self.cluster.error(e))?
+            .items
+            .into_iter()
+            .filter_map(|mut o| {
+                let name = o.metadata.name.clone()?;
+                o.types = Some(TypeMeta { api_version: ar.api_version.clone(), kind: ar.kind.clone() });
+                Some(to_value(o).map(|v| (name, v)))
+            })
+            .collect()
+    }
+
+    /// The live objects for many objects, in input order: one LIST per kind and namespace holding at
+    /// least [`LIST_FROM`] of them (or read ahead by [`prefetch`](Self::prefetch)), a GET for the others,
+    /// all concurrently.
+    pub async fn get_all(&self, objs: &[Value]) -> Result<Vec<Option<Value>>> {
+        let groups = list_groups(objs)?;
         let mut out = vec![None; objs.len()];
-        let (listed, single): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, ix)| ix.len() >= LIST_FROM);
-        let lists = futures::stream::iter(listed.into_iter().map(|((_, namespace), ix)| async move {
-            let (ar, namespaced) = self.resource(&objs[ix[0]]).await?;
-            let list = self.api(&ar, namespaced, namespace).list(&ListParams::default()).await;
-            let mut by_name: HashMap<String, DynamicObject> = list
-                .map_err(|e| self.cluster.error(e))?
-                .items
-                .into_iter()
-                .filter_map(|o| Some((o.metadata.name.clone()?, o)))
-                .collect();
+        let prefetched: Vec<(ListKey, HashMap<String, Value>)> = match self.listed.lock() {
+            Ok(mut cache) => groups.keys().filter_map(|k| cache.remove(k).map(|l| (k.clone(), l))).collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut prefetched: HashMap<ListKey, HashMap<String, Value>> = prefetched.into_iter().collect();
+        let (listed, single): (Vec<_>, Vec<_>) =
+            groups.into_iter().partition(|(key, ix)| ix.len() >= LIST_FROM || prefetched.contains_key(key));
+        let listed: Vec<_> = listed.into_iter().map(|(key, ix)| (prefetched.remove(&key), key, ix)).collect();
+        let lists = futures::stream::iter(listed.into_iter().map(|(ahead, key, ix)| async move {
+            let mut by_name = match ahead {
+                Some(l) => l,
+                None => self.list(&objs[ix[0]], key.1.as_deref()).await?,
+            };
             let mut found = Vec::with_capacity(ix.len());
             for i in ix {
-                // A LIST reports items without apiVersion/kind; the object read alone has them.
-                let live = by_name.remove(name_of(&objs[i])?).map(|mut o| {
-                    o.types = Some(TypeMeta { api_version: ar.api_version.clone(), kind: ar.kind.clone() });
-                    o
-                });
-                found.push((i, live.map(to_value).transpose()?));
+                found.push((i, by_name.remove(name_of(&objs[i])?)));
             }
             Ok::<_, Error>(found)
         }));
@@ -221,6 +254,15 @@ fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {
     let (api_version, kind) = type_of(obj)?;
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     Ok(GroupVersionKind::gvk(group, version, kind))
+}
+
+/// Objects grouped by kind and namespace (indices into `objs`).
+fn list_groups(objs: &[Value]) -> Result<HashMap<ListKey, Vec<usize>>> {
+    let mut groups: HashMap<ListKey, Vec<usize>> = HashMap::new();
+    for (i, obj) in objs.iter().enumerate() {
+        groups.entry((gvk_of(obj)?, namespace_of(obj).map(String::from))).or_default().push(i);
+    }
+    Ok(groups)
 }
 
 /// The kube-rs resource of a served kind.
