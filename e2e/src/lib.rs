@@ -511,3 +511,20 @@ pub fn server_version() -> String {
     let v = kubectl(["version", "-o", "json"]).ok().json();
     v.pointer("/serverVersion/gitVersion").and_then(Value::as_str).expect("serverVersion.gitVersion").to_string()
 }
+
+/// Hands HelmRelease NS/NAME back to Flux (`kubectl cozyhr resume`) and asserts that helm-controller finds
+/// the release in sync and runs no Helm action: what `helm cozy apply` wrote is accepted as its own.
+#[track_caller]
+pub fn resume_without_an_upgrade(ns: &str, name: &str) {
+    let actions = |log: &[String]| log.iter().filter(|m| m.starts_with("running '")).count();
+    let before = actions(&controller_log(ns, name));
+    assert!(before >= 1, "helm-controller's own action is in its log (else this proves nothing): {before}");
+    kubectl(["cozyhr", "resume", name, "-n", ns, "--timeout", "2m"]).ok();
+    wait_hr_ready(ns, name, Duration::from_secs(120));
+    eventually(&format!("helm-controller to find {ns}/{name} in sync"), Duration::from_secs(30), || {
+        let log = controller_log(ns, name);
+        if log.iter().any(|m| m == "release in-sync with desired state") { Ok(()) } else { Err(format!("{log:#?}")) }
+    });
+    let log = controller_log(ns, name);
+    assert_eq!(actions(&log), before, "helm-controller ran a Helm action after resume: {log:#?}");
+}

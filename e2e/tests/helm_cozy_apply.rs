@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
     Chart, Helm, Run, apply, condition, controller_log, cozy_home, eventually, get_json, helm_release_secrets,
-    helm_tests, helmrelease, kubectl, namespace, wait_hr_ready,
+    helm_tests, helmrelease, kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -672,19 +672,7 @@ fn float_tie_values_stay_in_sync(helm: Helm) {
     cozy(helm, &chart, &ns, &["apply", "f"]).ok();
     let applied = hr(&ns, "f");
     assert_eq!(str_at(&applied, "/status/history/0/configDigest"), digest, "helm-controller's configDigest");
-    let actions = controller_log(&ns, "f").iter().filter(|m| m.starts_with("running '")).count();
-    cozyhr(&["resume", "f", "-n", &ns, "--timeout", "2m"]).ok();
-    wait_hr_ready(&ns, "f", READY_TIMEOUT);
-    eventually("helm-controller to find f in sync", Duration::from_secs(30), || {
-        let log = controller_log(&ns, "f");
-        if log.iter().any(|m| m == "release in-sync with desired state") { Ok(()) } else { Err(format!("{log:#?}")) }
-    });
-    assert_eq!(
-        controller_log(&ns, "f").iter().filter(|m| m.starts_with("running '")).count(),
-        actions,
-        "helm-controller upgraded after resume: {:#?}",
-        controller_log(&ns, "f")
-    );
+    resume_without_an_upgrade(&ns, "f");
 }
 
 helm_tests! {

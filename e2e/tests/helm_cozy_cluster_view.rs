@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, assert_same_objects, command, controller_log, cozy, cozy_home, eventually, find, get_json,
-    helm_get, helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, run, server_version,
-    wait_hr_ready,
+    Chart, Helm, apply, assert_same_objects, command, cozy, cozy_home, eventually, find, get_json, helm_get,
+    helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, resume_without_an_upgrade, run,
+    server_version, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -153,29 +153,17 @@ fn cluster_eyes(helm: Helm) {
     in_sync(helm, chart.path(), &ns, "eyes", "after an upgrade");
 
     // A change to the cluster-scoped object is a change, not an addition or a removal.
-    kubectl([
-        "patch",
-        &format!("gadgetclasses.{group}"),
-        "eyes-class",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"tier":"tin"}}"#,
-    ])
-    .ok();
+    let set_tier = |tier: &str| {
+        let patch = format!(r#"{{"spec":{{"tier":"{tier}"}}}}"#);
+        kubectl(["patch", &format!("gadgetclasses.{group}"), "eyes-class", "--type=merge", "-p", &patch]).ok();
+    };
+    set_tier("tin");
     let drift = cozy(helm, chart.path(), &ns, &["diff", "eyes", "--detailed-exitcode", "-o", "json"]).code(2);
     let plan = drift.json();
     assert_eq!(plan["summary"], serde_json::json!({"add": 0, "change": 1, "remove": 0}), "{}", drift.stdout);
     // Undone by hand: Helm 3's upgrade patches custom resources from the old manifest to the new one only,
     // so it would leave this drift in place (helm-controller's Helm 4 applies server-side and would not).
-    kubectl([
-        "patch",
-        &format!("gadgetclasses.{group}"),
-        "eyes-class",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"tier":"gold"}}"#,
-    ])
-    .ok();
+    set_tier("gold");
 
     // 3. apply of a local change keeps the password, and Flux finds nothing to do after resume.
     chart.write("values.yaml", &format!("group: {group}\nmessage: edited-locally\n"));
@@ -186,20 +174,7 @@ fn cluster_eyes(helm: Helm) {
     assert_eq!(cm["data"]["message"], "edited-locally", "{cm}");
     assert_eq!(cm["data"]["upgradedOnce"], "yes", "{cm}");
     let release_secrets = helm_release_secrets(&ns, "eyes");
-    let actions = controller_log(&ns, "eyes").iter().filter(|m| m.starts_with("running '")).count();
-    assert!(actions >= 2, "helm-controller's install and upgrade are in its log: {:#?}", controller_log(&ns, "eyes"));
-    cozyhr(&["resume", "eyes", "-n", &ns, "--timeout", "2m"]).ok();
-    wait_hr_ready(&ns, "eyes", READY_TIMEOUT);
-    eventually("helm-controller to find the release in sync", Duration::from_secs(30), || {
-        let log = controller_log(&ns, "eyes");
-        if log.iter().any(|m| m == "release in-sync with desired state") { Ok(()) } else { Err(format!("{log:#?}")) }
-    });
-    assert_eq!(
-        controller_log(&ns, "eyes").iter().filter(|m| m.starts_with("running '")).count(),
-        actions,
-        "helm-controller ran a Helm action after resume: {:#?}",
-        controller_log(&ns, "eyes")
-    );
+    resume_without_an_upgrade(&ns, "eyes");
     assert_eq!(helm_release_secrets(&ns, "eyes"), release_secrets, "the release Secrets changed after resume");
     in_sync(helm, chart.path(), &ns, "eyes", "after apply and resume");
 
