@@ -72,8 +72,10 @@ pub async fn diff(
         }
         Ok::<_, Error>(previous)
     };
-    let (rendered, previous) =
-        tokio::try_join!(async { Ok::<_, Error>(desired.render(helm, &view, self_exe).await?) }, read_ahead)?;
+    let (rendered, previous) = tokio::try_join!(
+        async { desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(e.to_string())) },
+        read_ahead
+    )?;
     let objects = desired_objects(&rendered, release.1, &scoped)?;
     tracing::debug!("rendered objects parsed");
     match against {

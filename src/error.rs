@@ -50,10 +50,6 @@ pub enum Error {
 
     #[error("{0}")]
     Io(#[from] std::io::Error),
-
-    /// Running helm or kubectl, or post-rendering.
-    #[error(transparent)]
-    Render(#[from] crate::render::RenderError),
 }
 
 impl Error {
