@@ -93,11 +93,13 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 /// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
 /// The objects are rendered as `show` renders them: with what helm-controller's Helm sees of the cluster.
 async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_exe: &std::path::Path) -> Result<()> {
-    let (live, action) = tokio::try_join!(crate::live::LiveObjects::discover(cluster), desired.next_action(cluster))?;
-    let apis = live.apis();
-    let view = desired.cluster_view(cluster, &crate::desired::Seen { apis: (*apis).clone(), action });
+    let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
+    let scoped = apis.cluster_scoped();
+    let seen = crate::desired::Seen { apis, action };
+    let view = desired.cluster_view(cluster, &seen);
+    let live = crate::live::LiveObjects::new(cluster, seen.apis);
     let rendered = desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
-    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &apis.cluster_scoped())?;
+    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
     let (objects, _hooks) = crate::compare::split_hooks(objects);
     let owned: Vec<serde_json::Value> = objects
         .iter()

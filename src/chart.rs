@@ -152,8 +152,8 @@ fn copy_tree(from: &Path, to: &Path, depth: usize) -> std::io::Result<()> {
 
 /// What `helm template` cannot be told: the `.Release.Revision` of an upgrade (it always renders 1).
 /// When the chart's templates mention it, a private copy of the chart gets the number written in place
-/// of `.Release.Revision` and `$.Release.Revision`; `revision_gaps` tells whether other spellings
-/// (`$root.Release.Revision`, a `with .Release`) or packaged subcharts remain that this does not reach.
+/// of `.Release.Revision` and `$.Release.Revision`. Other spellings (`$root.Release.Revision`, inside
+/// `with .Release`) and packaged subcharts are not reached (README, known gaps).
 pub fn at_revision(dir: &Path, revision: i64) -> std::io::Result<Option<tempfile::TempDir>> {
     if !mentions(dir, b"Revision", 0) {
         return Ok(None);

@@ -172,7 +172,7 @@ pub async fn against_live(
     let wanted: std::collections::BTreeSet<&ObjectId> = desired.iter().map(|m| &m.id).collect();
     let mut gone: Vec<&Manifest> = Vec::new();
     for m in previous.objects.iter().filter(|m| !wanted.contains(&m.id)) {
-        if live.serves(&m.object).await? {
+        if live.serves(&m.object) {
             gone.push(m);
         } else {
             // Its kind is gone from the cluster (a CRD deleted), and the objects with it; the release still

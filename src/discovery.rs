@@ -125,7 +125,7 @@ pub async fn discover(cluster: &Cluster) -> Result<ClusterApis> {
 }
 
 /// Asks the cluster, whatever the cache holds, and remembers the answer.
-pub async fn refresh(cluster: &Cluster) -> Result<ClusterApis> {
+async fn refresh(cluster: &Cluster) -> Result<ClusterApis> {
     let (apis, etags) = ask(cluster).await?;
     if !ttl().is_zero() {
         cache::write(&cluster.server, &apis, etags);
@@ -175,10 +175,14 @@ async fn document(cluster: &Cluster, path: &str, etag: Option<&str>) -> Result<D
     let etag = res.headers().get(http::header::ETAG).and_then(|v| v.to_str().ok()).map(String::from);
     let body = res.into_body().collect_bytes().await.map_err(|e| cluster.error(e))?;
     if !status.is_success() {
-        return Err(crate::error::Error::Failed(format!(
-            "discovery {path}: the API server answered {status}: {}",
-            String::from_utf8_lossy(&body).trim()
-        )));
+        let said = String::from_utf8_lossy(&body).trim().to_string();
+        return Err(if matches!(status.as_u16(), 401 | 403) {
+            crate::error::Error::Forbidden(format!("API discovery ({path}): {said}"))
+        } else {
+            crate::error::Error::Failed(format!(
+                "API discovery ({path}) failed: the API server answered {status}: {said} (is it healthy? kubectl get --raw {path})"
+            ))
+        });
     }
     // A server without aggregated discovery sends the plain document, which reads as an empty list.
     let list = serde_json::from_slice(&body).unwrap_or_default();
@@ -273,7 +277,7 @@ mod cache {
         pub etags: ETags,
     }
 
-    pub fn dir() -> Option<PathBuf> {
+    fn dir() -> Option<PathBuf> {
         let base = std::env::var_os("XDG_CACHE_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
@@ -315,11 +319,6 @@ mod cache {
             let _ = tmp.persist(path);
         }
     }
-}
-
-/// Where the cache lives, for messages and docs.
-pub fn cache_dir() -> Option<PathBuf> {
-    cache::dir()
 }
 
 #[cfg(test)]

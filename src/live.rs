@@ -49,18 +49,13 @@ impl<'a> LiveObjects<'a> {
         LiveObjects { cluster, apis: Arc::new(apis), listed: Mutex::default() }
     }
 
-    /// [`new`](Self::new) after this command's one discovery.
-    pub async fn discover(cluster: &'a Cluster) -> Result<Self> {
-        Ok(Self::new(cluster, crate::discovery::discover(cluster).await?))
-    }
-
     /// The discovery in use.
     pub fn apis(&self) -> Arc<ClusterApis> {
         self.apis.clone()
     }
 
     /// The API resource of an object's kind and whether it is namespaced.
-    pub async fn resource(&self, obj: &Value) -> Result<(ApiResource, bool)> {
+    pub fn resource(&self, obj: &Value) -> Result<(ApiResource, bool)> {
         let (api_version, kind) = type_of(obj)?;
         if let Some(found) = served(&self.apis, api_version, kind) {
             return Ok(found);
@@ -72,12 +67,8 @@ impl<'a> LiveObjects<'a> {
     }
 
     /// Whether the cluster serves an object's kind.
-    pub async fn serves(&self, obj: &Value) -> Result<bool> {
-        match self.resource(obj).await {
-            Ok(_) => Ok(true),
-            Err(Error::Invalid { .. }) if type_of(obj).is_ok() => Ok(false),
-            Err(e) => Err(e),
-        }
+    pub fn serves(&self, obj: &Value) -> bool {
+        type_of(obj).is_ok_and(|(api_version, kind)| served(&self.apis, api_version, kind).is_some())
     }
 
     fn api(&self, ar: &ApiResource, namespaced: bool, namespace: Option<&str>) -> Api<DynamicObject> {
@@ -90,7 +81,7 @@ impl<'a> LiveObjects<'a> {
 
     /// The live object, if it exists.
     pub async fn get(&self, obj: &Value) -> Result<Option<Value>> {
-        let (ar, namespaced) = self.resource(obj).await?;
+        let (ar, namespaced) = self.resource(obj)?;
         let api = self.api(&ar, namespaced, namespace_of(obj));
         let live = api.get_opt(name_of(obj)?).await.map_err(|e| self.cluster.error(e))?;
         live.map(to_value).transpose()
@@ -115,7 +106,7 @@ impl<'a> LiveObjects<'a> {
     /// One LIST of the kind of `like` in `namespace`: name → live object (with apiVersion and kind, which
     /// a LIST leaves out of its items).
     async fn list(&self, like: &Value, namespace: Option<&str>) -> Result<HashMap<String, Value>> {
-        let (ar, namespaced) = self.resource(like).await?;
+        let (ar, namespaced) = self.resource(like)?;
         let list = self.api(&ar, namespaced, namespace).list(&ListParams::default()).await;
         list.map_err(|e| self.cluster.error(e))?
             .items
@@ -173,7 +164,7 @@ impl<'a> LiveObjects<'a> {
     /// A forced server-side apply dry run of `desired` as helm-controller's field manager: the object as
     /// helm-controller's apply would leave it. `live` is what is there now (None: nothing).
     pub async fn dry_run(&self, desired: &Value, live: Option<&Value>) -> Result<Value> {
-        let (ar, namespaced) = self.resource(desired).await?;
+        let (ar, namespaced) = self.resource(desired)?;
         let api = self.api(&ar, namespaced, namespace_of(desired));
         let name = name_of(desired)?;
         let params = PatchParams::apply(FLUX_FIELD_MANAGER).force().dry_run();

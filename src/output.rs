@@ -153,10 +153,6 @@ impl Table {
         }
         out
     }
-
-    pub fn print(&self) -> std::io::Result<()> {
-        std::io::stdout().lock().write_all(self.render().as_bytes())
-    }
 }
 
 /// One row padded to `widths` (cells wider than their column push the rest right, as kubectl's do in a
@@ -284,28 +280,29 @@ mod tests {
     }
 }
 
-/// The reader of our output went away (`| head`, `| less` then `q`): a normal end, as in ripgrep and
-/// kubectl. It travels as an error, so that everything on the way out (temporary files) is dropped as
-/// usual; the binaries end with exit 0 and print nothing.
-#[derive(Debug, thiserror::Error)]
-#[error("the reader of the output went away")]
-pub struct ReaderGone;
-
-/// Writes data to stdout; a closed pipe is [`ReaderGone`].
-pub fn write_stdout(bytes: &[u8]) -> Result<(), StdoutError> {
+/// Writes data to stdout, all of it. A closed pipe (`| head`, `| less` then `q`) is
+/// [`StdoutError::ReaderGone`], which the binaries turn into a quiet exit 0, as ripgrep and kubectl end:
+/// it travels as an error so that everything on the way out (temporary files) is dropped as usual.
+pub fn write_stdout(bytes: impl AsRef<[u8]>) -> Result<(), StdoutError> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutError::Gone(ReaderGone)),
-        Err(e) => Err(StdoutError::Io(e)),
-        Ok(()) => Ok(()),
-    }
+    out.write_all(bytes.as_ref()).and_then(|()| out.flush()).map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => StdoutError::ReaderGone,
+        _ => StdoutError::Io(e),
+    })
 }
 
 /// Why writing to stdout stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum StdoutError {
-    #[error(transparent)]
-    Gone(#[from] ReaderGone),
+    /// The reader went away: a normal end, not a failure.
+    #[error("the reader of the output went away")]
+    ReaderGone,
     #[error("writing to stdout: {0}")]
     Io(std::io::Error),
+}
+
+impl StdoutError {
+    pub fn is_reader_gone(&self) -> bool {
+        matches!(self, StdoutError::ReaderGone)
+    }
 }

@@ -1,8 +1,8 @@
 //! Rendering with the cluster's eyes (issue 10): charts that call `lookup`, test `.Capabilities` (served
-//! CRDs, the server's version) and branch on `.Release.IsUpgrade`. After the real helm-controller installs
-//! them (and upgrades them), `helm cozy show` must print what helm-controller stored and `helm cozy diff`
-//! must find nothing to change, under Helm 3 and Helm 4. The reference is always helm-controller's own
-//! stored release.
+//! CRDs, the server's version) and branch on `.Release.IsUpgrade`. `helm cozy show` must print what
+//! helm-controller's next action stores and `helm cozy diff` must find nothing to change but what that
+//! action would change, under Helm 3 and Helm 4. The reference is always helm-controller's own stored
+//! release.
 
 use std::path::Path;
 use std::time::Duration;

@@ -18,7 +18,9 @@ fn main() -> std::process::ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
-        Err(e) if e.is::<cozyhr::output::ReaderGone>() => std::process::ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
+            std::process::ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -26,22 +26,31 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// Parses the arguments; `-A` before the subcommand means what it means after it, as with kubectl.
+    /// Parses the arguments; `-A` before the subcommand means what it means after it, as with kubectl,
+    /// and is a usage error (one line, exit 2 as for any) before a subcommand that does not take it.
     pub fn parse_args() -> Cli {
-        use clap::Parser;
-        Self::parse().with_scope_merged()
+        use clap::{CommandFactory, Parser};
+        Self::parse().with_scope_merged().unwrap_or_else(|e| e.format(&mut Self::command()).exit())
     }
 
-    fn with_scope_merged(mut self) -> Cli {
+    fn with_scope_merged(mut self) -> Result<Cli, clap::Error> {
         if self.all_namespaces {
             match &mut self.command {
                 Command::Get(a) => a.scope.all_namespaces = true,
                 Command::Suspend(a) => a.targets.scope.all_namespaces = true,
                 Command::Resume(a) => a.targets.scope.all_namespaces = true,
-                _ => {}
+                other => {
+                    let name = format!("{other:?}").split('(').next().unwrap_or_default().to_lowercase();
+                    return Err(clap::Error::raw(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!(
+                            "-A/--all-namespaces does not apply to {name}: name one HelmRelease with -n NAMESPACE\n"
+                        ),
+                    ));
+                }
             }
         }
-        self
+        Ok(self)
     }
 }
 
@@ -238,6 +247,7 @@ mod tests {
         Cli::try_parse_from(std::iter::once("kubectl-cozyhr").chain(args.iter().copied()))
             .expect("parses")
             .with_scope_merged()
+            .expect("-A applies")
     }
 
     #[test]
@@ -253,6 +263,9 @@ mod tests {
             let Command::Get(get) = cli.command else { panic!("not get") };
             assert!(get.scope.all_namespaces);
         }
+        let status = Cli::try_parse_from(["kubectl-cozyhr", "-A", "status", "x"]).expect("parses");
+        let err = status.with_scope_merged().expect_err("-A does not apply to status").to_string();
+        assert!(err.contains("does not apply to status"), "{err}");
         let cli = parse(&["--context", "c", "ls", "--kubeconfig", "/k"]);
         assert_eq!(cli.cluster.context.as_deref(), Some("c"));
         assert_eq!(cli.cluster.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));

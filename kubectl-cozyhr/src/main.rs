@@ -29,7 +29,9 @@ fn block_on(fut: impl Future<Output = anyhow::Result<std::process::ExitCode>>) -
     };
     match runtime.block_on(fut) {
         Ok(code) => code,
-        Err(e) if e.is::<cozyhr::output::ReaderGone>() => std::process::ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
+            std::process::ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -216,8 +216,18 @@ pub async fn template(
     post_render: Option<&postrender::PostRenderSession>,
 ) -> Result<String, RenderError> {
     // helm template renders revision 1 whatever it is told: a later revision is written into a copy.
-    let revised =
-        if req.view.revision > 1 { crate::chart::at_revision(req.chart_dir, req.view.revision)? } else { None };
+    let revised = if req.view.revision > 1 {
+        crate::chart::at_revision(req.chart_dir, req.view.revision).map_err(|e| {
+            RenderError::Io(std::io::Error::new(
+                e.kind(),
+                format!(
+                    "copying the chart to write .Release.Revision into it: {e} (is the temporary directory writable?)"
+                ),
+            ))
+        })?
+    } else {
+        None
+    };
     let chart_dir = revised.as_ref().map_or(req.chart_dir, |d| d.path());
     let mut args: Vec<std::ffi::OsString> = vec![
         "template".into(),

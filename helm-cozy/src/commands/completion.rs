@@ -9,6 +9,6 @@ pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
     // closed pipe.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "helm-cozy", &mut script);
-    crate::commands::write_stdout(&script)?;
+    cozyhr::output::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -92,7 +92,7 @@ impl Context {
         }
         args.extend(cluster.helm_args());
         let out = self.helm.run(&args, &[]).await?;
-        crate::commands::write_stdout(&out)?;
+        cozyhr::output::write_stdout(&out)?;
         Ok(std::process::ExitCode::SUCCESS)
     }
 

@@ -28,7 +28,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
         DiffFormat::Summary => plan.render_summary(color),
         DiffFormat::Json => plan.render_json(RenderOptions::with_context_flag(args.context, false).context),
     };
-    crate::commands::write_stdout(out.as_bytes())?;
+    cozyhr::output::write_stdout(out)?;
     if !plan.has_changes() && args.output != DiffFormat::Json {
         eprintln!("No differences: helm cozy apply {} would change nothing.", args.name);
     }

@@ -29,14 +29,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Writes data to stdout; a closed pipe ends the command quietly ([`cozyhr::output::ReaderGone`]).
-pub fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
-    match cozyhr::output::write_stdout(bytes) {
-        Err(cozyhr::output::StdoutError::Gone(gone)) => Err(gone.into()),
-        other => Ok(other?),
-    }
-}
-
 /// Exit status after SIGINT/SIGTERM, as shells report a process stopped by SIGINT.
 const INTERRUPTED: u8 = 130;
 

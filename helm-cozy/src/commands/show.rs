@@ -17,6 +17,6 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Sho
         ctx.render(&cluster, &desired, &seen).await?
     };
     let out = cozyhr::render::filter_show_only(&rendered, &args.show_only).context("--show-only")?;
-    crate::commands::write_stdout(out.as_bytes())?;
+    cozyhr::output::write_stdout(out)?;
     Ok(ExitCode::SUCCESS)
 }

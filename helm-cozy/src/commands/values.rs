@@ -23,7 +23,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
         for key in values.keys() {
             table.row([key.clone(), sources.get(key).map(ToString::to_string).unwrap_or_default()]);
         }
-        crate::commands::write_stdout(table.render().as_bytes())?;
+        cozyhr::output::write_stdout(table.render())?;
         return Ok(ExitCode::SUCCESS);
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
@@ -31,6 +31,6 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
         ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
         ValuesFormat::Yaml => cozyhr::manifests::to_yaml(&values)?,
     };
-    crate::commands::write_stdout(text.as_bytes())?;
+    cozyhr::output::write_stdout(text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    crate::commands::write_stdout(format!("helm-cozy {}\n", cozyhr::VERSION).as_bytes())?;
+    cozyhr::output::write_stdout(format!("helm-cozy {}\n", cozyhr::VERSION))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -205,7 +205,7 @@ pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     out.push_str(DIRECTIVE);
     out.push('\n');
-    super::print(&out)?;
+    cozyhr::output::write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

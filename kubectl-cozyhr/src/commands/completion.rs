@@ -8,6 +8,6 @@ pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
     // Generated into memory first: clap_complete's own writes would panic on a closed pipe.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "kubectl-cozyhr", &mut script);
-    super::print(&String::from_utf8_lossy(&script))?;
+    cozyhr::output::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,8 +15,8 @@ use kube::Resource;
 use kube::runtime::watcher::Event;
 use serde_json::Value;
 
-use super::print;
 use crate::cli::{GetArgs, Output};
+use cozyhr::output::write_stdout;
 
 pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> {
     let all = args.scope.all_namespaces;
@@ -55,7 +55,7 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
     if !items.is_empty() {
         // One named object prints as itself, anything else as a List, as kubectl does.
         let single = args.names.len() == 1;
-        print(&view.render_all(&items, single)?)?;
+        write_stdout(&view.render_all(&items, single)?)?;
     }
     for e in &missing {
         eprintln!("error: {e}");
@@ -200,7 +200,7 @@ async fn watch(
                 if batch.is_empty() {
                     eprintln!("{}", no_resources(if args.scope.all_namespaces { "" } else { &cluster.namespace }));
                 } else if view.is_table() {
-                    print(&table.render_styled(Paint::stdout(), tone))?;
+                    write_stdout(table.render_styled(Paint::stdout(), tone))?;
                 }
                 widths = Some(table.widths());
                 if view.is_table() {
@@ -216,7 +216,7 @@ async fn watch(
             Ok(Event::Delete(hr)) => {
                 if wanted(&hr) {
                     shown.remove(&key(&hr));
-                    print(&view.render_one(&hr, widths.as_deref().unwrap_or_default())?)?;
+                    write_stdout(&view.render_one(&hr, widths.as_deref().unwrap_or_default())?)?;
                 }
                 continue;
             }
@@ -228,7 +228,7 @@ async fn watch(
                 continue;
             }
             shown.insert(key(hr), fingerprint);
-            print(&view.render_one(hr, widths.as_deref().unwrap_or_default())?)?;
+            write_stdout(&view.render_one(hr, widths.as_deref().unwrap_or_default())?)?;
         }
     }
 }

@@ -29,12 +29,3 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 async fn connect(flags: &ClusterFlags) -> anyhow::Result<Cluster> {
     Ok(flags.options().connect().await?)
 }
-
-/// Writes data to stdout; a closed pipe (`| head`) ends the program quietly like kubectl
-/// ([`cozyhr::output::ReaderGone`]).
-fn print(text: &str) -> anyhow::Result<()> {
-    match cozyhr::output::write_stdout(text.as_bytes()) {
-        Err(cozyhr::output::StdoutError::Gone(gone)) => Err(gone.into()),
-        other => Ok(other?),
-    }
-}

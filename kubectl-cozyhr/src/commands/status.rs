@@ -7,12 +7,12 @@ use cozyhr::flux::status::Report;
 use cozyhr::flux::{HelmRelease, Objects};
 use cozyhr::output::Paint;
 
-use super::print;
 use crate::cli::StatusArgs;
+use cozyhr::output::write_stdout;
 
 pub async fn run(cluster: &Cluster, args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(&args.name).await?;
     let report = Report::gather(cluster, hr).await?;
-    print(&report.render(Paint::stdout(), jiff::Timestamp::now()))?;
+    write_stdout(report.render(Paint::stdout(), jiff::Timestamp::now()))?;
     Ok(ExitCode::SUCCESS)
 }

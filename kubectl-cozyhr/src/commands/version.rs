@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
 pub fn run() -> anyhow::Result<ExitCode> {
-    super::print(&format!("kubectl-cozyhr {}\n", cozyhr::VERSION))?;
+    cozyhr::output::write_stdout(format!("kubectl-cozyhr {}\n", cozyhr::VERSION))?;
     Ok(ExitCode::SUCCESS)
 }
