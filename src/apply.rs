@@ -98,15 +98,15 @@ async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_
     let seen = crate::desired::Seen { apis, action };
     let view = desired.cluster_view(cluster, &seen);
     let live = crate::live::LiveObjects::new(cluster, seen.apis);
-    let rendered = desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+    let rendered =
+        desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
-    let (objects, _hooks) = crate::compare::split_hooks(objects);
-    let owned: Vec<serde_json::Value> = objects
-        .iter()
-        .map(|m| crate::compare::with_helm_ownership(&m.object, &desired.release_name, &desired.release_namespace))
-        .collect();
+    let (mut objects, _hooks) = crate::compare::split_hooks(objects);
+    for m in &mut objects {
+        crate::compare::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
+    }
     use futures::{StreamExt, TryStreamExt};
-    futures::stream::iter(owned.iter().map(|o| live.dry_run(o, None)))
+    futures::stream::iter(objects.iter().map(|m| live.dry_run(&m.object, None)))
         .buffer_unordered(16)
         .try_collect::<Vec<_>>()
         .await?;

@@ -8,10 +8,10 @@
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::diff::{Plan, PlanOptions, plan_with};
+use crate::diff::{Plan, PlanOptions, Sides, plan_sides, plan_with};
 use crate::error::{Error, Result};
 use crate::live::LiveObjects;
-use crate::manifests::{ClusterScoped, Manifest, ObjectId, default_namespaces, parse_manifests};
+use crate::manifests::{ClusterScoped, Manifest, ObjectId, ParsedStream, default_namespaces, parse_manifests_after};
 
 /// Which side `desired` is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -31,16 +31,31 @@ fn manifest_error(what: &str, e: impl std::fmt::Display) -> Error {
 /// `scoped` says which kinds are cluster-scoped (the cluster's discovery where a cluster is used:
 /// [`crate::discovery::ClusterApis::cluster_scoped`]).
 pub fn desired_objects(rendered: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
-    let mut manifests = parse_manifests(rendered).map_err(|e| manifest_error("rendered manifests", e))?;
+    desired_objects_after(rendered, release_namespace, scoped, &ParsedStream::default())
+}
+
+/// [`desired_objects`], reusing the objects of documents the stored release has word for word.
+fn desired_objects_after(
+    rendered: &str,
+    release_namespace: &str,
+    scoped: &ClusterScoped,
+    stored: &ParsedStream,
+) -> Result<Vec<Manifest>> {
+    let mut manifests = parse_manifests_after(rendered, stored).map_err(|e| manifest_error("rendered manifests", e))?;
     default_namespaces(&mut manifests, release_namespace, |g, k| scoped.contains(g, k));
     Ok(manifests)
 }
 
 /// Objects of a stored release manifest, with the same namespace defaulting.
 pub fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
-    let mut manifests = parse_manifests(manifest).map_err(|e| manifest_error("stored release manifest", e))?;
-    default_namespaces(&mut manifests, release_namespace, |g, k| scoped.contains(g, k));
-    Ok(manifests)
+    Ok(stored_stream(manifest, release_namespace, scoped)?.manifests)
+}
+
+/// [`stored_objects`] with the text of each document kept.
+fn stored_stream(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<ParsedStream> {
+    let mut parsed = ParsedStream::parse(manifest).map_err(|e| manifest_error("stored release manifest", e))?;
+    default_namespaces(&mut parsed.manifests, release_namespace, |g, k| scoped.contains(g, k));
+    Ok(parsed)
 }
 
 /// `helm cozy diff`: the release rendered as helm-controller would render it on this cluster (one
@@ -67,7 +82,7 @@ pub async fn diff(
     let read_ahead = async {
         let previous = previous_release(cluster, &desired.storage_namespace, release.0, release.1, &scoped).await?;
         if against == Against::Live {
-            let objects: Vec<Value> = previous.objects.iter().map(|m| m.object.clone()).collect();
+            let objects: Vec<&Value> = previous.objects.manifests.iter().map(|m| &m.object).collect();
             live.prefetch(&objects).await;
         }
         Ok::<_, Error>(previous)
@@ -76,7 +91,7 @@ pub async fn diff(
         async { desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(e.to_string())) },
         read_ahead
     )?;
-    let objects = desired_objects(&rendered, release.1, &scoped)?;
+    let objects = desired_objects_after(&rendered, release.1, &scoped, &previous.objects)?;
     tracing::debug!("rendered objects parsed");
     match against {
         Against::Live => against_live(&live, release, objects, previous, options).await,
@@ -89,7 +104,7 @@ pub fn against_release(desired: Vec<Manifest>, previous: Previous, options: Plan
     let (plain, hooks) = split_hooks(desired);
     plan_with(
         plain.into_iter().chain(hooks).map(Manifest::into_pair).collect(),
-        previous.objects.into_iter().chain(previous.hooks).map(Manifest::into_pair).collect(),
+        previous.objects.manifests.into_iter().chain(previous.hooks).map(Manifest::into_pair).collect(),
         options,
     )
     .map_err(|e| manifest_error("diff", e))
@@ -98,8 +113,8 @@ pub fn against_release(desired: Vec<Manifest>, previous: Previous, options: Plan
 /// The latest stored release, as far as the diff needs it.
 #[derive(Debug, Default)]
 pub struct Previous {
-    /// The objects of its manifest (see [`stored_objects`]).
-    pub objects: Vec<Manifest>,
+    /// The objects of its manifest (see [`stored_objects`]), with the text of each document.
+    pub objects: ParsedStream,
     /// Its hooks but tests, which Helm stores apart from the manifest.
     pub hooks: Vec<Manifest>,
     /// Whether it is `deployed`: its manifest is then what was last applied to every object.
@@ -150,51 +165,56 @@ pub async fn against_live(
     previous: Previous,
     options: PlanOptions,
 ) -> Result<Plan> {
-    let (desired, desired_hooks) = split_hooks(desired);
-    let owned = |m: &Manifest| with_helm_ownership(&m.object, release.0, release.1);
-    let objects: Vec<Value> = desired.iter().map(owned).collect();
-    // What the deployed release applied to each desired object, as Helm sent it.
-    let applied: std::collections::HashMap<&ObjectId, Value> = if previous.deployed {
-        previous.objects.iter().map(|m| (&m.id, owned(m))).collect()
+    let (mut desired, desired_hooks) = split_hooks(desired);
+    // Whether each desired object is exactly what the deployed release applied. Compared before Helm's
+    // ownership metadata is added below, which would be the same on both sides.
+    let as_applied: Vec<bool> = if previous.deployed {
+        let applied: std::collections::HashMap<&ObjectId, &Value> =
+            previous.objects.manifests.iter().map(|m| (&m.id, &m.object)).collect();
+        desired.iter().map(|m| applied.get(&m.id) == Some(&&m.object)).collect()
     } else {
-        Default::default()
+        vec![false; desired.len()]
     };
-    let last_applied: Vec<Option<&Value>> = desired.iter().map(|m| applied.get(&m.id)).collect();
-    let observed = live.observe_all(&objects, &last_applied).await?;
-    let mut desired_pairs = Vec::with_capacity(desired.len());
-    let mut live_pairs = Vec::new();
+    for m in &mut desired {
+        add_helm_ownership(&mut m.object, release.0, release.1);
+    }
+    let objects: Vec<&Value> = desired.iter().map(|m| &m.object).collect();
+    let observed = live.observe_all(&objects, &as_applied).await?;
+    let mut sides = Sides::default();
     for (m, o) in desired.iter().zip(observed) {
-        desired_pairs.push((m.id.clone(), o.desired_on_server));
-        if let Some(l) = o.live {
-            live_pairs.push((m.id.clone(), l));
+        match (o.desired_on_server, o.live) {
+            (None, _) => sides.unchanged.push(m.id.clone()),
+            (Some(d), l) => {
+                sides.desired.push((m.id.clone(), d));
+                sides.live.extend(l.map(|l| (m.id.clone(), l)));
+            }
         }
     }
     let wanted: std::collections::BTreeSet<&ObjectId> = desired.iter().map(|m| &m.id).collect();
     let mut gone: Vec<&Manifest> = Vec::new();
-    for m in previous.objects.iter().filter(|m| !wanted.contains(&m.id)) {
+    for m in previous.objects.manifests.iter().filter(|m| !wanted.contains(&m.id)) {
         if live.serves(&m.object) {
             gone.push(m);
         } else {
             // Its kind is gone from the cluster (a CRD deleted), and the objects with it; the release still
             // lists the object, and apply drops it from the release: a removal of what the release holds.
-            live_pairs.push((m.id.clone(), m.object.clone()));
+            sides.live.push((m.id.clone(), m.object.clone()));
         }
     }
-    let gone_objects: Vec<Value> = gone.iter().map(|m| m.object.clone()).collect();
+    let gone_objects: Vec<&Value> = gone.iter().map(|m| &m.object).collect();
     for (m, l) in gone.iter().zip(live.get_all(&gone_objects).await?) {
         if let Some(l) = l {
-            live_pairs.push((m.id.clone(), l));
+            sides.live.push((m.id.clone(), l));
         }
     }
-    desired_pairs.extend(desired_hooks.into_iter().map(Manifest::into_pair));
-    live_pairs.extend(previous.hooks.into_iter().map(Manifest::into_pair));
-    plan_with(desired_pairs, live_pairs, options).map_err(|e| manifest_error("diff", e))
+    sides.desired.extend(desired_hooks.into_iter().map(Manifest::into_pair));
+    sides.live.extend(previous.hooks.into_iter().map(Manifest::into_pair));
+    plan_sides(sides, options).map_err(|e| manifest_error("diff", e))
 }
 
-/// The object as Helm sends it to the API server: Helm adds its ownership label and annotations to every
-/// object it applies. Without them, a dry run as helm-controller's field manager would "remove" them.
-pub fn with_helm_ownership(obj: &Value, release_name: &str, release_namespace: &str) -> Value {
-    let mut obj = obj.clone();
+/// Makes the object as Helm sends it to the API server: Helm adds its ownership label and annotations to
+/// every object it applies. Without them, a dry run as helm-controller's field manager would "remove" them.
+pub fn add_helm_ownership(obj: &mut Value, release_name: &str, release_namespace: &str) {
     if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
         let labels = meta.entry("labels").or_insert_with(|| Value::Object(Default::default()));
         if let Some(l) = labels.as_object_mut() {
@@ -206,7 +226,6 @@ pub fn with_helm_ownership(obj: &Value, release_name: &str, release_namespace: &
             a.insert("meta.helm.sh/release-namespace".into(), release_namespace.into());
         }
     }
-    obj
 }
 
 /// The latest stored release revision, if any, as [`Previous`] for the diff.
@@ -226,7 +245,7 @@ pub async fn previous_release(
             hooks.extend(stored_objects(&format!("# Source: {}\n{}", h.path, h.manifest), release_namespace, scoped)?);
         }
     }
-    let objects = stored_objects(&r.manifest, release_namespace, scoped)?;
+    let objects = stored_stream(&r.manifest, release_namespace, scoped)?;
     Ok(Previous { objects, hooks, deployed: r.status == "deployed" })
 }
 

@@ -73,6 +73,11 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An unchanged object whose sides are not kept (nothing prints them).
+    fn unchanged(id: ObjectId) -> Entry {
+        Entry { id, action: Action::Unchanged, old: None, new: None, old_yaml: String::new(), new_yaml: String::new() }
+    }
+
     /// The line diff of this object's YAML (no header), helm-diff style; empty for an unchanged object.
     pub fn diff(&self, context: Option<usize>, color: bool) -> String {
         if self.action == Action::Unchanged {
@@ -164,16 +169,37 @@ pub fn plan_with(
     live: Vec<(ObjectId, Value)>,
     options: PlanOptions,
 ) -> Result<Plan, DiffError> {
+    plan_sides(Sides { desired, live, unchanged: Vec::new() }, options)
+}
+
+/// The two sides of a comparison, and the desired objects already known to be unchanged (the caller
+/// learnt it more cheaply than by comparing: see [`crate::live::LiveObjects::observe_all`]).
+#[derive(Debug, Default)]
+pub struct Sides {
+    pub desired: Vec<(ObjectId, Value)>,
+    pub live: Vec<(ObjectId, Value)>,
+    pub unchanged: Vec<ObjectId>,
+}
+
+/// [`plan_with`] over [`Sides`]: the known-unchanged objects count as desired objects for duplicates.
+pub fn plan_sides(sides: Sides, options: PlanOptions) -> Result<Plan, DiffError> {
     let mut live_by_id = BTreeMap::new();
-    for (id, obj) in live {
+    for (id, obj) in sides.live {
         if live_by_id.contains_key(&id) {
             return Err(DiffError::Duplicate { id: id.to_string(), side: "live" });
         }
         live_by_id.insert(id, obj);
     }
     let mut seen = BTreeSet::new();
-    let mut entries = Vec::with_capacity(desired.len() + live_by_id.len());
-    for (id, new) in desired {
+    let mut entries = Vec::with_capacity(sides.desired.len() + sides.unchanged.len() + live_by_id.len());
+    for id in sides.unchanged {
+        if !seen.insert(id.clone()) {
+            return Err(DiffError::Duplicate { id: id.to_string(), side: "desired" });
+        }
+        live_by_id.remove(&id);
+        entries.push(Entry::unchanged(id));
+    }
+    for (id, new) in sides.desired {
         if !seen.insert(id.clone()) {
             return Err(DiffError::Duplicate { id: id.to_string(), side: "desired" });
         }
@@ -226,7 +252,7 @@ fn entry(id: ObjectId, old: Option<Value>, new: Option<Value>, options: PlanOpti
     let (old, new) =
         if options.show_secrets { (old, new) } else { manifests::mask_secrets(old.as_ref(), new.as_ref()) };
     if action == Action::Unchanged {
-        return Ok(Entry { id, action, old, new, old_yaml: String::new(), new_yaml: String::new() });
+        return Ok(Entry { old, new, ..Entry::unchanged(id) });
     }
     let old_yaml = old.as_ref().map(manifests::to_yaml).transpose()?.unwrap_or_default();
     let new_yaml = new.as_ref().map(manifests::to_yaml).transpose()?.unwrap_or_default();
@@ -403,6 +429,21 @@ mod tests {
         obj(
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": data}),
         )
+    }
+
+    #[test]
+    fn known_unchanged_objects_are_unchanged_and_count_for_duplicates() {
+        let (id, obj) = cm("same", json!({"k": "v"}));
+        let sides = Sides {
+            desired: vec![cm("new", json!({}))],
+            // The live side of a known-unchanged object is not a removal.
+            live: vec![(id.clone(), obj.clone())],
+            unchanged: vec![id.clone()],
+        };
+        let plan = plan_sides(sides, PlanOptions::default()).unwrap();
+        assert_eq!(plan.counts(), Counts { add: 1, change: 0, remove: 0, unchanged: 1 });
+        let twice = Sides { desired: vec![(id.clone(), obj)], live: Vec::new(), unchanged: vec![id] };
+        assert!(matches!(plan_sides(twice, PlanOptions::default()), Err(DiffError::Duplicate { .. })));
     }
 
     fn example() -> Plan {

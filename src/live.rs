@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::{StreamExt, TryStreamExt};
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, TypeMeta};
+use kube::api::{Api, DynamicObject, ListParams, ObjectList, Patch, PatchParams};
 use kube::core::GroupVersionKind;
+use kube::core::Resource as _;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 
@@ -29,7 +30,9 @@ pub const FLUX_FIELD_MANAGER: &str = "helm-controller";
 #[derive(Debug, Clone)]
 pub struct Observed {
     pub live: Option<Value>,
-    pub desired_on_server: Value,
+    /// What the server would make of the desired object; `None` when applying it is known to change
+    /// nothing, so it is the live object (see [`LiveObjects::observe_all`]).
+    pub desired_on_server: Option<Value>,
 }
 
 /// Live reads and dry runs, with the kinds the cluster serves learnt once ([`crate::discovery`]).
@@ -91,10 +94,10 @@ impl<'a> LiveObjects<'a> {
     /// `get_all` of the same kinds and namespaces costs no request. diff calls it with the deployed
     /// release's objects while helm renders: an unchanged release renders the same kinds. Best effort: a
     /// LIST that fails here is made again (and its error reported) by `get_all`.
-    pub async fn prefetch(&self, objs: &[Value]) {
+    pub async fn prefetch(&self, objs: &[&Value]) {
         let Ok(groups) = list_groups(objs) else { return };
         let lists = groups.into_iter().filter(|(_, ix)| ix.len() >= LIST_FROM).map(|(key, ix)| async move {
-            let listed = self.list(&objs[ix[0]], key.1.as_deref()).await.ok()?;
+            let listed = self.list(objs[ix[0]], key.1.as_deref()).await.ok()?;
             Some((key, listed))
         });
         let lists: Vec<_> = futures::stream::iter(lists).buffer_unordered(CONCURRENCY).collect().await;
@@ -104,25 +107,33 @@ impl<'a> LiveObjects<'a> {
     }
 
     /// One LIST of the kind of `like` in `namespace`: name → live object (with apiVersion and kind, which
-    /// a LIST leaves out of its items).
+    /// a LIST leaves out of its items). The items are read straight into JSON values, the form the diff
+    /// compares, rather than through typed object metadata.
     async fn list(&self, like: &Value, namespace: Option<&str>) -> Result<HashMap<String, Value>> {
         let (ar, namespaced) = self.resource(like)?;
-        let list = self.api(&ar, namespaced, namespace).list(&ListParams::default()).await;
-        list.map_err(|e| self.cluster.error(e))?
+        let namespace = namespaced.then(|| namespace.unwrap_or(self.cluster.client.default_namespace()));
+        let url = DynamicObject::url_path(&ar, namespace);
+        let request = kube::core::Request::new(url)
+            .list(&ListParams::default())
+            .map_err(|e| Error::Invalid { what: format!("list of {}", ar.kind), reason: e.to_string() })?;
+        let list: ObjectList<Value> = self.cluster.client.request(request).await.map_err(|e| self.cluster.error(e))?;
+        Ok(list
             .items
             .into_iter()
             .filter_map(|mut o| {
-                let name = o.metadata.name.clone()?;
-                o.types = Some(TypeMeta { api_version: ar.api_version.clone(), kind: ar.kind.clone() });
-                Some(to_value(o).map(|v| (name, v)))
+                let name = o.pointer("/metadata/name").and_then(Value::as_str)?.to_string();
+                let fields = o.as_object_mut()?;
+                fields.insert("apiVersion".into(), ar.api_version.clone().into());
+                fields.insert("kind".into(), ar.kind.clone().into());
+                Some((name, o))
             })
-            .collect()
+            .collect())
     }
 
     /// The live objects for many objects, in input order: one LIST per kind and namespace holding at
     /// least [`LIST_FROM`] of them (or read ahead by [`prefetch`](Self::prefetch)), a GET for the others,
     /// all concurrently.
-    pub async fn get_all(&self, objs: &[Value]) -> Result<Vec<Option<Value>>> {
+    pub async fn get_all(&self, objs: &[&Value]) -> Result<Vec<Option<Value>>> {
         let groups = list_groups(objs)?;
         let mut out = vec![None; objs.len()];
         let prefetched: Vec<(ListKey, HashMap<String, Value>)> = match self.listed.lock() {
@@ -136,11 +147,11 @@ impl<'a> LiveObjects<'a> {
         let lists = futures::stream::iter(listed.into_iter().map(|(ahead, key, ix)| async move {
             let mut by_name = match ahead {
                 Some(l) => l,
-                None => self.list(&objs[ix[0]], key.1.as_deref()).await?,
+                None => self.list(objs[ix[0]], key.1.as_deref()).await?,
             };
             let mut found = Vec::with_capacity(ix.len());
             for i in ix {
-                found.push((i, by_name.remove(name_of(&objs[i])?)));
+                found.push((i, by_name.remove(name_of(objs[i])?)));
             }
             Ok::<_, Error>(found)
         }));
@@ -151,7 +162,7 @@ impl<'a> LiveObjects<'a> {
             }
         }
         let singles: Vec<usize> = single.into_iter().flat_map(|(_, ix)| ix).collect();
-        let got: Vec<Option<Value>> = futures::stream::iter(singles.iter().map(|&i| self.get(&objs[i])))
+        let got: Vec<Option<Value>> = futures::stream::iter(singles.iter().map(|&i| self.get(objs[i])))
             .buffered(CONCURRENCY)
             .try_collect()
             .await?;
@@ -187,25 +198,26 @@ impl<'a> LiveObjects<'a> {
     /// Live state and the server's view of each desired object, in input order.
     ///
     /// The dry run is skipped where its answer is known: when an object is exactly what the deployed
-    /// release last applied (`last_applied[i]`) and every field of it is already live with the same
-    /// value, applying it again as the same field manager changes nothing (it sets only values that are
-    /// there, and it removes nothing, because the fields the manager owns are those of that same object).
-    /// Anything else (a changed object, drift, a field the server writes differently, a new object) gets
-    /// the dry run. This keeps a diff of a large, mostly unchanged release to a few LISTs.
-    pub async fn observe_all(&self, desired: &[Value], last_applied: &[Option<&Value>]) -> Result<Vec<Observed>> {
+    /// release last applied (`as_applied[i]`) and every field of it is already live with the same value,
+    /// applying it again as the same field manager changes nothing (it sets only values that are there,
+    /// and it removes nothing, because the fields the manager owns are those of that same object); its
+    /// [`Observed::desired_on_server`] is then `None`. Anything else (a changed object, drift, a field the
+    /// server writes differently, a new object) gets the dry run. This keeps a diff of a large, mostly
+    /// unchanged release to a few LISTs.
+    pub async fn observe_all(&self, desired: &[&Value], as_applied: &[bool]) -> Result<Vec<Observed>> {
         let live = self.get_all(desired).await?;
         let settled: Vec<bool> = (0..desired.len())
             .map(|i| {
-                last_applied.get(i).copied().flatten() == Some(&desired[i])
-                    && live[i].as_ref().is_some_and(|l| is_subset(&desired[i], l))
+                as_applied.get(i).copied().unwrap_or(false)
+                    && live[i].as_ref().is_some_and(|l| is_subset(desired[i], l))
             })
             .collect();
         let dry_runs = settled.iter().filter(|s| !**s).count();
         tracing::debug!(objects = desired.len(), dry_runs, "live objects read");
         let each = desired.iter().zip(live).zip(settled).map(|((d, live), settled)| async move {
             let desired_on_server = match &live {
-                Some(l) if settled => l.clone(),
-                _ => self.dry_run(d, live.as_ref()).await?,
+                Some(_) if settled => None,
+                _ => Some(self.dry_run(d, live.as_ref()).await?),
             };
             Ok::<_, Error>(Observed { live, desired_on_server })
         });
@@ -248,7 +260,7 @@ fn gvk_of(obj: &Value) -> Result<GroupVersionKind> {
 }
 
 /// Objects grouped by kind and namespace (indices into `objs`).
-fn list_groups(objs: &[Value]) -> Result<HashMap<ListKey, Vec<usize>>> {
+fn list_groups(objs: &[&Value]) -> Result<HashMap<ListKey, Vec<usize>>> {
     let mut groups: HashMap<ListKey, Vec<usize>> = HashMap::new();
     for (i, obj) in objs.iter().enumerate() {
         groups.entry((gvk_of(obj)?, namespace_of(obj).map(String::from))).or_default().push(i);

@@ -6,9 +6,10 @@
 //! diff must see every field, including ones no typed model knows.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::ops::Range;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -211,9 +212,63 @@ impl Manifest {
 /// or `null` are skipped. A `List` (or any `*List` kind with `items`) is flattened into its items. Each
 /// object keeps the path of the `# Source:` comment in front of it.
 pub fn parse_manifests(stream: &str) -> Result<Vec<Manifest>, ManifestError> {
+    parse_manifests_after(stream, &ParsedStream::default())
+}
+
+/// The objects of a stream together with the text of each document, so that a later stream repeating a
+/// document word for word reuses its objects instead of parsing it again ([`parse_manifests_after`]): a
+/// diff compares a rendering with the stored release it mostly repeats, and parsing is most of its work.
+#[derive(Debug, Default)]
+pub struct ParsedStream {
+    pub manifests: Vec<Manifest>,
+    /// Each document's [`text_key`] → the range of its objects in `manifests`.
+    documents: HashMap<String, Range<usize>>,
+}
+
+impl ParsedStream {
+    /// Parses a stream as [`parse_manifests`] does, keeping each document's text.
+    pub fn parse(stream: &str) -> Result<ParsedStream, ManifestError> {
+        let docs = split_documents(stream);
+        let parsed = crate::par::map_ordered(&docs, parse_document);
+        let mut out = ParsedStream::default();
+        for (doc, parsed) in docs.into_iter().zip(parsed) {
+            let start = out.manifests.len();
+            out.manifests.extend(parsed?);
+            out.documents.insert(text_key(&doc.text).to_string(), start..out.manifests.len());
+        }
+        Ok(out)
+    }
+
+    /// The objects of a document with exactly this text, if this stream had one.
+    fn objects_of(&self, text: &str) -> Option<&[Manifest]> {
+        self.documents.get(text_key(text)).and_then(|r| self.manifests.get(r.clone()))
+    }
+}
+
+/// What identifies a document's text for [`ParsedStream`]: without the line breaks before it (a `---`
+/// line leaves one) and the whitespace after it, which change nothing in what it holds.
+fn text_key(text: &str) -> &str {
+    text.trim_start_matches(['\n', '\r']).trim_end()
+}
+
+/// [`parse_manifests`], reusing the objects of documents that `known` already parsed (the same text gives
+/// the same objects; namespaces defaulted on them since stay, which defaulting again keeps).
+pub fn parse_manifests_after(stream: &str, known: &ParsedStream) -> Result<Vec<Manifest>, ManifestError> {
     let docs = split_documents(stream);
     let mut out = Vec::with_capacity(docs.len());
-    for parsed in crate::par::map_ordered(&docs, parse_document) {
+    let parse = |doc: &RawDocument| match known.objects_of(&doc.text) {
+        Some(objects) => Ok(objects
+            .iter()
+            .map(|m| Manifest {
+                id: m.id.clone(),
+                object: m.object.clone(),
+                source: doc.source.clone(),
+                line: doc.line,
+            })
+            .collect()),
+        None => parse_document(doc),
+    };
+    for parsed in crate::par::map_ordered(&docs, parse) {
         out.extend(parsed?);
     }
     Ok(out)
@@ -709,6 +764,26 @@ fn mask_last_applied(annotation: &Value, other_obj: Option<&Value>, side: Side) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn documents_seen_before_are_reused_and_others_parsed() {
+        let before = "# Source: a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n\n---\n\
+                      # Source: b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n";
+        let mut known = ParsedStream::parse(before).unwrap();
+        // Marks what comes from `known`: a reused document carries the mark, a parsed one cannot.
+        known.manifests[0].object["data"]["k"] = "from-known".into();
+        known.manifests[1].object["data"] = serde_json::json!({"k": "from-known"});
+        let after = "---\n# Source: c.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n\
+                     ---\n# Source: a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n---\n\
+                     # Source: b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: changed\n";
+        let parsed = parse_manifests_after(after, &known).unwrap();
+        let names: Vec<&str> = parsed.iter().map(|m| m.id.name.as_str()).collect();
+        assert_eq!(names, ["c", "a", "b"]);
+        assert_eq!(parsed[1].object["data"]["k"], "from-known", "the same text (but for blank lines around it)");
+        assert_eq!(parsed[2].object["data"]["k"], "changed", "another text");
+        // Where each object is in the new stream, not the old one.
+        assert_eq!((parsed[1].line, parsed[1].source.as_deref()), (7, Some("a.yaml")));
+    }
     use serde_json::json;
 
     fn id(v: Value) -> ObjectId {
