@@ -95,11 +95,11 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_exe: &std::path::Path) -> Result<()> {
     let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
     let scoped = apis.cluster_scoped();
-    let seen = crate::desired::Seen { apis, action };
+    let seen = crate::desired::Seen { apis, action, early: None };
     let view = desired.cluster_view(cluster, &seen);
     let live = crate::live::LiveObjects::new(cluster, seen.apis);
     let rendered =
-        desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+        desired.render(helm, &view, self_exe, None).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {

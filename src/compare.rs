@@ -63,7 +63,7 @@ fn stored_stream(manifest: &str, release_namespace: &str, scoped: &ClusterScoped
 /// with the stored release.
 ///
 /// `seen` is this command's discovery and helm-controller's next action on the release, asked for as early
-/// as the caller can.
+/// as the caller can, and the helm started meanwhile.
 pub async fn diff(
     cluster: &Cluster,
     seen: crate::desired::Seen,
@@ -74,7 +74,8 @@ pub async fn diff(
     self_exe: &std::path::Path,
 ) -> Result<Plan> {
     let view = desired.cluster_view(cluster, &seen);
-    let live = LiveObjects::new(cluster, seen.apis);
+    let crate::desired::Seen { apis, early, .. } = seen;
+    let live = LiveObjects::new(cluster, apis);
     let scoped = live.apis().cluster_scoped();
     // The stored release is read (and its manifest decoded and parsed) while helm renders.
     let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
@@ -88,7 +89,7 @@ pub async fn diff(
         Ok::<_, Error>(previous)
     };
     let (rendered, previous) = tokio::try_join!(
-        async { desired.render(helm, &view, self_exe).await.map_err(|e| Error::Failed(e.to_string())) },
+        async { desired.render(helm, &view, self_exe, early).await.map_err(|e| Error::Failed(e.to_string())) },
         read_ahead
     )?;
     let objects = desired_objects_after(&rendered, release.1, &scoped, &previous.objects)?;

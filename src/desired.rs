@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::ValuesReference;
 use crate::helmstore::NextAction;
+use crate::render::early::Early;
 use crate::render::postrender::{self, PostRenderSession};
 use crate::render::{ClusterView, Helm, PostRenderSpec, RenderError, TemplateRequest};
 use crate::values::{Composed, Inputs, RefData, Values};
@@ -115,17 +116,29 @@ impl Desired {
     /// Renders the release through Flux's post-render chain: `helm template`, then the chain in this
     /// process; through Helm's own post-renderer (`self_exe`) only when Helm's output lacks what the chain
     /// needs (see [`crate::render::postrender::run_on_template_output`]).
-    pub async fn render(&self, helm: &Helm, view: &ClusterView, self_exe: &Path) -> Result<String, RenderError> {
-        let values_file = self.write_values_file().map_err(|e| RenderError::ValuesFile(e.to_string()))?;
+    pub async fn render(
+        &self,
+        helm: &Helm,
+        view: &ClusterView,
+        self_exe: &Path,
+        early: Option<Early>,
+    ) -> Result<String, RenderError> {
+        // JSON is YAML with no ambiguity left for Helm's parser; it reaches helm on its standard input.
+        let values = serde_json::to_vec(&self.values).map_err(|e| RenderError::ValuesFile(e.to_string()))?;
         let req = TemplateRequest {
             chart_dir: self.chart_dir(),
             release_name: &self.release_name,
             namespace: &self.release_namespace,
-            values_files: vec![values_file.path().to_path_buf()],
+            values_stdin: Some(&values),
+            values_files: Vec::new(),
             sets: Vec::new(),
             view,
         };
-        let plain = crate::render::template(helm, &req, None).await?;
+        // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
+        let plain = match early.filter(|_| self.replaced_defaults.is_none()) {
+            Some(early) => crate::render::template_early(helm, &req, early).await?,
+            None => crate::render::template(helm, &req, None).await?,
+        };
         if let Some(rendered) = postrender::run_on_template_output(&self.post_render, &plain, helm.major).await? {
             tracing::debug!("post-rendered in process");
             return Ok(rendered);
@@ -133,6 +146,13 @@ impl Desired {
         tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
         let session = PostRenderSession::new(&self.post_render, self_exe.to_path_buf())?;
         crate::render::template(helm, &req, Some(&session)).await
+    }
+
+    /// Starts helm ahead for this HelmRelease and chart on `cluster` (see [`crate::render::early`]):
+    /// callable before the HelmRelease is read.
+    pub fn start_early(helm: &Helm, cluster: &Cluster, name: &str, chart: &ChartDir) -> Early {
+        let chart = chart.path().to_string_lossy();
+        Early::start(helm, &[&cluster.server, &cluster.namespace, name, &chart])
     }
 
     /// The composed values in a private (0600) temporary file for `helm -f`, removed when dropped. JSON
@@ -145,11 +165,12 @@ impl Desired {
 }
 
 /// What is learnt of the cluster before a render: its discovery and helm-controller's next action on the
-/// release, asked for together as early as a command can.
-#[derive(Debug, Clone)]
+/// release, asked for together as early as a command can; and the helm started meanwhile, if any
+/// ([`Desired::start_early`]).
 pub struct Seen {
     pub apis: ClusterApis,
     pub action: NextAction,
+    pub early: Option<Early>,
 }
 
 /// What helm-controller's Helm sees of `cluster` when it renders `chart`: the server's version and APIs,

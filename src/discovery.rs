@@ -15,7 +15,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kube::core::discovery::v2::APIGroupDiscoveryList;
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
 use crate::cluster::Cluster;
 use crate::error::Result;
@@ -277,18 +276,8 @@ mod cache {
         pub etags: ETags,
     }
 
-    fn dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("cozyhr").join("discovery"))
-    }
-
     fn file(server: &str) -> Option<PathBuf> {
-        let digest = sha2::Sha256::digest(server.as_bytes());
-        let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        Some(dir()?.join(format!("{name}.json")))
+        Some(crate::cache::dir()?.join("discovery").join(format!("{}.json", crate::cache::key_name(server))))
     }
 
     fn now() -> u64 {
@@ -306,17 +295,10 @@ mod cache {
     }
 
     pub fn write(server: &str, apis: &ClusterApis, etags: ETags) {
-        let (Some(path), Some(dir)) = (file(server), dir()) else { return };
-        if std::fs::create_dir_all(&dir).is_err() {
-            return;
-        }
+        let Some(path) = file(server) else { return };
         let entry = Entry { server: server.to_string(), at: now(), apis: apis.clone(), etags };
-        let Ok(text) = serde_json::to_vec(&entry) else { return };
-        // Written aside and renamed, so a concurrent command never reads half a file.
-        if let Ok(tmp) = tempfile::NamedTempFile::new_in(&dir)
-            && std::fs::write(tmp.path(), text).is_ok()
-        {
-            let _ = tmp.persist(path);
+        if let Ok(text) = serde_json::to_vec(&entry) {
+            crate::cache::write(&path, &text);
         }
     }
 }

@@ -8,6 +8,7 @@
 //! - [`error`]: the typed errors the binaries turn into one clear line.
 
 pub mod apply;
+pub mod cache;
 pub mod chart;
 pub mod cluster;
 pub mod compare;

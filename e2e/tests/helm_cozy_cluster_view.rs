@@ -433,3 +433,79 @@ fn real_world(helm: Helm) {
 helm_tests! {
     real_world_charts_are_in_sync_after_helm_controller_installs_them => real_world;
 }
+
+/// helm is started before the cluster has answered, with the arguments of the release's last render,
+/// and gets its values on standard input (`cozyhr::render::early`). That guess must never decide the
+/// output: a render whose arguments changed (the HelmRelease's release name, a CRD) runs a new helm,
+/// a render whose values changed feeds the new values to the waiting one, and the cache keeps no values.
+fn started_ahead(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("ahead-{v}"));
+    let chart = Chart::new(
+        "ahead",
+        "0.1.0",
+        "message: default\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-info\ndata:\n  \
+             message: {{ .Values.message | quote }}\n  upgrade: {{ .Release.IsUpgrade | quote }}\n",
+        )],
+    );
+    chart.publish("ahead", &ns);
+    apply(&helmrelease(&ns, "ahead", "ahead", "values:\n  message: first-secret-value\n"));
+    wait_hr_ready(&ns, "ahead", READY_TIMEOUT);
+    let cache = tempfile::tempdir().expect("tempdir");
+    // show with helm cozy's cache of its own, logging what it does with the helm started ahead.
+    let show = || {
+        let mut c = cozy_home(helm).command();
+        c.env("XDG_CACHE_HOME", cache.path()).env("HELM_DEBUG", "1").args(["cozy", "show", "ahead", "-C"]);
+        c.arg(chart.path()).args(["-n", &ns]);
+        let r = run(c).ok();
+        let started = r.stderr.contains("helm started ahead started=true");
+        let used = r.stderr.contains("arguments of the helm started ahead same=true");
+        (objects(&r.stdout), started, used)
+    };
+    let stored = objects(&helm_get(&["manifest", "ahead", "-n", &ns]).stdout);
+
+    // A first render has nothing to go by; the second starts helm ahead and uses it. Both print the same.
+    let (first, started, _) = show();
+    assert!(!started, "{helm:?}: nothing was remembered yet, yet helm was started ahead");
+    let (second, started, used) = show();
+    assert!(started && used, "{helm:?}: the second render did not use the helm started ahead");
+    assert_eq!(first, second, "{helm:?}");
+    assert_eq!(find(&second, "ConfigMap", "ahead-info")["data"]["message"], "first-secret-value");
+    assert_eq!(find(&stored, "ConfigMap", "ahead-info")["data"]["message"], "first-secret-value");
+
+    // New values, same arguments: the helm started ahead gets the new values.
+    apply(&helmrelease(&ns, "ahead", "ahead", "values:\n  message: second-secret-value\n"));
+    let (changed, _, used) = show();
+    assert!(used, "{helm:?}: a change of values alone changes no argument");
+    assert_eq!(find(&changed, "ConfigMap", "ahead-info")["data"]["message"], "second-secret-value");
+
+    // A new release name changes the arguments: the guess is dropped and the output follows the change.
+    apply(&helmrelease(&ns, "ahead", "ahead", "releaseName: renamed\nvalues:\n  message: second-secret-value\n"));
+    let (renamed, started, used) = show();
+    assert!(started && !used, "{helm:?}: the helm started with the old release name was used");
+    find(&renamed, "ConfigMap", "renamed-info");
+    assert_eq!(renamed.len(), 1, "{renamed:?}");
+
+    // What is remembered is arguments, never values.
+    for entry in walk(cache.path()) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        assert!(!text.contains("secret-value"), "{} keeps values: {text}", entry.display());
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
+    }
+    out
+}
+
+helm_tests! {
+    helm_started_ahead_never_decides_the_output => started_ahead;
+}

@@ -97,11 +97,7 @@ mod version_cache {
     const KEEP: usize = 16;
 
     fn file() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("cozyhr").join(FILE))
+        Some(crate::cache::dir()?.join(FILE))
     }
 
     /// `path \t size \t mtime-ns`: what identifies this build of the binary.
@@ -128,16 +124,7 @@ mod version_cache {
         let start = lines.len().saturating_sub(KEEP);
         let mut text = lines[start..].join("\n");
         text.push('\n');
-        // Write aside and rename, so that concurrent runs never read half a file.
-        let Some(dir) = file.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        if let Ok(tmp) = tempfile::NamedTempFile::new_in(dir)
-            && std::fs::write(tmp.path(), text).is_ok()
-        {
-            let _ = tmp.persist(&file);
-        }
+        crate::cache::write(&file, text.as_bytes());
     }
 }
 

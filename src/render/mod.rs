@@ -2,6 +2,7 @@
 //! release name, namespace and values, and Flux's post-render chain (kustomize postRenderers through the
 //! kustomize that kubectl embeds, then commonMetadata, then the origin labels).
 
+pub mod early;
 pub mod helm;
 pub mod metadata;
 pub mod postrender;
@@ -98,19 +99,47 @@ pub async fn run_program_until(
     stdin: Option<&[u8]>,
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<Vec<u8>, RenderError> {
-    use tokio::io::AsyncWriteExt;
+    let child = spawn_program(program, args, envs, stdin.is_some())?;
+    finish_program(child, stdin, cancel).await
+}
+
+/// A started program whose output is collected by [`finish_program`].
+pub(crate) struct Running {
+    name: String,
+    child: tokio::process::Child,
+}
+
+/// Starts a program with an argument vector (never through a shell), stdout and stderr piped, stdin piped
+/// when `stdin` (else empty). Dropping the result kills the program.
+pub(crate) fn spawn_program(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: bool,
+) -> Result<Running, RenderError> {
     let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .envs(envs.iter().map(|(k, v)| (k, v)))
-        .stdin(if stdin.is_some() { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+        .stdin(if stdin { std::process::Stdio::piped() } else { std::process::Stdio::null() })
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         // Ctrl-C or an error in the caller drops the future: do not leave the child running.
         .kill_on_drop(true);
     // Only the subcommand: arguments can carry values (`--set`), which are never logged.
     tracing::debug!(program = %program.display(), command = ?args.first(), "running");
-    let mut child = cmd.spawn().map_err(|source| RenderError::Spawn { program: name.clone(), source })?;
+    let child = cmd.spawn().map_err(|source| RenderError::Spawn { program: name.clone(), source })?;
+    Ok(Running { name, child })
+}
+
+/// Feeds a started program `stdin` (then closes it) and waits for it; see [`run_program_until`].
+pub(crate) async fn finish_program(
+    running: Running,
+    stdin: Option<&[u8]>,
+    cancel: impl std::future::Future<Output = String>,
+) -> Result<Vec<u8>, RenderError> {
+    use tokio::io::AsyncWriteExt;
+    let Running { name, mut child } = running;
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
         let input = input.to_vec();
@@ -201,7 +230,9 @@ pub struct TemplateRequest<'a> {
     pub chart_dir: &'a std::path::Path,
     pub release_name: &'a str,
     pub namespace: &'a str,
-    /// Values files, lowest precedence first (`-f`).
+    /// Values given on helm's standard input (`--values -`), lowest precedence; never written to a file.
+    pub values_stdin: Option<&'a [u8]>,
+    /// Values files, lowest precedence first (`-f`), after the standard input's.
     pub values_files: Vec<std::path::PathBuf>,
     /// `--set` expressions, applied by Helm after the files.
     pub sets: Vec<String>,
@@ -214,6 +245,25 @@ pub async fn template(
     helm: &Helm,
     req: &TemplateRequest<'_>,
     post_render: Option<&postrender::PostRenderSession>,
+) -> Result<String, RenderError> {
+    render(helm, req, post_render, None).await
+}
+
+/// [`template`] without a post-render session, using the helm that `early` started if it was started with
+/// exactly this request's arguments (see [`early`]).
+pub async fn template_early(
+    helm: &Helm,
+    req: &TemplateRequest<'_>,
+    early: early::Early,
+) -> Result<String, RenderError> {
+    render(helm, req, None, Some(early)).await
+}
+
+async fn render(
+    helm: &Helm,
+    req: &TemplateRequest<'_>,
+    post_render: Option<&postrender::PostRenderSession>,
+    early: Option<early::Early>,
 ) -> Result<String, RenderError> {
     // helm template renders revision 1 whatever it is told: a later revision is written into a copy.
     let revised = if req.view.revision > 1 {
@@ -237,6 +287,10 @@ pub async fn template(
         req.namespace.into(),
     ];
     args.extend(req.view.helm_args());
+    if req.values_stdin.is_some() {
+        args.push("--values".into());
+        args.push("-".into());
+    }
     for f in &req.values_files {
         args.push("--values".into());
         args.push(f.as_os_str().to_owned());
@@ -250,14 +304,27 @@ pub async fn template(
         args.extend(pr.helm_args(helm.major)?);
         envs.extend(pr.helm_env(helm.major));
     }
-    match helm.run(&args, &envs).await {
+    // A private copy of the chart has a new path each time: no later run can guess it.
+    let mut early = early.map(|e| e.remembering(revised.is_none()));
+    let started = match early.as_mut().and_then(|e| e.take_if_started_with(&args)) {
+        Some(running) => Ok(running),
+        None => spawn_program(&helm.bin, &args, &envs, req.values_stdin.is_some()),
+    };
+    let out = match started {
+        Ok(running) => finish_program(running, req.values_stdin, std::future::pending()).await,
+        Err(e) => Err(e),
+    };
+    match out {
         Ok(out) => {
+            if let Some(e) = early {
+                e.remember(&args);
+            }
             String::from_utf8(out).map_err(|e| RenderError::PostRender(format!("helm printed invalid UTF-8: {e}")))
         }
         // Helm 4 reports only "plugin exited with error": put the post-renderer's own message first.
-        Err(RenderError::Failed { program, stderr }) => match post_render.and_then(|p| p.error_log()) {
-            Some(log) => Err(RenderError::Failed { program, stderr: format!("{log}\n{stderr}") }),
-            None => Err(RenderError::Failed { program, stderr }),
+        Err(RenderError::Failed { stderr, .. }) => match post_render.and_then(|p| p.error_log()) {
+            Some(log) => Err(RenderError::Failed { program: "helm".into(), stderr: format!("{log}\n{stderr}") }),
+            None => Err(RenderError::Failed { program: "helm".into(), stderr }),
         },
         Err(e) => Err(e),
     }

@@ -54,6 +54,7 @@ impl Context {
             chart_dir: self.chart.path(),
             release_name: release,
             namespace: &namespace,
+            values_stdin: None,
             values_files: values.values.clone(),
             sets: values.set.clone(),
             view: &view,
@@ -126,6 +127,8 @@ impl Context {
         name: &str,
         values: &ValuesFlags,
     ) -> anyhow::Result<(Desired, Seen)> {
+        // helm starts now if it can guess its arguments (see cozyhr::render::early); it waits for its values.
+        let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
         let discovery = async { Ok::<_, anyhow::Error>(cozyhr::discovery::discover(cluster).await?) };
         let release = async {
@@ -135,13 +138,13 @@ impl Context {
             tokio::try_join!(self.resolve(cluster, hr, values), next)
         };
         let (apis, (desired, action)) = tokio::try_join!(discovery, release)?;
-        Ok((desired, Seen { apis, action }))
+        Ok((desired, Seen { apis, action, early: Some(early) }))
     }
 
     /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
-    pub async fn render(&self, cluster: &Cluster, desired: &Desired, seen: &Seen) -> anyhow::Result<String> {
-        let view = desired.cluster_view(cluster, seen);
-        Ok(desired.render(&self.helm, &view, &self_exe()?).await?)
+    pub async fn render(&self, cluster: &Cluster, desired: &Desired, seen: Seen) -> anyhow::Result<String> {
+        let view = desired.cluster_view(cluster, &seen);
+        Ok(desired.render(&self.helm, &view, &self_exe()?, seen.early).await?)
     }
 }
 

@@ -14,7 +14,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Sho
     } else {
         let cluster = cluster.options().connect().await?;
         let (desired, seen) = ctx.desired_on_cluster(&cluster, &args.name, &args.values).await?;
-        ctx.render(&cluster, &desired, &seen).await?
+        ctx.render(&cluster, &desired, seen).await?
     };
     let out = cozyhr::render::filter_show_only(&rendered, &args.show_only).context("--show-only")?;
     cozyhr::output::write_stdout(out)?;
