@@ -107,7 +107,7 @@ pub fn apply(docs: &[Document], steps: &[Step<'_>]) -> Outcome {
 fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
     let done = crate::par::map_ordered(docs, |doc| transform_document(doc, steps));
     let mut out = String::with_capacity(docs.iter().map(|d| d.text.len() + d.text.len() / 4).sum());
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::with_capacity(docs.len());
     for (doc, result) in docs.iter().zip(done) {
         let Some((id, yaml)) = result? else { continue };
         if !seen.insert(id.clone()) {
