@@ -19,6 +19,13 @@ pub fn map_ordered<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) ->
     })
 }
 
+/// Drops `value` on a thread of its own, off the caller's path: for large trees of objects whose freeing
+/// would hold up what the user waits for.
+pub fn drop_later<T: Send + 'static>(value: T) {
+    // Should no thread start, the closure, and `value` with it, is dropped here instead.
+    let _ = std::thread::Builder::new().name("drop".into()).spawn(move || drop(value));
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
@@ -298,7 +298,7 @@ fn decode_document(text: &str) -> Result<Option<Value>, String> {
     let mut documents = 0;
     // The parser's positions count characters.
     let eof = (!text.ends_with('\n')).then(|| text.chars().count());
-    for next in Parser::new_from_str(text) {
+    for next in crate::values::yaml::parser(text) {
         let (event, span) = next.map_err(|e| format!("YAML: {}", e.info()))?;
         let (value, is_key_candidate) = match event {
             Event::DocumentStart(..) => {
