@@ -528,3 +528,13 @@ pub fn resume_without_an_upgrade(ns: &str, name: &str) {
     let log = controller_log(ns, name);
     assert_eq!(actions(&log), before, "helm-controller ran a Helm action after resume: {log:#?}");
 }
+
+/// Every file under `dir`, in subdirectories too.
+pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { out.extend(files_under(&path)) } else { out.push(path) }
+    }
+    out
+}

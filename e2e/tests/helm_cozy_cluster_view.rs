@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, assert_same_objects, command, cozy, cozy_home, eventually, find, get_json, helm_get,
-    helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, resume_without_an_upgrade, run,
-    server_version, wait_hr_ready,
+    Chart, Helm, apply, assert_same_objects, command, cozy, cozy_home, eventually, files_under, find, get_json,
+    helm_get, helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, resume_without_an_upgrade,
+    run, server_version, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -490,20 +490,10 @@ fn started_ahead(helm: Helm) {
     assert_eq!(renamed.len(), 1, "{renamed:?}");
 
     // What is remembered is arguments, never values.
-    for entry in walk(cache.path()) {
+    for entry in files_under(cache.path()) {
         let text = std::fs::read_to_string(&entry).unwrap_or_default();
         assert!(!text.contains("secret-value"), "{} keeps values: {text}", entry.display());
     }
-}
-
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
-    }
-    out
 }
 
 helm_tests! {

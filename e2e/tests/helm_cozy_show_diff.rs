@@ -8,8 +8,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, assert_same_objects, command, env, find, get_json, helm_get,
-    helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, run, wait_hr_ready,
+    Chart, Helm, HelmHome, Run, apply, assert_same_objects, command, env, eventually, files_under, find, get_json,
+    helm_get, helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, resume_without_an_upgrade,
+    run, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -282,7 +283,8 @@ helm_tests! {
 }
 
 /// SIGINT while helm renders (`helm-cozy show`, run directly so the signal reaches it): exit 130 with one
-/// line, and the composed values file, which holds valuesFrom Secret data, is gone with the helm child.
+/// line, and the helm child gone with it. The composed values, which hold valuesFrom Secret data, reach
+/// helm on its standard input: no file holds them, while helm runs or after.
 #[test]
 fn interrupted_show_leaves_no_values_file() {
     let ns = namespace("sd-int");
@@ -296,34 +298,62 @@ fn interrupted_show_leaves_no_values_file() {
             "{{- range until (int $.Values.spin) }}{{- range until (int $.Values.spin) }}{{- end }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: slow\n",
         )],
     );
-    apply(&helmrelease(&ns, "slow", "slow", "suspend: true\n"));
+    apply(&helmrelease(&ns, "slow", "slow", "suspend: true\nvalues:\n  marker: a-secret-marker\n"));
     let tmp = tempfile::tempdir().expect("temp dir");
+    let cache = tempfile::tempdir().expect("temp dir");
     let mut c = command(env().bin_dir.join("helm-cozy"));
     c.args(["show", "slow", "-n", &ns, "-C"])
         .arg(chart.path())
         .env("HELM_BIN", &env().helm3)
         .env("TMPDIR", tmp.path())
+        .env("XDG_CACHE_HOME", cache.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut child = c.spawn().expect("start helm-cozy show");
-    let values_files = || {
-        std::fs::read_dir(tmp.path())
-            .map(|d| d.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("cozyhr-values-")).count())
-            .unwrap_or(0)
-    };
+    let files = || files_under(tmp.path()).into_iter().chain(files_under(cache.path())).collect::<Vec<_>>();
+    let holds_values =
+        || files().iter().any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("a-secret-marker")));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while values_files() == 0 {
-        assert!(std::time::Instant::now() < deadline, "helm-cozy show never wrote its values file");
+    let helm = loop {
+        assert!(!holds_values(), "a file holds the values: {:?}", files());
+        if let Some(pid) = child_named(child.id(), "helm") {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "helm-cozy show never started helm");
         assert!(child.try_wait().expect("poll").is_none(), "helm-cozy show ended before it could be interrupted");
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
+    // helm is rendering (reading its values took it no time at all).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!holds_values(), "a file holds the values while helm renders: {:?}", files());
     let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status();
     assert!(kill.is_ok_and(|s| s.success()), "kill -INT failed");
     let out = child.wait_with_output().expect("wait for helm-cozy");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
     assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted by SIGINT"), "stderr: {stderr}");
-    assert_eq!(values_files(), 0, "the values file outlived the interrupted command");
+    assert!(!holds_values(), "a file holds the values after the interrupted command: {:?}", files());
+    eventually("helm to be gone with helm-cozy", Duration::from_secs(10), || {
+        let state = std::fs::read_to_string(format!("/proc/{helm}/stat")).unwrap_or_default();
+        // Gone, or a zombie left for init to reap.
+        if state.is_empty() || state.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')) {
+            Ok(())
+        } else {
+            Err(state)
+        }
+    });
+}
+
+/// The pid of a child of `parent` whose command name is `name`, from /proc.
+fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let (head, rest) = stat.rsplit_once(") ")?;
+        let comm = head.split_once(" (")?.1;
+        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent && comm == name).then_some(pid)
+    })
 }
 
 /// A chart with a ConfigMap, a post-install/post-upgrade hook whose data says `hook_data`, and optionally a
@@ -672,4 +702,58 @@ fn errors(helm: Helm) {
 
 helm_tests! {
     errors_are_one_clear_line => errors;
+}
+
+/// Integers a `targetPath` writes are Go int64s in helm-controller's Helm (strvals, values in memory),
+/// while helm reads a values file as JSON, where they would become float64s: `{{ .Values.x }}` of
+/// 1000000 prints `1e+06` then. show, diff and apply give them to helm as int64s. (Beyond 2^53
+/// helm-controller itself upgrades on every reconcile: the config it reads back from the release is
+/// float64, so its digest never matches; nothing to compare with there.)
+fn target_path_integers(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("sd-int-{v}"));
+    let chart = Chart::new(
+        "ints",
+        "0.1.0",
+        "limits: {}\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-limits\ndata:\n  \
+             bytes: {{ .Values.limits.bytes | quote }}\n  large: {{ .Values.limits.large | quote }}\n  \
+             kind: {{ kindOf .Values.limits.bytes | quote }}\n  yaml: {{ toYaml .Values.limits | quote }}\n",
+        )],
+    );
+    chart.publish("ints", &ns);
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ints\n  namespace: {ns}\ndata:\n  \
+         bytes: \"1000000\"\n  large: \"123456789012\"\n"
+    ));
+    let refs = "valuesFrom:\n  - kind: ConfigMap\n    name: ints\n    valuesKey: bytes\n    targetPath: limits.bytes\n  \
+                - kind: ConfigMap\n    name: ints\n    valuesKey: large\n    targetPath: limits.large\n";
+    apply(&helmrelease(&ns, "ints", "ints", refs));
+    wait_hr_ready(&ns, "ints", READY_TIMEOUT);
+
+    // helm-controller's side really has int64s (else equality proves nothing).
+    let stored = objects(&helm_get(&["manifest", "ints", "-n", &ns]).stdout);
+    let cm = find(&stored, "ConfigMap", "ints-limits");
+    assert_eq!(cm["data"]["bytes"], "1000000", "{cm}");
+    assert_eq!(cm["data"]["large"], "123456789012", "{cm}");
+    assert_eq!(cm["data"]["kind"], "int64", "{cm}");
+
+    let shown = cozy(helm, chart.path(), &ns, &["show", "ints"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} targetPath integers"));
+    let diff = cozy(helm, chart.path(), &ns, &["diff", "ints", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?}: {}\n{}", diff.stdout, diff.stderr);
+
+    // apply installs them as int64s too, and helm-controller then finds nothing to do.
+    chart.write("values.yaml", "limits: {}\nedited: true\n");
+    cozy(helm, chart.path(), &ns, &["apply", "ints"]).ok();
+    let live = get_json("configmap", &ns, "ints-limits").expect("ConfigMap ints-limits");
+    assert_eq!(live["data"]["bytes"], "1000000", "{live}");
+    assert_eq!(live["data"]["large"], "123456789012", "{live}");
+    resume_without_an_upgrade(&ns, "ints");
+}
+
+helm_tests! {
+    target_path_integers_render_as_helm_controller_renders_them => target_path_integers;
 }
