@@ -131,7 +131,7 @@ impl Desired {
             namespace: &self.release_namespace,
             values_stdin: Some(&values),
             values_files: Vec::new(),
-            sets: Vec::new(),
+            sets: self.composed.integer_sets.clone(),
             view,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.

@@ -703,3 +703,57 @@ fn errors(helm: Helm) {
 helm_tests! {
     errors_are_one_clear_line => errors;
 }
+
+/// Integers a `targetPath` writes are Go int64s in helm-controller's Helm (strvals, values in memory),
+/// while helm reads a values file as JSON, where they would become float64s: `{{ .Values.x }}` of
+/// 1000000 prints `1e+06` then. show, diff and apply give them to helm as int64s. (Beyond 2^53
+/// helm-controller itself upgrades on every reconcile: the config it reads back from the release is
+/// float64, so its digest never matches; nothing to compare with there.)
+fn target_path_integers(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("sd-int-{v}"));
+    let chart = Chart::new(
+        "ints",
+        "0.1.0",
+        "limits: {}\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-limits\ndata:\n  \
+             bytes: {{ .Values.limits.bytes | quote }}\n  large: {{ .Values.limits.large | quote }}\n  \
+             kind: {{ kindOf .Values.limits.bytes | quote }}\n  yaml: {{ toYaml .Values.limits | quote }}\n",
+        )],
+    );
+    chart.publish("ints", &ns);
+    apply(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ints\n  namespace: {ns}\ndata:\n  \
+         bytes: \"1000000\"\n  large: \"123456789012\"\n"
+    ));
+    let refs = "valuesFrom:\n  - kind: ConfigMap\n    name: ints\n    valuesKey: bytes\n    targetPath: limits.bytes\n  \
+                - kind: ConfigMap\n    name: ints\n    valuesKey: large\n    targetPath: limits.large\n";
+    apply(&helmrelease(&ns, "ints", "ints", refs));
+    wait_hr_ready(&ns, "ints", READY_TIMEOUT);
+
+    // helm-controller's side really has int64s (else equality proves nothing).
+    let stored = objects(&helm_get(&["manifest", "ints", "-n", &ns]).stdout);
+    let cm = find(&stored, "ConfigMap", "ints-limits");
+    assert_eq!(cm["data"]["bytes"], "1000000", "{cm}");
+    assert_eq!(cm["data"]["large"], "123456789012", "{cm}");
+    assert_eq!(cm["data"]["kind"], "int64", "{cm}");
+
+    let shown = cozy(helm, chart.path(), &ns, &["show", "ints"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} targetPath integers"));
+    let diff = cozy(helm, chart.path(), &ns, &["diff", "ints", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?}: {}\n{}", diff.stdout, diff.stderr);
+
+    // apply installs them as int64s too, and helm-controller then finds nothing to do.
+    chart.write("values.yaml", "limits: {}\nedited: true\n");
+    cozy(helm, chart.path(), &ns, &["apply", "ints"]).ok();
+    let live = get_json("configmap", &ns, "ints-limits").expect("ConfigMap ints-limits");
+    assert_eq!(live["data"]["bytes"], "1000000", "{live}");
+    assert_eq!(live["data"]["large"], "123456789012", "{live}");
+    resume_without_an_upgrade(&ns, "ints");
+}
+
+helm_tests! {
+    target_path_integers_render_as_helm_controller_renders_them => target_path_integers;
+}

@@ -61,9 +61,16 @@ impl Early {
         same.then_some(running)
     }
 
-    /// Keeps `args` for the next render of the same release (only arguments: values come on stdin).
+    /// Keeps `args` for the next render of the same release (only arguments: values come on stdin); for a
+    /// render whose arguments are not to be kept, forgets what was kept, which could only be wrong.
     pub(crate) fn remember(self, args: &[OsString]) {
-        if !self.remember || self.guessed == args {
+        if !self.remember {
+            if let (Some(file), false) = (&self.file, self.guessed.is_empty()) {
+                let _ = std::fs::remove_file(file);
+            }
+            return;
+        }
+        if self.guessed == args {
             return;
         }
         let (Some(file), Some(args)) =

@@ -304,8 +304,9 @@ async fn render(
         args.extend(pr.helm_args(helm.major)?);
         envs.extend(pr.helm_env(helm.major));
     }
-    // A private copy of the chart has a new path each time: no later run can guess it.
-    let mut early = early.map(|e| e.remembering(revised.is_none()));
+    // A private copy of the chart has a new path each time: no later run can guess it. `--set`s carry
+    // values, which are never kept.
+    let mut early = early.map(|e| e.remembering(revised.is_none() && req.sets.is_empty()));
     let started = match early.as_mut().and_then(|e| e.take_if_started_with(&args)) {
         Some(running) => Ok(running),
         None => spawn_program(&helm.bin, &args, &envs, req.values_stdin.is_some()),

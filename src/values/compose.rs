@@ -17,7 +17,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::gov::{GoMap, map_from_json, map_get, map_to_json, new_map};
+use super::gov::{GoMap, GoVal, map_from_json, map_get, map_to_json, new_map};
 use super::merge::{coalesce_with_defaults, merge_go, merge_maps};
 use super::strvals::{parse_into_go, replace_path_go};
 use super::yaml::parse_values;
@@ -94,6 +94,8 @@ pub struct Composed {
     pub coalesced: Values,
     /// For each top-level key of `coalesced`, where it came from.
     pub coalesced_sources: BTreeMap<String, Source>,
+    /// The integers of `values` as `--set` expressions (see [`integer_sets`]).
+    pub integer_sets: Vec<String>,
 }
 
 /// The HelmRelease-side part of a ref's label, e.g. `ConfigMap ns/x key values.yaml`, used in errors.
@@ -211,7 +213,44 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
         .keys()
         .filter_map(|k| sources.get(k).or_else(|| default_sources.get(k)).map(|s| (k.clone(), s.clone())))
         .collect();
-    Ok(Composed { values: values_out, sources, defaults, coalesced, coalesced_sources })
+    let mut integer_sets = Vec::new();
+    integer_sets_of(&GoVal::Map(result), "", &mut integer_sets);
+    Ok(Composed { values: values_out, sources, defaults, coalesced, coalesced_sources, integer_sets })
+}
+
+/// `--set PATH=N` for every integer in the composed values, the ones strvals wrote (a `targetPath`, a
+/// `--set`). helm-controller hands Helm its values in memory, where those stay Go int64s; helm reads a
+/// values file as JSON, where every number is a float64, which templates print differently (`1e+06` for
+/// 1000000) and which rounds beyond 2^53. Given again with `--set` after the values, they are int64s in
+/// helm too. (Numbers from YAML or JSON sources are float64s under helm-controller as well: not these.)
+fn integer_sets_of(v: &GoVal, path: &str, out: &mut Vec<String>) {
+    match v {
+        GoVal::Int(i) => out.push(format!("{path}={i}")),
+        GoVal::Map(m) => {
+            for (k, v) in m.borrow().iter() {
+                let key = strvals_key(k);
+                integer_sets_of(v, &if path.is_empty() { key } else { format!("{path}.{key}") }, out);
+            }
+        }
+        GoVal::List(l) if !path.is_empty() => {
+            for (i, v) in l.borrow().iter().enumerate() {
+                integer_sets_of(v, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A map key as a strvals path segment: the characters strvals reads as syntax escaped.
+fn strvals_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for c in key.chars() {
+        if matches!(c, '.' | '[' | ']' | ',' | '=' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Splits `a=1,b=2` into its assignments (escaped commas and commas inside `{...}` lists stay).
@@ -312,6 +351,26 @@ mod tests {
         // Growing a list makes a new one, so inline's list wins again.
         let c = run(json!({"l": [1]}), vec![cm("g", Some("l[3]"), "9")]);
         assert_eq!(Value::Object(c.values), json!({"l": [1]}));
+    }
+
+    #[test]
+    fn integers_strvals_wrote_are_given_again_with_set() {
+        // Numbers from YAML and JSON (inline, whole refs) are float64s for helm-controller too: not these.
+        let c = run(
+            json!({"inline": 7, "l": [1, {"k": "v"}]}),
+            vec![
+                cm("yaml", None, "fromYaml: 3"),
+                cm("big", Some("limits.bytes"), "1000000"),
+                cm("dotted", Some("annotations.example\\.com/size"), "-12"),
+                cm("listed", Some("l[1].n"), "9007199254740993"),
+                cm("text", Some("name"), "007"),
+            ],
+        );
+        assert_eq!(
+            c.integer_sets,
+            ["l[1].n=9007199254740993", "limits.bytes=1000000", "annotations.example\\.com/size=-12"]
+        );
+        assert_eq!(c.values["l"][1]["n"], json!(9007199254740993_i64), "kept exact");
     }
 
     #[test]
