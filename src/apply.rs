@@ -289,6 +289,9 @@ async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
 /// name and namespaces are needed: no chart, no values (a valuesFrom source deleted already does not
 /// block a delete).
 pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<Duration>) -> Result<()> {
+    // Listening from the start: SIGINT or SIGTERM no longer kill the process half-way (say, with Helm's
+    // storage moved to the release namespace); helm is stopped gracefully and the storage put back.
+    let interrupted = crate::render::interrupted();
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let hr = objects.get(name).await?;
     let release = crate::install::Release::of(&hr);
@@ -303,7 +306,17 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
         ));
     } else {
         status::action(format!("helm uninstall {}/{}", release.namespace, release.name));
-        uninstall(cluster, helm, &release, timeout).await.map_err(|e| Error::Failed(format!("uninstall: {e}")))?;
+        match uninstall(cluster, helm, &release, timeout, interrupted).await {
+            Ok(()) => {}
+            Err(crate::render::RenderError::Interrupted { signal, detail }) => {
+                status::failure(format!("interrupted: helmrelease {name} stays suspended"));
+                return Err(Error::Failed(format!(
+                    "helm cozy delete was interrupted by {signal} while helm was running{detail}; Helm's storage is in {} as before and the release may be partly uninstalled: run helm cozy delete {name} again",
+                    release.storage_namespace
+                )));
+            }
+            Err(e) => return Err(Error::Failed(format!("uninstall: {e}"))),
+        }
         status::success(format!("release {} uninstalled", release.name));
     }
     status::success(format!(

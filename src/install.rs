@@ -146,12 +146,14 @@ pub async fn upgrade(
     with_storage_in_release_namespace(cluster, &Release::of(&desired.hr), run).await
 }
 
-/// `helm uninstall` of the desired release from Flux's storage.
+/// `helm uninstall` of the desired release from Flux's storage, stopped gracefully when `cancel` resolves
+/// (the storage goes back to Flux's namespace either way).
 pub async fn uninstall(
     cluster: &Cluster,
     helm: &Helm,
     release: &Release,
     timeout: Option<Duration>,
+    cancel: impl std::future::Future<Output = String>,
 ) -> Result<(), RenderError> {
     let mut args: Vec<OsString> =
         vec!["uninstall".into(), release.name.clone().into(), "--namespace".into(), release.namespace.clone().into()];
@@ -160,7 +162,8 @@ pub async fn uninstall(
         args.push(format!("{}s", t.as_secs()).into());
     }
     args.extend(cluster.helm_args());
-    with_storage_in_release_namespace(cluster, release, || async { helm.run(&args, &[]).await.map(|_| ()) }).await
+    let run = || async { helm.run_until(&args, &[], cancel).await.map(|_| ()) };
+    with_storage_in_release_namespace(cluster, release, run).await
 }
 
 /// Runs `f` with the release's storage Secrets in the release namespace (where Helm's CLI looks), then
@@ -182,7 +185,13 @@ where
     move_storage(cluster, &release.name, storage, release_ns).await.map_err(relocation)?;
     let result = f().await;
     let back = move_storage(cluster, &release.name, release_ns, storage).await.map_err(relocation);
-    result.and(back)
+    match (result, back) {
+        (Ok(()), back) => back,
+        (Err(e), Ok(())) => Err(e),
+        // The storage left where Flux does not look needs the user's hand first: it leads.
+        (Err(e), Err(RenderError::Storage(back))) => Err(RenderError::Storage(format!("{back} (after: {e})"))),
+        (Err(e), Err(_)) => Err(e),
+    }
 }
 
 /// Which Helm release a HelmRelease makes, and where Flux keeps it: all that uninstalling needs.

@@ -678,3 +678,83 @@ fn float_tie_values_stay_in_sync(helm: Helm) {
 helm_tests! {
     a_float_tie_in_values_keeps_the_release_in_sync_after_resume => float_tie_values_stay_in_sync;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// An interrupted delete
+
+/// A pre-delete hook Job: without a kubelet it never completes, so `helm uninstall` waits on it.
+const PRE_DELETE_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-goodbye\n  \
+     annotations:\n    helm.sh/hook: pre-delete\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      \
+     restartPolicy: Never\n      containers:\n        - name: goodbye\n          image: registry.invalid/goodbye:1\n";
+
+/// SIGINT while `helm cozy delete` runs `helm uninstall` of a release whose storage Flux keeps apart from
+/// its objects (targetNamespace): helm is stopped, Helm's storage Secrets are put back where
+/// helm-controller looks for them, the HelmRelease stays suspended, and the command says so in one line.
+fn interrupted_delete(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let ns = namespace(&format!("hca-del-{v}"));
+    let target = namespace(&format!("hca-del-target-{v}"));
+    let chart = demo_chart();
+    chart.write("templates/job.yaml", PRE_DELETE_JOB);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", &format!("targetNamespace: {target}\n")));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    let release = format!("{target}-a");
+    let stored = helm_release_secrets(&ns, &release);
+    assert!(!stored.is_empty(), "helm-controller keeps the storage in {ns}");
+
+    let mut c = cozy_home(helm).command();
+    c.args(["cozy", "delete", "a", "--timeout", "2m", "-n", &ns]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = KillOnDrop(c.spawn().expect("spawn helm cozy delete"));
+    let (out, err) = (drain(child.0.stdout.take().unwrap()), drain(child.0.stderr.take().unwrap()));
+    let helm_pid = child.0.id();
+    // helm uninstall waits once the hook Job exists; the storage is in the release namespace meanwhile.
+    eventually("helm uninstall to start the pre-delete hook", Duration::from_secs(60), || {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return Err(format!("helm cozy delete exited early with {status}"));
+        }
+        get_json("job", &target, &format!("{release}-goodbye")).map(|_| ()).ok_or_else(|| "no hook Job yet".into())
+    });
+    assert!(helm_release_secrets(&ns, &release).is_empty(), "the storage is in {target} while helm runs");
+    let plugin = children(helm_pid)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm-cozy")
+        .unwrap_or_else(|| panic!("no helm-cozy child of helm {helm_pid}: {:?}", children(helm_pid)))
+        .0;
+    let uninstall = children(plugin)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm")
+        .unwrap_or_else(|| panic!("helm-cozy {plugin} runs no helm: {:?}", children(plugin)))
+        .0;
+    let mut kill = std::process::Command::new("kill");
+    kill.args(["-INT", &plugin.to_string()]);
+    cozyhr_e2e::run(kill).ok();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "helm cozy delete did not exit within 60s of SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    assert!(
+        status.code().is_some_and(|c| c != 0),
+        "an interrupted delete exits non-zero: {status}\n{stdout}\n{stderr}"
+    );
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "{stderr}");
+    assert!(error_lines[0].contains("interrupted by SIGINT") && error_lines[0].contains(&ns), "{stderr}");
+    eventually("the helm uninstall to be stopped", Duration::from_secs(10), || {
+        if running(uninstall) { Err(format!("helm uninstall {uninstall} still runs")) } else { Ok(()) }
+    });
+    // The same revisions (helm marked the last one uninstalling before its hook: the labels may differ).
+    let names = |m: &BTreeMap<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&helm_release_secrets(&ns, &release)), names(&stored), "the storage is back in {ns}");
+    assert!(helm_release_secrets(&target, &release).is_empty(), "nothing left in {target}");
+    assert!(suspended(&hr(&ns, "a")), "the HelmRelease stays suspended");
+}
+
+helm_tests! {
+    an_interrupted_delete_puts_the_storage_back => interrupted_delete;
+}
