@@ -466,6 +466,36 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The helm-cozy plugin process that helm `helm_pid` runs, and the helm that this helm-cozy runs.
+fn plugin_and_its_helm(helm_pid: u32) -> (u32, u32) {
+    let plugin = children(helm_pid)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm-cozy")
+        .unwrap_or_else(|| panic!("no helm-cozy child of helm {helm_pid}: {:?}", children(helm_pid)))
+        .0;
+    let helm = children(plugin)
+        .into_iter()
+        .find(|(_, comm)| comm == "helm")
+        .unwrap_or_else(|| panic!("helm-cozy {plugin} runs no helm: {:?}", children(plugin)))
+        .0;
+    (plugin, helm)
+}
+
+/// Sends SIGINT to `pid` and waits, at most 60 s, for `child` (`what`) to exit.
+fn interrupt_and_wait(child: &mut KillOnDrop, pid: u32, what: &str) -> std::process::ExitStatus {
+    let mut kill = std::process::Command::new("kill");
+    kill.args(["-INT", &pid.to_string()]);
+    cozyhr_e2e::run(kill).ok();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{what} did not exit within 60s of SIGINT");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Starts `helm cozy apply a --wait` for a chart with a Deployment (which never becomes ready here: there
 /// is no kubelet), with TMPDIR set to `tmp`, and sends SIGINT to helm-cozy (the plugin process helm runs)
 /// while helm waits. Returns the result and the pid of the `helm upgrade` that helm-cozy was running.
@@ -489,16 +519,7 @@ fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: 
         }
         get_json("deployment", deployment.0, deployment.1).map(|_| ()).ok_or_else(|| "no Deployment yet".to_string())
     });
-    let plugin = children(helm_pid)
-        .into_iter()
-        .find(|(_, comm)| comm == "helm-cozy")
-        .unwrap_or_else(|| panic!("no helm-cozy child of helm {helm_pid}: {:?}", children(helm_pid)))
-        .0;
-    let upgrade = children(plugin)
-        .into_iter()
-        .find(|(_, comm)| comm == "helm")
-        .unwrap_or_else(|| panic!("helm-cozy {plugin} runs no helm: {:?}", children(plugin)))
-        .0;
+    let (plugin, upgrade) = plugin_and_its_helm(helm_pid);
     let during = entries(tmp);
     assert!(
         during.iter().any(|n| n.starts_with("cozyhr-values-")),
@@ -506,18 +527,7 @@ fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: 
     );
     std::thread::sleep(Duration::from_secs(2));
     assert!(child.0.try_wait().expect("try_wait").is_none(), "helm cozy apply did not block on --wait");
-    let mut kill = std::process::Command::new("kill");
-    kill.args(["-INT", &plugin.to_string()]);
-    cozyhr_e2e::run(kill).ok();
-
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "helm cozy apply did not exit within 60s of SIGINT");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = interrupt_and_wait(&mut child, plugin, "helm cozy apply");
     let run = Run {
         code: status.code(),
         stdout: out.join().unwrap(),
@@ -716,27 +726,8 @@ fn interrupted_delete(helm: Helm) {
         get_json("job", &target, &format!("{release}-goodbye")).map(|_| ()).ok_or_else(|| "no hook Job yet".into())
     });
     assert!(helm_release_secrets(&ns, &release).is_empty(), "the storage is in {target} while helm runs");
-    let plugin = children(helm_pid)
-        .into_iter()
-        .find(|(_, comm)| comm == "helm-cozy")
-        .unwrap_or_else(|| panic!("no helm-cozy child of helm {helm_pid}: {:?}", children(helm_pid)))
-        .0;
-    let uninstall = children(plugin)
-        .into_iter()
-        .find(|(_, comm)| comm == "helm")
-        .unwrap_or_else(|| panic!("helm-cozy {plugin} runs no helm: {:?}", children(plugin)))
-        .0;
-    let mut kill = std::process::Command::new("kill");
-    kill.args(["-INT", &plugin.to_string()]);
-    cozyhr_e2e::run(kill).ok();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "helm cozy delete did not exit within 60s of SIGINT");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (plugin, uninstall) = plugin_and_its_helm(helm_pid);
+    let status = interrupt_and_wait(&mut child, plugin, "helm cozy delete");
     let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
     assert!(
         status.code().is_some_and(|c| c != 0),
