@@ -538,3 +538,28 @@ pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Direct children of a process, as (pid, command name), from /proc.
+pub fn children(parent: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // "pid (comm) state ppid ...": comm may contain spaces, so split at the last ')'.
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let comm = head.split_once('(').map(|(_, c)| c).unwrap_or_default().to_string();
+        let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            found.push((pid, comm));
+        }
+    }
+    found
+}
+
+/// Whether a process is still running (a zombie waiting to be reaped is not).
+pub fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}

@@ -14,8 +14,9 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, Run, apply, condition, controller_log, cozy_home, eventually, get_json, helm_release_secrets,
-    helm_tests, helmrelease, kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
+    Chart, Helm, Run, apply, children, condition, controller_log, cozy_home, eventually, get_json,
+    helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, resume_without_an_upgrade, running,
+    wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -411,31 +412,6 @@ helm_tests! {
 // 7: an interrupted apply
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
-
-/// Direct children of a process, as (pid, command name), from /proc.
-fn children(parent: u32) -> Vec<(u32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // "pid (comm) state ppid ...": comm may contain spaces, so split at the last ')'.
-        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
-        let comm = head.split_once('(').map(|(_, c)| c).unwrap_or_default().to_string();
-        let ppid = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            found.push((pid, comm));
-        }
-    }
-    found
-}
-
-/// Whether a process is still running (a zombie waiting to be reaped is not).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
-}
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, HelmHome, Run, apply, assert_same_objects, command, env, eventually, files_under, find, get_json,
-    helm_get, helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects, resume_without_an_upgrade,
-    run, wait_hr_ready,
+    Chart, Helm, HelmHome, Run, apply, assert_same_objects, children, command, env, eventually, files_under, find,
+    get_json, helm_get, helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, objects,
+    resume_without_an_upgrade, run, running, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -316,7 +316,7 @@ fn interrupted_show_leaves_no_values_file() {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let helm = loop {
         assert!(!holds_values(), "a file holds the values: {:?}", files());
-        if let Some(pid) = child_named(child.id(), "helm") {
+        if let Some((pid, _)) = children(child.id()).into_iter().find(|(_, comm)| comm == "helm") {
             break pid;
         }
         assert!(std::time::Instant::now() < deadline, "helm-cozy show never started helm");
@@ -334,26 +334,8 @@ fn interrupted_show_leaves_no_values_file() {
     assert!(stderr.trim().lines().count() == 1 && stderr.contains("interrupted by SIGINT"), "stderr: {stderr}");
     assert!(!holds_values(), "a file holds the values after the interrupted command: {:?}", files());
     eventually("helm to be gone with helm-cozy", Duration::from_secs(10), || {
-        let state = std::fs::read_to_string(format!("/proc/{helm}/stat")).unwrap_or_default();
-        // Gone, or a zombie left for init to reap.
-        if state.is_empty() || state.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')) {
-            Ok(())
-        } else {
-            Err(state)
-        }
+        if running(helm) { Err(format!("helm {helm} still runs")) } else { Ok(()) }
     });
-}
-
-/// The pid of a child of `parent` whose command name is `name`, from /proc.
-fn child_named(parent: u32, name: &str) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        let (head, rest) = stat.rsplit_once(") ")?;
-        let comm = head.split_once(" (")?.1;
-        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-        (ppid == parent && comm == name).then_some(pid)
-    })
 }
 
 /// A chart with a ConfigMap, a post-install/post-upgrade hook whose data says `hook_data`, and optionally a
