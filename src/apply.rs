@@ -26,6 +26,7 @@ use crate::flux::HelmRelease;
 use crate::flux::verbs::{FIELD_MANAGER, Objects, REQUESTED_AT, request_token};
 use crate::install::{UpgradeOptions, uninstall, upgrade};
 use crate::output::status;
+use crate::release_lock::{self, Found};
 use crate::release_status::{self, Action, Failure, Success};
 use crate::render::Helm;
 use crate::render::postrender::PostRenderSession;
@@ -142,7 +143,18 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     }
 
     status::action(format!("suspending helmrelease {} in {ns} namespace, so Flux does not race this apply", req.name));
-    objects.set_suspend(req.name, true).await?;
+    let hr = objects.set_suspend(req.name, true).await?;
+    // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
+    let release = crate::install::Release::of(&hr);
+    if let Found::Unlocked { message, .. } =
+        release_lock::wait_then_unlock(cluster, req.name, &release, req.options.timeout).await?
+    {
+        emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
+    }
+    // What the storage holds now decides install or upgrade (the controller's action may have ended
+    // with a release where there was none).
+    let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
 
     status::action(format!(
         "helm {} {}/{} with chart {}@{}",
@@ -296,9 +308,12 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
     let hr = objects.get(name).await?;
     let release = crate::install::Release::of(&hr);
     let ns = cluster.namespace.as_str();
-    let installed = crate::helmstore::next_action(cluster, &release.storage_namespace, &release.name).await?;
     status::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
-    objects.set_suspend(name, true).await?;
+    let hr = objects.set_suspend(name, true).await?;
+    if let Found::Unlocked { message, .. } = release_lock::wait_then_unlock(cluster, name, &release, timeout).await? {
+        emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
+    }
+    let installed = crate::helmstore::next_action(cluster, &release.storage_namespace, &release.name).await?;
     if installed == crate::helmstore::NextAction::Install {
         status::success(format!(
             "release {} is not installed (no Helm storage in {}): nothing to uninstall",

@@ -26,6 +26,7 @@ pub mod manifests;
 pub mod output;
 pub mod par;
 pub mod release;
+pub mod release_lock;
 pub mod release_status;
 pub mod render;
 pub mod snapshot;

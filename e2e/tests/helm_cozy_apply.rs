@@ -336,8 +336,9 @@ fn failing_apply_records_a_warning_event(helm: Helm) {
     let ns = namespace(&format!("hca-ev-{helm:?}").to_lowercase());
     let chart = demo_chart();
     chart.publish("a", &ns);
-    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
-    cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    apply(&helmrelease(&ns, "a", "a", ""));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    cozyhr(&["suspend", "a", "-n", &ns]).ok();
     chart.write(
         "templates/bad.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  labels:\n    bad1: \"-x-\"\n    bad2: \"-y-\"\n    bad3: \"-z-\"\ndata:\n  a: b\n",
@@ -724,4 +725,111 @@ fn interrupted_delete(helm: Helm) {
 
 helm_tests! {
     an_interrupted_delete_puts_the_storage_back => interrupted_delete;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Helm's release lock: an action helm-controller has in flight, and a release left pending
+
+/// A pre-install hook that never completes here (no kubelet runs its pod): Helm waits on it until its
+/// timeout, so helm-controller's install stays in flight that long. Upgrades do not run it.
+const PRE_INSTALL_JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-setup\n  \
+     annotations:\n    helm.sh/hook: pre-install\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      \
+     restartPolicy: Never\n      containers:\n        - name: setup\n          image: registry.invalid/setup:1\n";
+
+/// Suspending does not stop an install helm-controller has begun: `helm cozy apply` says it waits, waits
+/// for the install to end (here: to fail on its hook's timeout), then upgrades, and the HelmRelease ends
+/// suspended with the upgrade recorded.
+fn apply_waits_for_the_controller(helm: Helm) {
+    let ns = namespace(&format!("hca-busy-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.write("templates/setup.yaml", PRE_INSTALL_JOB);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "timeout: 20s\n"));
+    eventually("helm-controller's install to wait on its hook", READY_TIMEOUT, || {
+        let states = release_states(&ns, "a");
+        let running = condition(&hr(&ns, "a"), "Reconciling").is_some_and(|(status, reason, msg)| {
+            status == "True" && reason == "Progressing" && msg.starts_with("Running 'install'")
+        });
+        let pending = states.values().any(|(status, _)| status == "pending-install");
+        if running && pending && get_json("job", &ns, "a-setup").is_some() {
+            Ok(())
+        } else {
+            Err(format!("{states:?}"))
+        }
+    });
+
+    let run = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    let waiting = run.stderr.find("helm-controller is running its install of release");
+    let upgrading = run.stderr.find("helm upgrade");
+    assert!(waiting.is_some() && waiting < upgrading, "apply says it waits, before it runs helm:\n{}", run.stderr);
+    let states = release_states(&ns, "a");
+    let by_version: BTreeMap<&str, &str> = states.values().map(|(s, v)| (v.as_str(), s.as_str())).collect();
+    // Helm marks the revision an upgrade replaced superseded, failed or not.
+    assert_eq!(by_version, BTreeMap::from([("1", "superseded"), ("2", "deployed")]), "apply upgraded");
+    let install_failed = |e: &(String, String, String)| e.0 == "InstallFailed" && e.1 == "helm-controller";
+    assert!(
+        events(&ns, "a").iter().any(install_failed),
+        "helm-controller's install ended (failed on its hook) before apply ran: {:#?}",
+        events(&ns, "a")
+    );
+    let after = hr(&ns, "a");
+    assert!(suspended(&after), "the HelmRelease stays suspended");
+    let ready = condition(&after, "Ready").expect("Ready");
+    assert_eq!((ready.0.as_str(), ready.1.as_str()), ("True", "UpgradeSucceeded"), "{ready:?}");
+}
+
+helm_tests! {
+    apply_waits_for_an_install_helm_controller_has_in_flight => apply_waits_for_the_controller;
+}
+
+/// A pre-upgrade hook only the test's own `helm upgrade` turns on, to hold that upgrade in `pending-upgrade`.
+const SLOW_PRE_UPGRADE_JOB: &str = "{{- if .Values.slowUpgrade }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  \
+     name: {{ .Release.Name }}-slow\n  annotations:\n    helm.sh/hook: pre-upgrade\nspec:\n  backoffLimit: 0\n  \
+     template:\n    spec:\n      restartPolicy: Never\n      containers:\n        - name: slow\n          \
+     image: registry.invalid/slow:1\n{{- end }}\n";
+
+/// A release left `pending-upgrade` by a helm killed mid-upgrade: `helm cozy apply` unlocks it as
+/// helm-controller would (revision marked failed, "Release unlocked from stale 'pending-upgrade' state"),
+/// says so, records helm-controller's `PendingRelease` Event, and applies; resumed, Flux does nothing.
+fn apply_unlocks_a_stale_release(helm: Helm) {
+    let ns = namespace(&format!("hca-lock-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.write("templates/slow.yaml", SLOW_PRE_UPGRADE_JOB);
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", ""));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    cozyhr(&["suspend", "a", "-n", &ns]).ok();
+
+    let mut c = cozy_home(helm).command();
+    c.args(["upgrade", "a"]).arg(chart.path()).args(["-n", &ns, "--reuse-values", "--set", "slowUpgrade=true"]);
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut killed = KillOnDrop(c.spawn().expect("spawn helm upgrade"));
+    eventually("helm upgrade to wait on its pre-upgrade hook", Duration::from_secs(60), || {
+        let states = release_states(&ns, "a");
+        let pending = states.values().any(|(status, version)| status == "pending-upgrade" && version == "2");
+        if pending && get_json("job", &ns, "a-slow").is_some() { Ok(()) } else { Err(format!("{states:?}")) }
+    });
+    killed.0.kill().expect("SIGKILL helm upgrade");
+    killed.0.wait().expect("reap helm upgrade");
+
+    let run = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    let unlocked = format!("Unlocked Helm release {ns}/a.v2 with chart demo@0.1.0 in pending-upgrade state");
+    assert!(run.stderr.contains(&unlocked), "apply says it unlocked the release:\n{}", run.stderr);
+    let states = release_states(&ns, "a");
+    let by_version: BTreeMap<&str, &str> = states.values().map(|(s, v)| (v.as_str(), s.as_str())).collect();
+    assert_eq!(by_version, BTreeMap::from([("1", "superseded"), ("2", "failed"), ("3", "deployed")]));
+    let history = cozy_home(helm).run(["history", "a", "-n", &ns, "-o", "json"]).ok().json();
+    let second = history.as_array().into_iter().flatten().find(|r| r["revision"] == 2).expect("revision 2");
+    assert_eq!(second["description"], "Release unlocked from stale 'pending-upgrade' state", "{history:#}");
+    assert!(
+        events(&ns, "a").iter().any(|(reason, _, message)| reason == "PendingRelease" && message == &unlocked),
+        "{:#?}",
+        events(&ns, "a")
+    );
+    assert!(suspended(&hr(&ns, "a")));
+    resume_without_an_upgrade(&ns, "a");
+}
+
+helm_tests! {
+    apply_unlocks_a_release_a_killed_helm_left_pending => apply_unlocks_a_stale_release;
 }

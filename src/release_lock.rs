@@ -1,0 +1,258 @@
+//! Helm's release lock, as `apply` and `delete` meet it: a stored release in a `pending-*` state is
+//! "another operation in progress" to Helm. Suspending a HelmRelease does not stop an action
+//! helm-controller has already started, so before running helm we look:
+//!
+//! - helm-controller marks the HelmRelease `Reconciling=True`, reason `Progressing`, message
+//!   `Running '<action>' action with timeout of <d>` before each Helm action
+//!   (internal/reconcile/atomic_release.go). While that holds, and its timeout has not passed, the
+//!   action is in flight: we wait for it to end (the storage leaves `pending-*` and the condition
+//!   changes), bounded by the user's `--timeout`.
+//! - A release that stays `pending-*` with no such action running was left by a helm that no longer
+//!   runs. helm-controller unlocks it (internal/reconcile/unlock.go): the release is marked `failed`
+//!   with the description `Release unlocked from stale '<status>' state` and an Event `PendingRelease`
+//!   is recorded. We do the same, and say so.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use base64::Engine;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ListParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::condition::{self, Condition};
+use crate::install::Release;
+use crate::output::status;
+
+/// helm-controller's reason for the Event of an unlock.
+pub const UNLOCKED_REASON: &str = "PendingRelease";
+
+/// The Helm statuses that lock a release (Helm's `Status.IsPending`).
+const PENDING: &[&str] = &["pending-install", "pending-upgrade", "pending-rollback"];
+
+/// helm-controller needs a moment after Helm's own timeout to record the outcome.
+const GRACE: Duration = Duration::from_secs(30);
+
+/// An action helm-controller says it is running, and when its timeout ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerAction {
+    /// `install`, `upgrade`, `uninstall`, `rollback`, `test`, `unlock`...
+    pub name: String,
+    pub deadline: jiff::Timestamp,
+}
+
+/// The action helm-controller's conditions say is running at `now`, if any: `Reconciling=True` with
+/// reason `Progressing` and a `Running '<action>' action with timeout of <d>` message whose timeout,
+/// counted from the condition's last transition, has not passed. A controller that died mid-action
+/// leaves the condition behind; the timeout is what tells that apart from one still at work.
+pub fn controller_action(conditions: &[Condition], now: jiff::Timestamp) -> Option<ControllerAction> {
+    let c = condition::find(conditions, condition::RECONCILING)?;
+    if c.status != "True" || c.reason != "Progressing" {
+        return None;
+    }
+    let rest = c.message.strip_prefix("Running '")?;
+    let (name, rest) = rest.split_once('\'')?;
+    let timeout = crate::duration::parse(rest.strip_prefix(" action with timeout of ")?.trim()).ok()?;
+    let since: jiff::Timestamp = c.last_transition_time.parse().ok()?;
+    let deadline = since.checked_add(jiff::SignedDuration::try_from(timeout + GRACE).ok()?).ok()?;
+    (now < deadline).then(|| ControllerAction { name: name.to_string(), deadline })
+}
+
+/// The newest stored revision's number and status, from the storage Secrets' labels.
+async fn newest(cluster: &Cluster, release: &Release) -> Result<Option<(i64, String)>> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={}", release.name));
+    let list = api.list_metadata(&lp).await.map_err(|e| cluster.error(e))?;
+    Ok(list
+        .items
+        .iter()
+        .filter_map(|s| {
+            let labels = s.metadata.labels.as_ref()?;
+            Some((labels.get("version")?.parse::<i64>().ok()?, labels.get("status").cloned().unwrap_or_default()))
+        })
+        .max_by_key(|(v, _)| *v))
+}
+
+/// What was found before helm runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing in flight, nothing locked.
+    Free,
+    /// A stale lock was lifted: the revision and the status it was stuck in, for the status and Events.
+    Unlocked { revision: i64, was: String, message: String },
+}
+
+/// Waits for an action helm-controller has in flight on the release of HelmRelease `name` to end, then
+/// unlocks the release if a helm that no longer runs left it pending. `limit` bounds the wait (the
+/// user's `--timeout`); without it, the controller's own timeout does.
+pub async fn wait_then_unlock(
+    cluster: &Cluster,
+    name: &str,
+    release: &Release,
+    limit: Option<Duration>,
+) -> Result<Found> {
+    let hrs: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let secrets: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
+    let started = std::time::Instant::now();
+    // Any change to the HelmRelease or to the release's storage is a reason to look again; the look
+    // itself reads both afresh, so the events' contents do not matter.
+    let hr_changes = watcher(hrs.clone(), watcher::Config::default().fields(&format!("metadata.name={name}")))
+        .default_backoff()
+        .map(|_| ())
+        .boxed();
+    let storage_changes =
+        watcher(secrets, watcher::Config::default().labels(&format!("owner=helm,name={}", release.name)))
+            .default_backoff()
+            .map(|_| ())
+            .boxed();
+    let mut changes = futures::stream::select(hr_changes, storage_changes);
+    let mut announced: Option<String> = None;
+    loop {
+        let hr = hrs.get(name).await.map_err(|e| cluster.error(e))?;
+        let conditions = hr.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+        let now = jiff::Timestamp::now();
+        let newest = newest(cluster, release).await?;
+        let Some(action) = controller_action(conditions, now) else {
+            if announced.is_some() {
+                status::success("helm-controller's action ended");
+            }
+            return match newest {
+                Some((revision, was)) if PENDING.contains(&was.as_str()) => {
+                    unlock(cluster, release, revision, &was).await
+                }
+                _ => Ok(Found::Free),
+            };
+        };
+        if announced.as_deref() != Some(action.name.as_str()) {
+            status::waiting(format!(
+                "helm-controller is running its {} of release {}/{} (timeout at {}); waiting for it to end",
+                action.name,
+                release.namespace,
+                release.name,
+                action.deadline.strftime("%H:%M:%S UTC")
+            ));
+            announced = Some(action.name.clone());
+        }
+        let until_deadline = action.deadline.duration_since(now).unsigned_abs();
+        let left = match limit {
+            Some(limit) => match limit.checked_sub(started.elapsed()) {
+                Some(left) => left,
+                None => {
+                    return Err(Error::Timeout {
+                        what: format!("helm-controller's {} of release {} to end", action.name, release.name),
+                        after: limit,
+                        last_seen: format!(
+                            "still running; helmrelease {name} stays suspended, run the command again later"
+                        ),
+                    });
+                }
+            },
+            None => until_deadline,
+        };
+        // Wake on the next change, or when the controller's timeout or our limit has passed.
+        let _ = tokio::time::timeout(left.min(until_deadline), changes.next()).await;
+    }
+}
+
+/// Marks revision `revision` of the release `failed`, as helm-controller's unlock does, if it is still
+/// pending (a concurrent writer makes the replace fail on its resourceVersion, and nothing is changed).
+async fn unlock(cluster: &Cluster, release: &Release, revision: i64, was: &str) -> Result<Found> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
+    let secret_name = format!("sh.helm.release.v1.{}.v{revision}", release.name);
+    let mut secret = api.get(&secret_name).await.map_err(|e| cluster.error(e))?;
+    let bad = |reason: String| Error::Invalid { what: format!("Helm release secret {secret_name}"), reason };
+    let field = secret.data.as_ref().and_then(|d| d.get("release")).ok_or_else(|| bad("no release field".into()))?;
+    let mut raw = decode_release(&field.0).map_err(bad)?;
+    let description = format!("Release unlocked from stale '{was}' state");
+    let info = raw.get_mut("info").and_then(Value::as_object_mut).ok_or_else(|| bad("no info".into()))?;
+    info.insert("status".into(), "failed".into());
+    info.insert("description".into(), description.into());
+    let encoded = encode_release(&raw).map_err(bad)?;
+    secret.data.get_or_insert_default().insert("release".into(), k8s_openapi::ByteString(encoded));
+    let labels = secret.metadata.labels.get_or_insert_default();
+    labels.insert("status".into(), "failed".into());
+    labels.insert("modifiedAt".into(), jiff::Timestamp::now().as_second().to_string());
+    api.replace(&secret_name, &PostParams::default(), &secret).await.map_err(|e| cluster.error(e))?;
+    let chart = |k: &str| raw.pointer(&format!("/chart/metadata/{k}")).and_then(Value::as_str).unwrap_or_default();
+    let message = format!(
+        "Unlocked Helm release {}/{}.v{revision} with chart {}@{} in {was} state",
+        release.namespace,
+        release.name,
+        chart("name"),
+        chart("version")
+    );
+    status::warning(format!("{message}: the helm that left it pending no longer runs"));
+    Ok(Found::Unlocked { revision, was: was.to_string(), message })
+}
+
+/// The release JSON of a storage Secret's `release` field: base64 of gzip, as Helm writes it.
+fn decode_release(field: &[u8]) -> std::result::Result<Value, String> {
+    let zipped =
+        base64::engine::general_purpose::STANDARD.decode(field.trim_ascii()).map_err(|e| format!("not base64: {e}"))?;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(zipped.as_slice()).read_to_end(&mut json).map_err(|e| format!("bad gzip: {e}"))?;
+    serde_json::from_slice(&json).map_err(|e| format!("bad JSON: {e}"))
+}
+
+/// The inverse of [`decode_release`].
+fn encode_release(raw: &Value) -> std::result::Result<Vec<u8>, String> {
+    let json = serde_json::to_vec(raw).map_err(|e| e.to_string())?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&json).map_err(|e| e.to_string())?;
+    let zipped = gz.finish().map_err(|e| e.to_string())?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(zipped).into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reconciling(status: &str, reason: &str, message: &str, since: &str) -> Vec<Condition> {
+        vec![Condition {
+            type_: "Reconciling".into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: message.into(),
+            last_transition_time: since.into(),
+            ..Default::default()
+        }]
+    }
+
+    #[test]
+    fn an_action_runs_until_its_timeout_and_a_grace() {
+        let c =
+            reconciling("True", "Progressing", "Running 'install' action with timeout of 5m0s", "2026-01-01T10:00:00Z");
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        let running = controller_action(&c, at("2026-01-01T10:05:00Z")).expect("running");
+        assert_eq!(running.name, "install");
+        assert_eq!(running.deadline, at("2026-01-01T10:05:30Z"));
+        assert_eq!(controller_action(&c, at("2026-01-01T10:05:31Z")), None, "a dead controller's condition");
+    }
+
+    #[test]
+    fn only_a_running_action_counts() {
+        let now = "2026-01-01T10:00:01Z".parse().unwrap();
+        let since = "2026-01-01T10:00:00Z";
+        for c in [
+            reconciling("True", "ProgressingWithRetry", "retrying after 1m", since),
+            reconciling("True", "Progressing", "Fulfilling prerequisites", since),
+            reconciling("False", "Progressing", "Running 'upgrade' action with timeout of 5m0s", since),
+            vec![],
+        ] {
+            assert_eq!(controller_action(&c, now), None, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_release_survives_the_round_trip() {
+        let raw = serde_json::json!({"name": "a", "info": {"status": "pending-upgrade"}, "config": {"n": 1.5}});
+        let encoded = encode_release(&raw).unwrap();
+        assert_eq!(decode_release(&encoded).unwrap(), raw);
+        assert_eq!(crate::helmstore::decode(&encoded).unwrap().status, "pending-upgrade");
+    }
+}
