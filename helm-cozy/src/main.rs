@@ -4,28 +4,10 @@
 mod cli;
 mod commands;
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = cli::Cli::parse();
+    let cli: cli::Cli = cozyhr_shell::parse(Ok);
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(commands::run(cli)) {
-        Ok(code) => code,
-        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    cozyhr_shell::run(commands::run(cli))
 }
 
 /// Quiet unless asked: `helm --debug cozy ...` (Helm hands plugins HELM_DEBUG) logs what cozyhr does with

@@ -26,14 +26,9 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// Parses the arguments; `-A` before the subcommand means what it means after it, as with kubectl,
-    /// and is a usage error (one line, exit 2 as for any) before a subcommand that does not take it.
-    pub fn parse_args() -> Cli {
-        use clap::{CommandFactory, Parser};
-        Self::parse().with_scope_merged().unwrap_or_else(|e| e.format(&mut Self::command()).exit())
-    }
-
-    fn with_scope_merged(mut self) -> Result<Cli, clap::Error> {
+    /// `-A` before the subcommand means what it means after it, as with kubectl, and is a usage error
+    /// before a subcommand that does not take it.
+    pub fn with_scope_merged(mut self) -> Result<Cli, clap::Error> {
         if self.all_namespaces {
             match &mut self.command {
                 Command::Get(a) => a.scope.all_namespaces = true,
@@ -43,9 +38,7 @@ impl Cli {
                     let name = format!("{other:?}").split('(').next().unwrap_or_default().to_lowercase();
                     return Err(clap::Error::raw(
                         clap::error::ErrorKind::ArgumentConflict,
-                        format!(
-                            "-A/--all-namespaces does not apply to {name}: name one HelmRelease with -n NAMESPACE\n"
-                        ),
+                        format!("-A/--all-namespaces does not apply to {name}: name one HelmRelease with -n NAMESPACE"),
                     ));
                 }
             }

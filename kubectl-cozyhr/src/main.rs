@@ -11,32 +11,12 @@ fn main() -> std::process::ExitCode {
     // being completed are partial and often invalid, and they must never produce a usage error.
     if args.get(1).is_some_and(|a| a == commands::complete::ENTRY) {
         let words = args.iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect();
-        return block_on(commands::complete::run(words));
+        return cozyhr_shell::run(commands::complete::run(words));
     }
-    let cli = cli::Cli::parse_args();
+    let cli: cli::Cli = cozyhr_shell::parse(cli::Cli::with_scope_merged);
     cozyhr::output::set_color(cli.cluster.color.into());
     init_logging(cli.cluster.verbosity);
-    block_on(commands::run(cli))
-}
-
-fn block_on(fut: impl Future<Output = anyhow::Result<std::process::ExitCode>>) -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(fut) {
-        Ok(code) => code,
-        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    cozyhr_shell::run(commands::run(cli))
 }
 
 /// `-v LEVEL` like kubectl: nothing by default (failures are reported as one `error:` line, so the

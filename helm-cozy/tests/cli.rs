@@ -1,0 +1,521 @@
+//! The command line of the real `helm-cozy` binary, without a cluster and without Helm: exit codes, where
+//! output goes, usage errors, the one error line when helm, the chart or the cluster is missing, flags
+//! before and after the subcommand, and completion (the generated scripts and Helm's completion.yaml).
+//! Where a command must get past looking for helm, HELM_BIN names a stub script that answers
+//! `helm version` and echoes the arguments of `helm template`. See testsupport/cli.rs for the sandbox.
+
+#[path = "../../testsupport/cli.rs"]
+mod cli;
+
+use std::collections::BTreeSet;
+
+use cli::{ApiRecorder, REFUSED, Sandbox, help_flags, help_subcommands, words};
+
+const BIN: &str = env!("CARGO_BIN_EXE_helm-cozy");
+
+/// Every visible subcommand; `help_lists_exactly_these_subcommands` keeps the list honest.
+const SUBCOMMANDS: &[&str] = &["show", "values", "diff", "apply", "delete", "completion", "version"];
+
+/// Every command that needs helm and a cluster, with valid arguments and some of its flags (the chart
+/// directory is given with -C).
+const CHART_COMMANDS: &[&[&str]] = &[
+    &["show", "web"],
+    &["show", "web", "--show-only", "templates/cm*.yaml", "-f", "extra.yaml", "--set", "a=1"],
+    &["show", "web", "--plain"],
+    &["values", "web"],
+    &["values", "web", "--sources", "--with-defaults", "-o", "json"],
+    &["diff", "web"],
+    &["diff", "web", "--against", "release", "-o", "summary", "--detailed-exitcode", "--context=-1"],
+    &["diff", "web", "--show-secrets", "--color", "never", "-o", "json"],
+    &["apply", "web"],
+    &["apply", "web", "--dry-run", "--resume", "--take-ownership", "--timeout", "2m", "--wait=false"],
+    &["apply", "web", "--plain"],
+    &["delete", "web"],
+    &["delete", "web", "--timeout", "1m"],
+];
+
+/// A stand-in for helm: `version` says 3.17, `template` prints one ConfigMap that holds its arguments,
+/// anything else fails naming what it was asked.
+const STUB_HELM: &str = r#"#!/bin/sh
+case "$1" in
+version) echo v3.17.0 ;;
+template) printf -- '---\n# Source: c/templates/args.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: args\ndata:\n  args: "%s"\n' "$*" ;;
+*) echo "stub helm: not stubbed: $*" >&2; exit 3 ;;
+esac
+"#;
+
+/// Helm completes these itself for every plugin (and -h, -n with them).
+const HELMS_OWN: &[&str] = &["namespace", "kube-context", "kubeconfig", "help", "version"];
+
+/// Environment variables a case adds to the sandbox's.
+type Env<'a> = &'a [(&'a str, &'a str)];
+
+fn run(args: &[&str]) -> cli::Run {
+    Sandbox::new().run(BIN, args)
+}
+
+/// A sandbox with a chart in `chart/` and the stub helm as HELM_BIN.
+fn with_chart_and_stub_helm() -> Sandbox {
+    let mut sandbox = Sandbox::new();
+    sandbox.write("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+    let helm = sandbox.write_script("tools/helm", STUB_HELM);
+    sandbox.set_env("HELM_BIN", helm);
+    sandbox
+}
+
+fn with_chart(args: &[&str]) -> Vec<String> {
+    ["-C", "chart"].iter().chain(args).map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn help_lists_exactly_these_subcommands() {
+    let help = run(&["--help"]);
+    assert_eq!(help_subcommands(help.printed()), SUBCOMMANDS, "update SUBCOMMANDS (and the tests using it)");
+    assert!(!help.stdout.contains("__post-render"), "the post-renderer entry point is for helm, not people");
+}
+
+#[test]
+fn help_goes_to_stdout_with_exit_0() {
+    let sandbox = Sandbox::new();
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        assert!(sandbox.run(BIN, args).printed().contains("Usage: helm cozy"), "{args:?}");
+    }
+    for sub in SUBCOMMANDS {
+        let usage = format!("Usage: helm cozy {sub}");
+        for args in [["help", sub], [sub, "--help"], [sub, "-h"]] {
+            let out = sandbox.run(BIN, &args);
+            assert!(out.printed().contains(&usage), "{args:?} does not show {usage:?}:\n{}", out.stdout);
+        }
+    }
+}
+
+#[test]
+fn version_prints_the_workspace_version() {
+    assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
+    let expected = format!("helm-cozy {}\n", cozyhr::VERSION);
+    let sandbox = Sandbox::new();
+    for args in [&["version"][..], &["--version"], &["-V"]] {
+        assert_eq!(sandbox.run(BIN, args).printed(), expected, "{args:?}");
+    }
+    // `helm plugin list` shows the manifest's version.
+    let manifest = include_str!("../../plugin.yaml");
+    let listed = manifest.lines().find_map(|l| l.strip_prefix("version: ")).expect("plugin.yaml has a version");
+    assert_eq!(listed.trim(), cozyhr::VERSION, "plugin.yaml's version");
+}
+
+#[test]
+fn usage_errors_are_one_line_and_exit_1() {
+    let sandbox = with_chart_and_stub_helm();
+    let cases: &[(&[&str], &str)] = &[
+        (&["nosuch"], "'nosuch'"),
+        (&["--bogus", "show", "web"], "'--bogus'"),
+        (&["show", "web", "--bogus"], "'--bogus'"),
+        (&["values", "web", "--bogus"], "'--bogus'"),
+        (&["diff", "web", "--bogus"], "'--bogus'"),
+        (&["apply", "web", "--bogus"], "'--bogus'"),
+        (&["delete", "web", "--bogus"], "'--bogus'"),
+        (&["completion", "bash", "--bogus"], "'--bogus'"),
+        (&["version", "--bogus"], "'--bogus'"),
+        (&["version", "extra"], "'extra'"),
+        (&["show", "web", "db"], "'db'"),
+        // A missing required argument or value.
+        (&["show"], "<NAME>"),
+        (&["values"], "<NAME>"),
+        (&["diff"], "<NAME>"),
+        (&["apply"], "<NAME>"),
+        (&["delete"], "<NAME>"),
+        (&["completion"], "<SHELL>"),
+        (&["show", "web", "-C"], "--chdir"),
+        (&["show", "web", "-n"], "--namespace"),
+        (&["show", "web", "-f"], "--values"),
+        // A bad value for an enum or typed flag.
+        (&["values", "web", "-o", "toml"], "--output"),
+        (&["diff", "web", "-o", "yaml"], "--output"),
+        (&["diff", "web", "--output=yaml"], "--output"),
+        (&["diff", "web", "--color", "sometimes"], "--color"),
+        (&["diff", "web", "--against", "git"], "--against"),
+        (&["diff", "web", "--context", "many"], "--context"),
+        (&["completion", "tcsh"], "'tcsh'"),
+        (&["apply", "web", "--timeout", "soon"], "--timeout"),
+        (&["delete", "web", "--timeout", "5x"], "--timeout"),
+        (&["apply", "web", "--wait=maybe"], "--wait"),
+        // Flags of another command, or of kubectl cozyhr.
+        (&["show", "web", "-o", "json"], "'-o'"),
+        (&["delete", "web", "--plain"], "'--plain'"),
+        (&["values", "web", "--color", "never"], "'--color'"),
+        (&["-A", "show", "web"], "'-A'"),
+        (&["--context", "a", "show", "web"], "'--context'"),
+        (&["show", "web", "--context", "a"], "'--context'"),
+        // --offline requires --plain.
+        (&["show", "web", "--offline"], "--plain"),
+    ];
+    for (args, offender) in cases {
+        sandbox.run(BIN, &with_chart(args)).usage_error(offender);
+    }
+    // No subcommand: the help on stdout, as kubectl and helm print it for a bare command.
+    let out = sandbox.run(BIN, &[] as &[&str]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.is_empty() && out.stdout.contains("Commands:"), "{out:?}");
+}
+
+#[test]
+fn every_chart_command_without_helm_fails_in_one_line() {
+    let mut sandbox = with_chart_and_stub_helm();
+    // Nothing on PATH, no HELM_BIN: what to do is to install helm or name it.
+    sandbox.remove_env("HELM_BIN");
+    for args in CHART_COMMANDS {
+        sandbox.run(BIN, &with_chart(args)).one_error_line(&["helm", "install", "HELM_BIN"]);
+    }
+    // HELM_BIN naming nothing: the line names it.
+    sandbox.set_env("HELM_BIN", sandbox.path("no-such-helm"));
+    for args in CHART_COMMANDS {
+        sandbox.run(BIN, &with_chart(args)).one_error_line(&["no-such-helm"]);
+    }
+}
+
+#[test]
+fn chart_commands_outside_a_chart_fail_in_one_line() {
+    let sandbox = with_chart_and_stub_helm();
+    let chart_commands = CHART_COMMANDS.iter().filter(|args| args[0] != "delete");
+    for args in chart_commands.clone() {
+        // The sandbox root (the working directory) has no Chart.yaml.
+        sandbox.run(BIN, args).one_error_line(&["not a chart directory", "-C DIR"]);
+        let out = sandbox.run(BIN, &[&["-C", "no-such-dir"][..], args].concat());
+        out.one_error_line(&["no-such-dir", "-C DIR"]);
+    }
+}
+
+#[test]
+fn every_chart_command_without_a_kubeconfig_fails_in_one_line() {
+    let mut sandbox = with_chart_and_stub_helm();
+    let missing = sandbox.missing_kubeconfig();
+    let missing = missing.to_str().expect("a UTF-8 temporary directory");
+    for args in CHART_COMMANDS {
+        // What is wrong (the file), what to do (the flag).
+        sandbox.run(BIN, &with_chart(args)).one_error_line(&[missing, "--kubeconfig"]);
+    }
+    sandbox.remove_env("KUBECONFIG");
+    let default = sandbox.path("home/.kube/config");
+    for args in CHART_COMMANDS.iter().filter(|args| !args.contains(&"--plain")) {
+        sandbox.run(BIN, &with_chart(args)).one_error_line(&[default.to_str().expect("UTF-8"), "KUBECONFIG"]);
+    }
+}
+
+#[test]
+fn flags_before_and_after_the_subcommand_reach_the_same_error() {
+    let sandbox = with_chart_and_stub_helm();
+    let other = sandbox.path("other-missing-kubeconfig");
+    let other = other.to_str().expect("UTF-8");
+    for sub in ["show", "values", "diff", "apply", "delete"] {
+        let groups: Vec<Vec<Vec<&str>>> = vec![
+            vec![
+                vec!["-C", "chart", sub, "web"],
+                vec![sub, "web", "-C", "chart"],
+                vec!["--chdir=chart", sub, "web"],
+                vec![sub, "--chdir", "chart", "web"],
+            ],
+            vec![
+                vec!["--kubeconfig", other, sub, "web", "-C", "chart"],
+                vec!["-C", "chart", sub, "web", "--kubeconfig", other],
+            ],
+            vec![
+                vec!["-n", "ns1", "-C", "chart", sub, "web"],
+                vec!["-C", "chart", sub, "web", "-n", "ns1"],
+                vec!["-C", "chart", sub, "--namespace=ns1", "web"],
+            ],
+            vec![
+                vec!["--kube-context", "b", "-C", "chart", sub, "web"],
+                vec!["-C", "chart", sub, "web", "--kube-context=b"],
+            ],
+        ];
+        for spellings in groups {
+            let line = sandbox.run(BIN, &spellings[0]).one_error_line(&[]).to_string();
+            for spelling in &spellings[1..] {
+                assert_eq!(sandbox.run(BIN, spelling).one_error_line(&[]), line, "{spelling:?} and {:?}", spellings[0]);
+            }
+            // Past the chart directory: the error is the cluster's, naming the kubeconfig in use.
+            let kubeconfig = if spellings[0].contains(&other) {
+                other.to_string()
+            } else {
+                sandbox.missing_kubeconfig().display().to_string()
+            };
+            assert!(line.contains(&kubeconfig), "{:?}: {line}", spellings[0]);
+        }
+    }
+}
+
+#[test]
+fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
+    let recorder = ApiRecorder::start();
+    // Under Helm, -n and --kube-context reach the plugin as HELM_NAMESPACE and HELM_KUBECONTEXT.
+    let cases: &[(Env, &[&str], &str)] = &[
+        (&[], &[], "ctxns"),
+        (&[], &["-n", "ns1"], "ns1"),
+        (&[], &["--namespace=ns1"], "ns1"),
+        (&[("HELM_NAMESPACE", "ns1")], &[], "ns1"),
+        (&[("HELM_NAMESPACE", "other")], &["-n", "ns1"], "ns1"),
+        (&[], &["--kube-context", "b"], "bns"),
+        (&[("HELM_KUBECONTEXT", "b")], &[], "bns"),
+        (&[("HELM_KUBECONTEXT", "b")], &["-n", "ns1"], "ns1"),
+        // Helm hands over an empty HELM_NAMESPACE when -n was not given: the context's namespace.
+        (&[("HELM_NAMESPACE", ""), ("HELM_KUBECONTEXT", "")], &[], "ctxns"),
+    ];
+    // The commands that ask for the HelmRelease before anything else.
+    for sub in ["values", "apply", "delete"] {
+        for (env, flags, namespace) in cases {
+            let expected = format!("GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/{namespace}/helmreleases/web");
+            let mut sandbox = with_chart_and_stub_helm();
+            // apply looks for kubectl before it asks the cluster; this one is never run.
+            let kubectl = sandbox.write_script("tools/kubectl", "#!/bin/sh\necho \"stub kubectl: $*\" >&2\nexit 3\n");
+            sandbox.set_env("COZYHR_KUBECTL", kubectl);
+            for (k, v) in *env {
+                sandbox.set_env(k, v);
+            }
+            let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+            let kubeconfig_flag = ["--kubeconfig", kubeconfig.to_str().expect("UTF-8")];
+            let base = ["-C", "chart", sub, "web"];
+            // The flags before and after the subcommand, with KUBECONFIG ...
+            sandbox.set_env("KUBECONFIG", &kubeconfig);
+            for spelling in [[flags, &base[..]].concat(), [&base[..], flags].concat()] {
+                sandbox.run(BIN, &spelling).one_error_line(&[REFUSED]);
+                assert_eq!(recorder.take(), [expected.as_str()], "{env:?} {spelling:?} asked something else");
+            }
+            // ... and with --kubeconfig before or after it while KUBECONFIG names nothing.
+            sandbox.set_env("KUBECONFIG", sandbox.missing_kubeconfig());
+            for spelling in
+                [[&kubeconfig_flag[..], flags, &base].concat(), [&base[..], flags, &kubeconfig_flag].concat()]
+            {
+                sandbox.run(BIN, &spelling).one_error_line(&[REFUSED]);
+                assert_eq!(recorder.take(), [expected.as_str()], "{env:?} {spelling:?} asked something else");
+            }
+        }
+    }
+}
+
+#[test]
+fn apply_without_kubectl_fails_in_one_line_before_changing_anything() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = with_chart_and_stub_helm();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", kubeconfig);
+    for args in CHART_COMMANDS.iter().filter(|args| args[0] == "apply" && !args.contains(&"--plain")) {
+        sandbox.run(BIN, &with_chart(args)).one_error_line(&["kubectl", "install kubectl", "COZYHR_KUBECTL"]);
+        let changes: Vec<String> = recorder.take().into_iter().filter(|r| !r.starts_with("GET ")).collect();
+        assert!(changes.is_empty(), "{args:?} tried to change the cluster without kubectl: {changes:?}");
+    }
+}
+
+#[test]
+fn plain_offline_show_needs_no_cluster_and_hands_the_flags_to_helm() {
+    let mut sandbox = with_chart_and_stub_helm();
+    let status = "helm cozy: --offline: rendering with Helm's defaults";
+    let cases: &[(Env, &[&[&str]], &str)] = &[
+        (
+            &[],
+            &[
+                &["-C", "chart", "show", "web", "--plain", "--offline"],
+                &["show", "--offline", "--plain", "web", "--chdir=chart"],
+            ],
+            "--namespace default",
+        ),
+        (
+            &[],
+            &[
+                &["-n", "ns1", "-C", "chart", "show", "web", "--plain", "--offline"],
+                &["-C", "chart", "show", "web", "--plain", "--offline", "-n", "ns1"],
+                &["show", "web", "--plain", "--namespace", "ns1", "--offline", "-C", "chart"],
+            ],
+            "--namespace ns1",
+        ),
+        (&[("HELM_NAMESPACE", "ns1")], &[&["-C", "chart", "show", "web", "--plain", "--offline"]], "--namespace ns1"),
+        (
+            &[],
+            &[&[
+                "-C",
+                "chart",
+                "show",
+                "web",
+                "--plain",
+                "--offline",
+                "-f",
+                "more.yaml",
+                "--set",
+                "a=1",
+                "--values",
+                "last.yaml",
+            ]],
+            "--values more.yaml --values last.yaml --set a=1",
+        ),
+    ];
+    for (env, spellings, expected) in cases {
+        for (k, v) in *env {
+            sandbox.set_env(k, v);
+        }
+        let first = sandbox.run(BIN, spellings[0]);
+        assert_eq!(first.code, Some(0), "{:?}: {}", spellings[0], first.stderr);
+        // The manifest on stdout, one status line on stderr.
+        assert!(
+            first.stdout.contains(expected),
+            "{:?} did not give helm {expected:?}:\n{}",
+            spellings[0],
+            first.stdout
+        );
+        assert!(first.stdout.contains("kind: ConfigMap"), "{}", first.stdout);
+        let status_lines: Vec<&str> = first.stderr.lines().collect();
+        assert!(
+            status_lines.len() == 1 && status_lines[0].starts_with(status),
+            "{:?}:\n{}",
+            spellings[0],
+            first.stderr
+        );
+        for spelling in &spellings[1..] {
+            let out = sandbox.run(BIN, spelling);
+            assert_eq!(
+                (out.code, &out.stdout, &out.stderr),
+                (first.code, &first.stdout, &first.stderr),
+                "{spelling:?} and {:?}",
+                spellings[0]
+            );
+        }
+        for (k, _) in *env {
+            sandbox.remove_env(k);
+        }
+    }
+}
+
+#[test]
+fn completion_scripts_name_every_subcommand_and_flag() {
+    let sandbox = Sandbox::new();
+    let flags = [
+        "chdir",
+        "kube-context",
+        "namespace",
+        "kubeconfig",
+        "values",
+        "set",
+        "show-only",
+        "plain",
+        "offline",
+        "sources",
+        "with-defaults",
+        "output",
+        "against",
+        "show-secrets",
+        "detailed-exitcode",
+        "context",
+        "color",
+        "resume",
+        "dry-run",
+        "take-ownership",
+        "timeout",
+        "wait",
+    ];
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = sandbox.run(BIN, &["completion", shell]);
+        let script = words(out.printed());
+        for name in SUBCOMMANDS.iter().chain(&["helm-cozy"]).chain(&flags) {
+            assert!(script.contains(name), "`completion {shell}` does not mention {name}");
+        }
+    }
+}
+
+/// completion.yaml, read line by line: it only uses `name:`, `commands:` and per command `flags: [..]`
+/// and `validArgs: [..]`; anything else is an error here, so a new shape is read on purpose.
+#[derive(Debug, Default)]
+struct CompletionCommand {
+    name: String,
+    flags: Vec<String>,
+    valid_args: Vec<String>,
+}
+
+fn read_completion_yaml(text: &str) -> (String, Vec<CompletionCommand>) {
+    let list = |s: &str| -> Vec<String> {
+        let inner =
+            s.trim().strip_prefix('[').and_then(|s| s.strip_suffix(']')).unwrap_or_else(|| panic!("not a [list]: {s}"));
+        inner.split(',').map(|w| w.trim().to_string()).filter(|w| !w.is_empty()).collect()
+    };
+    let (mut name, mut commands) = (String::new(), Vec::<CompletionCommand>::new());
+    let mut in_commands = false;
+    for line in text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')) {
+        if let Some(n) = line.strip_prefix("name: ") {
+            name = n.trim().to_string();
+        } else if line == "commands:" {
+            in_commands = true;
+        } else if let Some(n) = line.strip_prefix("  - name: ").filter(|_| in_commands) {
+            commands.push(CompletionCommand { name: n.trim().to_string(), ..Default::default() });
+        } else if let (Some(flags), Some(cmd)) = (line.strip_prefix("    flags: "), commands.last_mut()) {
+            cmd.flags = list(flags);
+        } else if let (Some(args), Some(cmd)) = (line.strip_prefix("    validArgs: "), commands.last_mut()) {
+            cmd.valid_args = list(args);
+        } else {
+            panic!("completion.yaml: a line this test does not read: {line:?}");
+        }
+    }
+    (name, commands)
+}
+
+#[test]
+fn completion_yaml_offers_every_subcommand_and_flag() {
+    let (name, commands) = read_completion_yaml(include_str!("../../completion.yaml"));
+    let manifest = include_str!("../../plugin.yaml");
+    let plugin = manifest.lines().find_map(|l| l.strip_prefix("name: ")).expect("plugin.yaml has a name");
+    assert_eq!(name, plugin.trim(), "completion.yaml's name must be the plugin's");
+
+    let listed: BTreeSet<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(listed, SUBCOMMANDS.iter().copied().collect(), "completion.yaml's commands");
+
+    let sandbox = Sandbox::new();
+    for cmd in &commands {
+        let help = sandbox.run(BIN, &[cmd.name.as_str(), "-h"]);
+        let flags = help_flags(help.printed());
+        let (shorts, longs): (Vec<&String>, Vec<&String>) = cmd.flags.iter().partition(|f| f.chars().count() == 1);
+        // Stale entries: everything listed is a flag of the command.
+        for f in &cmd.flags {
+            let known = flags
+                .iter()
+                .any(|h| h.long.as_deref() == Some(f.as_str()) || h.short.map(String::from).as_ref() == Some(f));
+            assert!(known, "completion.yaml: {} lists {f}, which `helm cozy {} -h` does not have", cmd.name, cmd.name);
+        }
+        // Missing entries: every flag of a chart command but Helm's own (completion and version have
+        // only the global ones, which mean nothing to them).
+        if !["completion", "version"].contains(&cmd.name.as_str()) {
+            for flag in flags.iter().filter(|h| !h.long.as_deref().is_some_and(|l| HELMS_OWN.contains(&l))) {
+                let long = flag.long.as_ref().expect("every flag of helm cozy has a long form");
+                assert!(longs.contains(&long), "completion.yaml: {} lacks {long}", cmd.name);
+                if let Some(short) = flag.short {
+                    let short = short.to_string();
+                    assert!(shorts.contains(&&short), "completion.yaml: {} lacks {short} (of {long})", cmd.name);
+                }
+            }
+        }
+        // Helm pairs the i-th one-letter flag with the i-th long flag.
+        for (i, short) in shorts.iter().enumerate() {
+            let paired = longs.get(i).map(|s| s.as_str());
+            let real = flags
+                .iter()
+                .find(|h| h.short.map(String::from).as_ref() == Some(*short))
+                .and_then(|h| h.long.as_deref());
+            assert_eq!(
+                paired, real,
+                "completion.yaml: {}: Helm would pair -{short} with {paired:?}, not {real:?}",
+                cmd.name
+            );
+        }
+    }
+
+    // The shells `completion` accepts.
+    let completion = commands.iter().find(|c| c.name == "completion").expect("completion");
+    let help = sandbox.run(BIN, &["completion", "-h"]);
+    let possible = help
+        .printed()
+        .split("[possible values: ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("the shells in completion -h");
+    let possible: BTreeSet<&str> = possible.split(',').map(str::trim).collect();
+    assert_eq!(
+        completion.valid_args.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        possible,
+        "completion.yaml: completion's validArgs"
+    );
+}

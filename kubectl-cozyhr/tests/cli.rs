@@ -1,0 +1,378 @@
+//! The command line of the real `kubectl-cozyhr` binary, without a cluster: exit codes, where output goes,
+//! usage errors, the one error line when no cluster can be reached, cluster flags before and after the
+//! subcommand, and both completion paths (the generated scripts and `__complete` behind
+//! `kubectl_complete-cozyhr`). See testsupport/cli.rs for the sandbox every run gets.
+
+#[path = "../../testsupport/cli.rs"]
+mod cli;
+
+use cli::{ApiRecorder, REFUSED, Sandbox, help_flags, help_subcommands, words};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-cozyhr");
+
+/// Every visible subcommand; `help_lists_exactly_these_subcommands` keeps the list honest.
+const SUBCOMMANDS: &[&str] = &["get", "suspend", "resume", "reconcile", "status", "completion", "version"];
+
+/// Every subcommand that needs a cluster, with valid arguments and some of its flags.
+const CLUSTER_COMMANDS: &[&[&str]] = &[
+    &["get"],
+    &["get", "web", "db"],
+    &["list", "-o", "wide"],
+    &["ls", "-o", "yaml", "-l", "app=web"],
+    &["get", "-w", "-o", "name"],
+    &["suspend", "web"],
+    &["suspend", "--all"],
+    &["resume", "web", "--timeout", "30s"],
+    &["resume", "--all", "--wait=false"],
+    &["reconcile", "web"],
+    &["reconcile", "web", "--with-source", "--force", "--reset", "--timeout", "1m"],
+    &["status", "web"],
+];
+
+fn run(args: &[&str]) -> cli::Run {
+    Sandbox::new().run(BIN, args)
+}
+
+#[test]
+fn help_lists_exactly_these_subcommands() {
+    let help = run(&["--help"]);
+    assert_eq!(help_subcommands(help.printed()), SUBCOMMANDS, "update SUBCOMMANDS (and the tests using it)");
+}
+
+#[test]
+fn help_goes_to_stdout_with_exit_0() {
+    let sandbox = Sandbox::new();
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        assert!(sandbox.run(BIN, args).printed().contains("Usage: kubectl cozyhr"), "{args:?}");
+    }
+    for sub in SUBCOMMANDS {
+        let usage = format!("Usage: kubectl cozyhr {sub}");
+        for args in [["help", sub], [sub, "--help"], [sub, "-h"]] {
+            let out = sandbox.run(BIN, &args);
+            assert!(out.printed().contains(&usage), "{args:?} does not show {usage:?}:\n{}", out.stdout);
+        }
+    }
+    // The aliases of get have get's help.
+    for alias in ["list", "ls"] {
+        assert!(sandbox.run(BIN, &["help", alias]).printed().contains("Usage: kubectl cozyhr get"), "{alias}");
+    }
+}
+
+#[test]
+fn version_prints_the_workspace_version() {
+    assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
+    let expected = format!("kubectl-cozyhr {}\n", cozyhr::VERSION);
+    let sandbox = Sandbox::new();
+    for args in [&["version"][..], &["--version"], &["-V"]] {
+        assert_eq!(sandbox.run(BIN, args).printed(), expected, "{args:?}");
+    }
+}
+
+#[test]
+fn usage_errors_are_one_line_and_exit_1() {
+    let sandbox = Sandbox::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["nosuch"], "'nosuch'"),
+        (&["--bogus", "get"], "'--bogus'"),
+        (&["get", "--bogus"], "'--bogus'"),
+        (&["suspend", "web", "--bogus"], "'--bogus'"),
+        (&["resume", "web", "--bogus"], "'--bogus'"),
+        (&["reconcile", "web", "--bogus"], "'--bogus'"),
+        (&["status", "web", "--bogus"], "'--bogus'"),
+        (&["completion", "bash", "--bogus"], "'--bogus'"),
+        (&["version", "--bogus"], "'--bogus'"),
+        (&["version", "extra"], "'extra'"),
+        (&["status", "web", "db"], "'db'"),
+        (&["reconcile", "web", "db"], "'db'"),
+        // A missing required argument.
+        (&["status"], "<NAME>"),
+        (&["reconcile"], "<NAME>"),
+        (&["suspend"], "<NAMES>"),
+        (&["resume"], "<NAMES>"),
+        (&["completion"], "<SHELL>"),
+        (&["get", "-n"], "--namespace"),
+        (&["get", "--kubeconfig"], "--kubeconfig"),
+        (&["get", "--context"], "--context"),
+        // A bad value for an enum or typed flag.
+        (&["get", "-o", "table"], "--output"),
+        (&["get", "--output=table"], "--output"),
+        (&["--color", "sometimes", "get"], "--color"),
+        (&["get", "--color=sometimes"], "--color"),
+        (&["completion", "tcsh"], "'tcsh'"),
+        (&["resume", "web", "--wait=maybe"], "--wait"),
+        (&["resume", "web", "--timeout", "soon"], "--timeout"),
+        (&["reconcile", "web", "--timeout", "5x"], "--timeout"),
+        (&["-v", "loud", "get"], "--v"),
+        // Conflicts: names with --all, -A with a one-release command.
+        (&["suspend", "web", "--all"], "--all"),
+        (&["resume", "--all", "web"], "--all"),
+        (&["-A", "status", "web"], "-A/--all-namespaces"),
+        (&["-A", "reconcile", "web"], "-A/--all-namespaces"),
+        (&["status", "web", "-A"], "'-A'"),
+        (&["get", "--all"], "'--all'"),
+        // helm cozy's spelling is not kubectl's.
+        (&["--kube-context", "a", "get"], "'--kube-context'"),
+        (&["get", "--kube-context", "a"], "'--kube-context'"),
+    ];
+    for (args, offender) in cases {
+        sandbox.run(BIN, args).usage_error(offender);
+    }
+    // No subcommand: the help on stdout, as kubectl and helm print it for a bare command.
+    let out = sandbox.run(BIN, &[] as &[&str]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.is_empty() && out.stdout.contains("Commands:"), "{out:?}");
+}
+
+#[test]
+fn every_cluster_command_without_a_kubeconfig_fails_in_one_line() {
+    let mut sandbox = Sandbox::new();
+    let missing = sandbox.missing_kubeconfig();
+    let missing = missing.to_str().expect("a UTF-8 temporary directory");
+    for args in CLUSTER_COMMANDS {
+        // What is wrong (the file), what to do (the flag).
+        sandbox.run(BIN, args).one_error_line(&[missing, "--kubeconfig"]);
+    }
+    // No KUBECONFIG and no ~/.kube/config: the same, naming the default file.
+    sandbox.remove_env("KUBECONFIG");
+    let default = sandbox.path("home/.kube/config");
+    for args in CLUSTER_COMMANDS {
+        sandbox.run(BIN, args).one_error_line(&[default.to_str().expect("UTF-8"), "KUBECONFIG"]);
+    }
+}
+
+/// Pairs (or more) of spellings that must parse the same: flags before and after the subcommand.
+fn same_meaning_spellings(other_kubeconfig: &str) -> Vec<Vec<Vec<&str>>> {
+    vec![
+        vec![vec!["-A", "get"], vec!["get", "-A"], vec!["--all-namespaces", "get"], vec!["get", "--all-namespaces"]],
+        vec![vec!["-n", "ns1", "get"], vec!["get", "-n", "ns1"], vec!["--namespace=ns1", "get"], vec!["get", "-nns1"]],
+        vec![vec!["--context", "b", "get"], vec!["get", "--context", "b"], vec!["get", "--context=b"]],
+        vec![vec!["--kubeconfig", other_kubeconfig, "get"], vec!["get", "--kubeconfig", other_kubeconfig]],
+        vec![vec!["-A", "suspend", "--all"], vec!["suspend", "--all", "-A"], vec!["suspend", "-A", "--all"]],
+        vec![vec!["-A", "resume", "--all", "--wait=false"], vec!["resume", "--all", "--wait=false", "-A"]],
+        vec![
+            vec!["-n", "ns1", "status", "web"],
+            vec!["status", "web", "-n", "ns1"],
+            vec!["status", "-n", "ns1", "web"],
+        ],
+        vec![vec!["--context", "b", "reconcile", "web"], vec!["reconcile", "web", "--context", "b"]],
+        vec![vec!["-n", "ns1", "suspend", "web"], vec!["suspend", "web", "--namespace", "ns1"]],
+        vec![vec!["--color", "never", "get"], vec!["get", "--color", "never"], vec!["get", "--color=never"]],
+        vec![vec!["-v", "0", "get"], vec!["get", "-v", "0"], vec!["get", "--v=0"]],
+    ]
+}
+
+#[test]
+fn cluster_flags_before_and_after_the_subcommand_reach_the_same_error() {
+    let sandbox = Sandbox::new();
+    let other = sandbox.path("other-missing-kubeconfig");
+    let other = other.to_str().expect("UTF-8");
+    for spellings in same_meaning_spellings(other) {
+        let first = sandbox.run(BIN, &spellings[0]);
+        let line = first.one_error_line(&[]);
+        if spellings[0].contains(&other) {
+            assert!(line.contains(other), "{:?} does not read the --kubeconfig file: {line}", spellings[0]);
+        }
+        for spelling in &spellings[1..] {
+            let out = sandbox.run(BIN, spelling);
+            assert_eq!(out.one_error_line(&[]), line, "{spelling:?} and {:?} differ", spellings[0]);
+        }
+    }
+}
+
+#[test]
+fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = Sandbox::new();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", &kubeconfig);
+    // The same flags given with --kubeconfig while KUBECONFIG names nothing.
+    let flag_sandbox = Sandbox::new();
+    let kubeconfig = kubeconfig.to_str().expect("UTF-8");
+
+    let cases: &[(&[&[&str]], &str)] = &[
+        (&[&["get"], &["list"], &["ls"]], "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ctxns/helmreleases?"),
+        (
+            &[&["-A", "get"], &["get", "-A"], &["--all-namespaces", "ls"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?",
+        ),
+        (
+            &[&["-n", "ns1", "get"], &["get", "-n", "ns1"], &["get", "--namespace=ns1"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?",
+        ),
+        (
+            &[&["--context", "b", "get"], &["get", "--context", "b"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/bns/helmreleases?",
+        ),
+        // -n wins over the context's namespace, wherever either is.
+        (
+            &[&["--context", "b", "get", "-n", "ns1"], &["-n", "ns1", "get", "--context=b"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?",
+        ),
+        (
+            &[&["-A", "suspend", "--all"], &["suspend", "--all", "-A"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?",
+        ),
+        (
+            &[&["-n", "ns1", "suspend", "--all"], &["suspend", "--all", "-n", "ns1"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?",
+        ),
+        (
+            &[&["-n", "ns1", "suspend", "web"], &["suspend", "web", "-n", "ns1"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases/web",
+        ),
+        (
+            &[&["--context", "b", "resume", "web"], &["resume", "web", "--context", "b"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/bns/helmreleases/web",
+        ),
+        (
+            &[&["-n", "ns1", "reconcile", "web"], &["reconcile", "web", "-n", "ns1"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases/web",
+        ),
+        (
+            &[&["-n", "ns1", "status", "web"], &["status", "web", "-n", "ns1"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases/web",
+        ),
+    ];
+    for (spellings, expected) in cases {
+        for spelling in *spellings {
+            let out = sandbox.run(BIN, spelling);
+            out.one_error_line(&[REFUSED]);
+            assert_eq!(recorder.take(), [*expected], "{spelling:?} asked something else");
+
+            // --kubeconfig before and after the subcommand, instead of KUBECONFIG.
+            for with_flag in [
+                [&["--kubeconfig", kubeconfig][..], spelling].concat(),
+                [spelling, &["--kubeconfig", kubeconfig][..]].concat(),
+            ] {
+                flag_sandbox.run(BIN, &with_flag).one_error_line(&[REFUSED]);
+                assert_eq!(recorder.take(), [*expected], "{with_flag:?} asked something else");
+            }
+        }
+    }
+}
+
+#[test]
+fn completion_scripts_name_every_subcommand_and_flag() {
+    let sandbox = Sandbox::new();
+    let flags = ["all-namespaces", "namespace", "context", "kubeconfig", "output", "selector", "watch", "with-source"];
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = sandbox.run(BIN, &["completion", shell]);
+        let script = words(out.printed());
+        for name in SUBCOMMANDS.iter().chain(&["list", "ls", "kubectl-cozyhr"]).chain(&flags) {
+            assert!(script.contains(name), "`completion {shell}` does not mention {name}");
+        }
+    }
+}
+
+/// `__complete WORDS...`: the candidates it printed, after checking the protocol (exit 0, nothing on
+/// stderr, cobra's no-file directive last).
+fn complete(sandbox: &Sandbox, words: &[&str]) -> Vec<String> {
+    let out = sandbox.run(BIN, &[&["__complete"][..], words].concat());
+    assert_eq!(out.code, Some(0), "__complete {words:?}: {}", out.stderr);
+    assert!(out.stderr.is_empty(), "__complete {words:?} wrote to stderr:\n{}", out.stderr);
+    let mut lines: Vec<String> = out.stdout.lines().map(String::from).collect();
+    assert_eq!(lines.pop().as_deref(), Some(":4"), "__complete {words:?} must end with :4:\n{}", out.stdout);
+    lines
+}
+
+#[test]
+fn dynamic_completion_offers_subcommands_and_values_without_a_cluster() {
+    let sandbox = Sandbox::new();
+    let mut all: Vec<&str> = SUBCOMMANDS.iter().copied().chain(["help"]).collect();
+    all.sort();
+    let cases: &[(&[&str], &[&str])] = &[
+        (&[], &all),
+        (&[""], &all),
+        (&["re"], &["reconcile", "resume"]),
+        (&["s"], &["status", "suspend"]),
+        (&["-n", "apps", "--context", "dev", "st"], &["status"]),
+        (&["get", "-o", ""], &["json", "name", "wide", "yaml"]),
+        (&["ls", "--output", "y"], &["yaml"]),
+        (&["--color", ""], &["always", "auto", "never"]),
+        (&["status", "web", "--color", "n"], &["never"]),
+        (&["completion", ""], &["bash", "elvish", "fish", "powershell", "zsh"]),
+        (&["completion", "z"], &["zsh"]),
+        (&["reconcile", "--f"], &["--force"]),
+        // Names, namespaces and contexts need a cluster or a kubeconfig: nothing, and no error.
+        (&["get", ""], &[]),
+        (&["status", ""], &[]),
+        (&["-n", ""], &[]),
+        (&["--context", ""], &[]),
+        (&["reconcile", "web", ""], &[]),
+        (&["completion", "bash", ""], &[]),
+        // An unknown flag is skipped, never an error.
+        (&["--bogus", ""], &all),
+    ];
+    for (words, expected) in cases {
+        assert_eq!(complete(&sandbox, words), *expected, "__complete {words:?}");
+    }
+}
+
+#[test]
+fn dynamic_completion_offers_the_flags_help_lists() {
+    let sandbox = Sandbox::new();
+    for sub in SUBCOMMANDS {
+        let help = sandbox.run(BIN, &[sub, "-h"]);
+        let flags = help_flags(help.printed());
+        let mut longs: Vec<String> = flags.iter().filter_map(|f| f.long.as_ref().map(|l| format!("--{l}"))).collect();
+        let mut all: Vec<String> =
+            longs.iter().cloned().chain(flags.iter().filter_map(|f| f.short.map(|s| format!("-{s}")))).collect();
+        longs.sort();
+        all.sort();
+        assert_eq!(complete(&sandbox, &[sub, "--"]), longs, "__complete {sub} --");
+        assert_eq!(complete(&sandbox, &[sub, "-"]), all, "__complete {sub} -");
+    }
+}
+
+#[test]
+fn dynamic_completion_reads_contexts_from_the_kubeconfig() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = Sandbox::new();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    let kubeconfig = kubeconfig.to_str().expect("UTF-8");
+    // From --kubeconfig on the line, before or after the subcommand, while KUBECONFIG names nothing.
+    assert_eq!(complete(&sandbox, &["--kubeconfig", kubeconfig, "--context", ""]), ["a", "b"]);
+    assert_eq!(complete(&sandbox, &["get", "--kubeconfig", kubeconfig, "--context", "b"]), ["b"]);
+    assert_eq!(complete(&sandbox, &["--kubeconfig", kubeconfig, "status", "web", "--context", ""]), ["a", "b"]);
+    sandbox.set_env("KUBECONFIG", kubeconfig);
+    assert_eq!(complete(&sandbox, &["--context", ""]), ["a", "b"]);
+    assert_eq!(complete(&sandbox, &["get", "--context", "a"]), ["a"]);
+    assert!(recorder.take().is_empty(), "contexts come from the kubeconfig alone");
+}
+
+#[test]
+fn dynamic_completion_of_names_asks_the_cluster_and_keeps_its_refusal_quiet() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = Sandbox::new();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", &kubeconfig);
+    let cases: &[(&[&str], &str)] = &[
+        (&["get", ""], "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ctxns/helmreleases?"),
+        (&["-n", "ns1", "status", "w"], "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?"),
+        (&["resume", "--context", "b", ""], "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/bns/helmreleases?"),
+        (
+            &["suspend", "web", "--namespace=ns1", ""],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?",
+        ),
+        (&["get", "-n", ""], "GET /api/v1/namespaces?"),
+    ];
+    for (words, expected) in cases {
+        assert!(complete(&sandbox, words).is_empty(), "__complete {words:?}");
+        assert_eq!(recorder.take(), [*expected], "__complete {words:?}");
+    }
+}
+
+#[test]
+fn the_kubectl_completion_helper_runs_the_plugin() {
+    use std::os::unix::fs::PermissionsExt;
+    let helper = concat!(env!("CARGO_MANIFEST_DIR"), "/../kubectl_complete-cozyhr");
+    let mode = std::fs::metadata(helper).expect("kubectl_complete-cozyhr at the repository root").permissions().mode();
+    assert_eq!(mode & 0o111, 0o111, "kubectl runs kubectl_complete-cozyhr directly: it must be executable");
+    // kubectl finds both on PATH; the helper finds the plugin there too.
+    let sandbox = Sandbox::new();
+    std::os::unix::fs::symlink(BIN, sandbox.path("bin/kubectl-cozyhr")).expect("link the plugin into PATH");
+    let out = sandbox.run(helper, &["re"]);
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(0), "reconcile\nresume\n:4\n", ""));
+    let out = sandbox.run(helper, &["get", "-o", ""]);
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(0), "json\nname\nwide\nyaml\n:4\n", ""));
+}

@@ -1,0 +1,89 @@
+//! The shell both binaries share around their commands, so they behave alike: bad usage is one
+//! `error:` line and exit 1 (as kubectl and helm exit), help goes to stdout, a command's error is one
+//! `error:` line and exit 1, and a reader that went away (`| head`) is a normal end.
+
+use std::process::ExitCode;
+
+use clap::error::{ContextKind, ErrorKind};
+
+/// Parses the command line (with `check` for rules clap cannot express), or ends the process: help and
+/// version on stdout with exit 0, anything else one line on stderr with exit 1.
+pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -> C {
+    let error = match C::try_parse().and_then(check) {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => error.exit(),
+        // No subcommand at all: the help, as kubectl and helm print it for a bare command.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let mut cmd = C::command();
+            // A closed stdout is no reason to fail here either.
+            let _ = cmd.print_help();
+            std::process::exit(0)
+        }
+        _ => {
+            eprintln!("{}", usage_line(&error, &C::command()));
+            std::process::exit(1)
+        }
+    }
+}
+
+/// clap's error as one line: what is wrong (with the values or arguments clap lists under it), clap's
+/// suggestion if it has one, and where the usage is.
+pub fn usage_line(error: &clap::Error, cmd: &clap::Command) -> String {
+    let rendered = error.render().to_string();
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or_default().trim();
+    let mut line = format!("error: {}", first.strip_prefix("error: ").unwrap_or(first));
+    // "the following required arguments were not provided:" and "[possible values: ...]" continue on
+    // indented lines up to the first blank one.
+    for more in lines.take_while(|l| !l.trim().is_empty()).filter(|l| l.starts_with(' ')) {
+        if !more.trim_start().starts_with("tip:") {
+            line.push(' ');
+            line.push_str(more.trim());
+        }
+    }
+    for (kind, value) in error.context() {
+        if matches!(kind, ContextKind::SuggestedArg | ContextKind::SuggestedSubcommand | ContextKind::SuggestedValue) {
+            line.push_str(&format!(" (did you mean {value}?)"));
+        }
+    }
+    let bin = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
+    match subcommand_named(cmd, std::env::args().skip(1)) {
+        Some(sub) => line.push_str(&format!("; see '{bin} {sub} --help'")),
+        None => line.push_str(&format!("; see '{bin} --help'")),
+    }
+    line
+}
+
+/// The first word of the command line that names a subcommand (or one of its aliases) of `cmd`.
+fn subcommand_named(cmd: &clap::Command, args: impl Iterator<Item = String>) -> Option<String> {
+    args.take_while(|a| a != "--").find_map(|a| {
+        cmd.get_subcommands()
+            .find(|s| !s.is_hide_set() && (s.get_name() == a || s.get_all_aliases().any(|alias| alias == a)))
+            .map(|s| s.get_name().to_string())
+    })
+}
+
+/// Runs a command on a single-threaded runtime and turns its result into the exit code: an error is one
+/// `error:` line (with its causes) and exit 1; output cut off by its reader is a normal end.
+pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(command) {
+        Ok(code) => code,
+        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
