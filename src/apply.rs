@@ -259,6 +259,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             emit(cluster, &hr, EventType::Normal, reason, &message).await;
             status::success(&message);
             nudge_dependents(cluster, &hr).await;
+            if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
+                status::warning(warning);
+            }
             if req.resume {
                 objects.set_suspend(req.name, false).await?;
                 status::success(format!("helmrelease {} resumed: Flux manages it again", req.name));

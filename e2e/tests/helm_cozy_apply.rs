@@ -833,3 +833,44 @@ fn apply_unlocks_a_stale_release(helm: Helm) {
 helm_tests! {
     apply_unlocks_a_release_a_killed_helm_left_pending => apply_unlocks_a_stale_release;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Handing back: Flux's own chart would replace what apply installed
+
+/// A developer applies a chart whose version the source does not offer (0.2.0 locally, 0.1.0 published):
+/// `apply`'s closing hint and `kubectl cozyhr resume` both warn, naming both versions, and the warning is
+/// true: resumed, helm-controller upgrades to 0.1.0. With equal versions nothing is said.
+fn handback_warns_of_another_chart_version(helm: Helm) {
+    let ns = namespace(&format!("hca-ver-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", ""));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    edit_locally(&chart);
+    let same = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    assert!(!same.stderr.contains("offers"), "the same chart version is no reason to warn:\n{}", same.stderr);
+
+    chart.write("Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.2.0\nappVersion: \"1.0\"\ntype: application\n");
+    let warning = "runs chart demo@0.2.0, but its source ExternalArtifact";
+    let applied = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
+    assert!(
+        applied.stderr.contains(warning) && applied.stderr.contains("offers 0.1.0"),
+        "apply warns before the hand-back:\n{}",
+        applied.stderr
+    );
+    let resumed = cozyhr(&["resume", "a", "-n", &ns, "--timeout", "2m"]).ok();
+    assert!(resumed.stderr.contains(warning), "resume warns:\n{}", resumed.stderr);
+    let warned_at = resumed.stderr.find(warning);
+    assert!(warned_at < resumed.stderr.find("resuming helmrelease"), "the warning comes first:\n{}", resumed.stderr);
+    eventually("helm-controller to upgrade to the source's chart", READY_TIMEOUT, || {
+        let now = hr(&ns, "a");
+        match str_at(&now, "/status/history/0/chartVersion") {
+            "0.1.0" => Ok(()),
+            other => Err(other.to_string()),
+        }
+    });
+}
+
+helm_tests! {
+    handing_back_warns_when_the_source_offers_another_chart_version => handback_warns_of_another_chart_version;
+}

@@ -1,4 +1,5 @@
-//! `reconcile --with-source`: which source objects to reconcile, in order, before the HelmRelease.
+//! A HelmRelease's chart source: which source objects `reconcile --with-source` reconciles, in order,
+//! before the HelmRelease, and which chart version the source offers (to warn before a hand-back).
 //!
 //! - `spec.chart` (a HelmChart template): the HelmChart helm-controller made (`status.helmChart`, else
 //!   `<hr namespace>-<hr name>` in the source's namespace), after that chart's own source.
@@ -27,33 +28,93 @@ pub enum Step {
     Note(String),
 }
 
-/// The source steps for `hr`, in the order they must run.
-pub async fn plan(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Step>> {
+/// The object helm-controller takes `hr`'s chart from: `chartRef`, or the HelmChart it made for
+/// `spec.chart` (`status.helmChart`, else `<hr namespace>-<hr name>` in the source's namespace).
+fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)> {
     let hr_ns = hr.namespace();
     if let Some(r) = &hr.spec.chart_ref {
         let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
-        return match r.kind.as_str() {
-            "OCIRepository" => Ok(vec![reconcile(&kind::OCI_REPOSITORY, ns, &r.name)]),
-            "HelmChart" => helm_chart(cluster, ns, &r.name).await,
-            "ExternalArtifact" => external_artifact(cluster, ns, &r.name).await,
-            other => Err(Error::Invalid {
-                what: "chartRef".into(),
-                reason: format!("kind {other:?} is not supported (OCIRepository, HelmChart or ExternalArtifact)"),
-            }),
-        };
+        return Ok((r.kind.clone(), ns.to_string(), r.name.clone()));
     }
     if let Some(t) = &hr.spec.chart {
-        let (ns, name) = match hr.status.as_ref().and_then(|s| s.helm_chart.as_deref()).and_then(|s| s.split_once('/'))
-        {
+        let made = hr.status.as_ref().and_then(|s| s.helm_chart.as_deref()).and_then(|s| s.split_once('/'));
+        let (ns, name) = match made {
             Some((ns, name)) => (ns.to_string(), name.to_string()),
             None => {
                 let ns = t.spec.source_ref.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
                 (ns.to_string(), format!("{hr_ns}-{}", hr.name()))
             }
         };
-        return helm_chart(cluster, &ns, &name).await;
+        return Ok((kind::HELM_CHART.kind.to_string(), ns, name));
     }
     Err(Error::Invalid { what: "HelmRelease".into(), reason: "it has neither spec.chart nor spec.chartRef".into() })
+}
+
+/// The source steps for `hr`, in the order they must run.
+pub async fn plan(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Step>> {
+    let (kind, ns, name) = chart_source(hr)?;
+    match kind.as_str() {
+        "OCIRepository" => Ok(vec![reconcile(&kind::OCI_REPOSITORY, &ns, &name)]),
+        "HelmChart" => helm_chart(cluster, &ns, &name).await,
+        "ExternalArtifact" => external_artifact(cluster, &ns, &name).await,
+        other => Err(Error::Invalid {
+            what: "chartRef".into(),
+            reason: format!("kind {other:?} is not supported (OCIRepository, HelmChart or ExternalArtifact)"),
+        }),
+    }
+}
+
+/// The chart version `hr`'s source offers helm-controller now, as far as the source's status tells it
+/// without downloading the artifact: a HelmChart's revision is the chart's version; an OCIRepository's
+/// is `<tag>@<digest>`, and a chart's tag is its version (`+` written `_`); an ExternalArtifact's
+/// revision is used when it reads as a version. None when it cannot be told, or the source has no
+/// artifact yet. Returns the source as `Kind ns/name` too, for messages.
+pub async fn offered_chart_version(cluster: &Cluster, hr: &HelmRelease) -> Result<Option<(String, String)>> {
+    let (kind_name, ns, name) = chart_source(hr)?;
+    let Some(k) = Kind::lookup(&kind_name) else { return Ok(None) };
+    let Some(source) = Objects::<FluxSource>::namespaced_with(cluster, &ns, k).get_opt(&name).await? else {
+        return Ok(None);
+    };
+    let Some(revision) = source.status.as_ref().and_then(|s| s.artifact.as_ref()).map(|a| a.revision.as_str()) else {
+        return Ok(None);
+    };
+    Ok(chart_version_of_revision(k, revision).map(|v| (v, format!("{kind_name} {ns}/{name}"))))
+}
+
+/// See [`offered_chart_version`].
+fn chart_version_of_revision(k: &Kind, revision: &str) -> Option<String> {
+    if *k == kind::HELM_CHART {
+        return Some(revision.to_string()).filter(|r| !r.is_empty());
+    }
+    let tag = revision.split('@').next().unwrap_or_default().replace('_', "+");
+    let digits = tag.strip_prefix('v').unwrap_or(&tag);
+    let version_like = digits.starts_with(|c: char| c.is_ascii_digit()) && digits.contains('.');
+    version_like.then_some(tag)
+}
+
+/// When handing `hr` back to Flux would replace the chart now deployed (its latest history entry) with
+/// another version from its source: the warning to print. Nothing when the versions agree, or the
+/// source's version cannot be told (a warning is never worth failing for).
+pub async fn handback_warning(cluster: &Cluster, hr: &HelmRelease) -> Option<String> {
+    let deployed = hr.latest_snapshot()?;
+    let (offered, source) = match offered_chart_version(cluster, hr).await {
+        Ok(found) => found?,
+        Err(e) => {
+            tracing::debug!("cannot tell the source's chart version: {e}");
+            return None;
+        }
+    };
+    let plain = |v: &str| v.strip_prefix('v').unwrap_or(v).to_string();
+    if plain(&offered) == plain(&deployed.chart_version) {
+        return None;
+    }
+    Some(format!(
+        "helmrelease {} runs chart {}@{}, but its source {source} offers {offered}: once resumed, helm-controller \
+         will upgrade it to {offered} (publish the new chart version first to keep it)",
+        hr.name(),
+        deployed.chart_name,
+        deployed.chart_version
+    ))
 }
 
 fn reconcile(kind: &'static Kind, namespace: &str, name: &str) -> Step {
@@ -144,4 +205,20 @@ async fn find_generator(cluster: &Cluster, ea: &FluxSource, ns: &str, name: &str
         });
         listed.then(|| (ns.to_string(), g.metadata.name.clone().unwrap_or_default()))
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chart_versions_from_source_revisions() {
+        assert_eq!(chart_version_of_revision(&kind::HELM_CHART, "1.2.3+abc").as_deref(), Some("1.2.3+abc"));
+        let oci = "1.2.3_build.1@sha256:0123";
+        assert_eq!(chart_version_of_revision(&kind::OCI_REPOSITORY, oci).as_deref(), Some("1.2.3+build.1"));
+        assert_eq!(chart_version_of_revision(&kind::OCI_REPOSITORY, "latest@sha256:0123"), None);
+        assert_eq!(chart_version_of_revision(&kind::EXTERNAL_ARTIFACT, "0.1.0").as_deref(), Some("0.1.0"));
+        assert_eq!(chart_version_of_revision(&kind::EXTERNAL_ARTIFACT, "latest@sha256:0123"), None);
+        assert_eq!(chart_version_of_revision(&kind::EXTERNAL_ARTIFACT, "main@sha1:abc"), None);
+    }
 }

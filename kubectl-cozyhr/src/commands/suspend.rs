@@ -61,6 +61,11 @@ pub async fn suspend(cluster: &Cluster, args: &SuspendArgs) -> anyhow::Result<Ex
 pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let targets = resolve(cluster, &args.targets).await?;
     for t in &targets {
+        // Said before Flux acts: a chart helm cozy apply deployed is replaced by the source's version.
+        let hr = t.objects.get(&t.name).await?;
+        if let Some(warning) = cozyhr::flux::sources::handback_warning(cluster, &hr).await {
+            status::warning(warning);
+        }
         status::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
         t.objects.set_suspend(&t.name, false).await?;
         status::success("helmrelease resumed");
