@@ -10,7 +10,7 @@ pub enum ChartError {
     NotAChart { dir: String },
     #[error("{path}: {reason}")]
     Invalid { path: String, reason: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

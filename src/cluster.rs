@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use crate::error::{Error, Result};
@@ -50,23 +50,85 @@ impl ClusterOptions {
 
     async fn config(&self) -> Result<Config> {
         let options = KubeConfigOptions { context: self.context.clone(), ..Default::default() };
-        let kubeconfig = match &self.kubeconfig {
-            Some(path) => {
-                Kubeconfig::read_from(path).map_err(|e| Error::Kubeconfig(format!("{}: {e}", path.display())))?
-            }
-            None => match Kubeconfig::read() {
-                Ok(kc) => kc,
-                // No kubeconfig anywhere: like kubectl, try the in-cluster service account.
-                Err(read_err) => {
-                    return match Config::incluster() {
-                        Ok(cfg) if self.context.is_none() => Ok(cfg),
-                        _ => Err(Error::Kubeconfig(format!("{read_err} (set KUBECONFIG or pass --kubeconfig)"))),
-                    };
-                }
+        let (files, from) = match &self.kubeconfig {
+            Some(path) => (vec![path.clone()], KubeconfigFrom::Flag),
+            None => match kubeconfig_env() {
+                Some(files) => (files, KubeconfigFrom::Env),
+                None => match std::env::home_dir() {
+                    Some(home) => (vec![home.join(".kube/config")], KubeconfigFrom::Default),
+                    None => (Vec::new(), KubeconfigFrom::Default),
+                },
             },
         };
+        let kubeconfig = match read_kubeconfig(&files, from) {
+            Ok(kc) => kc,
+            // No kubeconfig found (and none named by flag): like kubectl, try the in-cluster service account.
+            Err(err) if from != KubeconfigFrom::Flag => {
+                return match Config::incluster() {
+                    Ok(cfg) if self.context.is_none() => Ok(cfg),
+                    _ => Err(err),
+                };
+            }
+            Err(err) => return Err(err),
+        };
+        check_context(&kubeconfig, self.context.as_deref(), &files)?;
         Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| Error::Kubeconfig(e.to_string()))
     }
+}
+
+/// Where the kubeconfig in use was named, which decides what to tell a user whose file cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KubeconfigFrom {
+    /// `--kubeconfig`.
+    Flag,
+    /// `KUBECONFIG` (under Helm also what `helm --kubeconfig` hands its plugins).
+    Env,
+    /// Neither: `~/.kube/config`.
+    Default,
+}
+
+/// The files `KUBECONFIG` lists, as kube-rs reads it (empty entries skipped; None when it lists none).
+fn kubeconfig_env() -> Option<Vec<PathBuf>> {
+    let value = std::env::var_os("KUBECONFIG")?;
+    let files: Vec<PathBuf> = std::env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect();
+    (!files.is_empty()).then_some(files)
+}
+
+/// Reads and merges `files` in order (the first to set a value wins), naming the file that fails: kube-rs
+/// would name it only when it cannot be read, and quoted twice.
+fn read_kubeconfig(files: &[PathBuf], from: KubeconfigFrom) -> Result<Kubeconfig> {
+    if files.is_empty() {
+        return Err(Error::Kubeconfig(
+            "HOME is not set, so there is no ~/.kube/config: pass --kubeconfig FILE or set KUBECONFIG".into(),
+        ));
+    }
+    files.iter().try_fold(Kubeconfig::default(), |merged, path| {
+        let unreadable = |e: KubeconfigError| {
+            let reason = match e {
+                KubeconfigError::ReadConfig(io, _) => io.to_string(),
+                // A YAML error goes on with a snippet of the file on more lines: its first says where.
+                other => other.to_string().lines().next().unwrap_or_default().to_string(),
+            };
+            Error::KubeconfigUnreadable { path: path.clone(), from, reason }
+        };
+        Kubeconfig::read_from(path).and_then(|kc| merged.merge(kc)).map_err(unreadable)
+    })
+}
+
+/// The context to use (`wanted`, else the current one) must be in the kubeconfig; kube-rs would only say
+/// "failed to load current context" (or "failed to determine" it), whichever it was.
+fn check_context(kubeconfig: &Kubeconfig, wanted: Option<&str>, files: &[PathBuf]) -> Result<()> {
+    let files = || files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
+    let available = || kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+    let (name, current) = match (wanted, kubeconfig.current_context.as_deref()) {
+        (Some(name), _) => (name, false),
+        (None, Some(name)) if !name.is_empty() => (name, true),
+        _ => return Err(Error::NoCurrentContext { files: files(), available: available() }),
+    };
+    if kubeconfig.contexts.iter().any(|c| c.name == name) {
+        return Ok(());
+    }
+    Err(Error::ContextNotFound { context: name.to_string(), current, files: files(), available: available() })
 }
 
 impl Cluster {

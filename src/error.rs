@@ -1,7 +1,10 @@
 //! Typed errors of the library. Each variant renders as one line that says what is wrong and, where there
 //! is something to do about it, what to do; the binaries print it with `error: ` in front and exit 1.
 
+use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::cluster::KubeconfigFrom;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -9,6 +12,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error("cannot load kubeconfig: {0}")]
     Kubeconfig(String),
+
+    #[error("cannot read kubeconfig {}{}: {reason}; {}", path.display(), origin(*from), kubeconfig_hint(*from))]
+    KubeconfigUnreadable { path: PathBuf, from: KubeconfigFrom, reason: String },
+
+    #[error(
+        "{} {context:?} is not in the kubeconfig ({files}); {}",
+        if *current { "current-context" } else { "context" },
+        contexts(available)
+    )]
+    ContextNotFound { context: String, current: bool, files: String, available: Vec<String> },
+
+    #[error("the kubeconfig ({files}) sets no current-context; {}", no_current_context_hint(available))]
+    NoCurrentContext { files: String, available: Vec<String> },
 
     #[error(
         "cannot reach the cluster at {server}: {reason} (check the kubeconfig, the context and that the API server is running)"
@@ -48,7 +64,7 @@ pub enum Error {
     #[error("kubernetes API error: {}", describe(.0))]
     Kube(kube::Error),
 
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
@@ -63,6 +79,36 @@ impl Error {
             }
             _ => Error::Kube(err),
         }
+    }
+}
+
+/// Where a kubeconfig came from, after its path: said for KUBECONFIG, which the command line does not show.
+fn origin(from: KubeconfigFrom) -> &'static str {
+    if from == KubeconfigFrom::Env { " (from KUBECONFIG)" } else { "" }
+}
+
+/// What to do about a kubeconfig that cannot be read, by where it was named.
+fn kubeconfig_hint(from: KubeconfigFrom) -> &'static str {
+    match from {
+        KubeconfigFrom::Flag => {
+            "pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
+        }
+        KubeconfigFrom::Env => "fix KUBECONFIG or pass --kubeconfig FILE",
+        KubeconfigFrom::Default => "pass --kubeconfig FILE or set KUBECONFIG",
+    }
+}
+
+/// The contexts a kubeconfig has, for a user who named one it lacks.
+fn contexts(available: &[String]) -> String {
+    if available.is_empty() { "it has no contexts".to_string() } else { format!("contexts: {}", available.join(", ")) }
+}
+
+/// What to do about a kubeconfig without a current context: choose one of its contexts, if it has any.
+fn no_current_context_hint(available: &[String]) -> String {
+    if available.is_empty() {
+        "it has no contexts either: pass --kubeconfig FILE or set KUBECONFIG to one that has".to_string()
+    } else {
+        format!("contexts: {} (choose one with kubectl config use-context NAME)", available.join(", "))
     }
 }
 
@@ -82,4 +128,74 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
         cur = next;
     }
     cur.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::ChartError;
+    use crate::manifests::{IdError, Location, ManifestError};
+    use crate::render::RenderError;
+
+    /// The line a binary prints: the error and each of its causes, joined as anyhow's `{:#}` joins them.
+    fn printed(err: &(dyn std::error::Error + 'static)) -> String {
+        let mut line = err.to_string();
+        let mut cause = err.source();
+        while let Some(c) = cause {
+            line.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        line
+    }
+
+    #[test]
+    fn no_cause_is_printed_twice() {
+        let enoent = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let why = enoent().to_string();
+        let cases: Vec<(Box<dyn std::error::Error>, String)> = vec![
+            (Box::new(Error::Io(enoent())), why.clone()),
+            (Box::new(RenderError::Io(enoent())), why.clone()),
+            (Box::new(ChartError::Io(enoent())), why.clone()),
+            (Box::new(RenderError::Spawn { program: "/x/helm".into(), reason: enoent() }), why.clone()),
+            (
+                Box::new(ManifestError::Invalid {
+                    location: Location { source: None, line: 1 },
+                    problem: IdError::Missing("kind"),
+                }),
+                IdError::Missing("kind").to_string(),
+            ),
+        ];
+        for (err, cause) in cases {
+            let line = printed(&*err);
+            assert_eq!(line.matches(&cause).count(), 1, "{line}");
+        }
+    }
+
+    #[test]
+    fn kubeconfig_errors_say_what_to_do_for_where_it_came_from() {
+        let unreadable =
+            |from| Error::KubeconfigUnreadable { path: "/k".into(), from, reason: "gone".into() }.to_string();
+        assert_eq!(
+            unreadable(KubeconfigFrom::Env),
+            "cannot read kubeconfig /k (from KUBECONFIG): gone; fix KUBECONFIG or pass --kubeconfig FILE"
+        );
+        assert!(unreadable(KubeconfigFrom::Flag).ends_with(
+            "; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
+        ));
+        assert_eq!(
+            unreadable(KubeconfigFrom::Default),
+            "cannot read kubeconfig /k: gone; pass --kubeconfig FILE or set KUBECONFIG"
+        );
+        let missing = |available: &[&str]| {
+            Error::ContextNotFound {
+                context: "zz".into(),
+                current: false,
+                files: "/k".into(),
+                available: available.iter().map(|s| s.to_string()).collect(),
+            }
+            .to_string()
+        };
+        assert_eq!(missing(&["a", "b"]), r#"context "zz" is not in the kubeconfig (/k); contexts: a, b"#);
+        assert_eq!(missing(&[]), r#"context "zz" is not in the kubeconfig (/k); it has no contexts"#);
+    }
 }

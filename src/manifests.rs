@@ -50,8 +50,11 @@ pub enum ManifestError {
     #[error("{location}: invalid YAML: {message}")]
     Yaml { location: Location, message: String },
 
-    #[error("{location}: {source}; every document must be a Kubernetes object with apiVersion, kind and metadata.name")]
-    Invalid { location: Location, source: IdError },
+    /// Not `source`: the problem is in the line already, and a source would print it a second time.
+    #[error(
+        "{location}: {problem}; every document must be a Kubernetes object with apiVersion, kind and metadata.name"
+    )]
+    Invalid { location: Location, problem: IdError },
 
     #[error("cannot print {id} as YAML: {message}")]
     Serialize { id: String, message: String },
@@ -322,7 +325,7 @@ fn flatten(value: Value, location: &Location, out: &mut Vec<Manifest>) -> Result
         return Ok(());
     }
     let id = ObjectId::from_object(&value)
-        .map_err(|source| ManifestError::Invalid { location: location.clone(), source })?;
+        .map_err(|problem| ManifestError::Invalid { location: location.clone(), problem })?;
     out.push(Manifest { id, object: value, source: location.source.clone(), line: location.line });
     Ok(())
 }

@@ -56,6 +56,11 @@ impl Sandbox {
         self.path("no-such-kubeconfig")
     }
 
+    /// What the OS says of a file that does not exist, as an error line quotes it after the file's name.
+    pub fn not_found(&self) -> String {
+        std::fs::metadata(self.missing_kubeconfig()).expect_err("the missing kubeconfig exists").to_string()
+    }
+
     pub fn set_env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) {
         self.remove_env(&key);
         self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));

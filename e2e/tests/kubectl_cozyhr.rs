@@ -463,7 +463,8 @@ fn context_flag_picks_another_context() {
     assert_eq!(run(c).ok().stdout, "helmrelease.helm.toolkit.fluxcd.io/in-a\n");
 
     let bad = cozyhr(&["--kubeconfig", &kc, "--context", "nope", "get"]).code(1);
-    assert!(bad.stderr.starts_with("error: cannot load kubeconfig"), "{}", bad.stderr);
+    assert!(bad.stderr.starts_with("error: context \"nope\" is not in the kubeconfig"), "{}", bad.stderr);
+    assert!(bad.stderr.contains(&current), "the contexts it has are named: {}", bad.stderr);
     assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
 }
 

@@ -166,10 +166,26 @@ fn every_chart_command_without_helm_fails_in_one_line() {
     for args in CHART_COMMANDS {
         sandbox.run(BIN, &with_chart(args)).one_error_line(&["helm", "install", "HELM_BIN"]);
     }
-    // HELM_BIN naming nothing: the line names it.
-    sandbox.set_env("HELM_BIN", sandbox.path("no-such-helm"));
+    // HELM_BIN naming nothing: the line names it (the whole path, the cause once) and what to do.
+    let hint = "set HELM_BIN to a Helm 3.9+ or Helm 4 binary, or unset it to use helm on PATH";
+    let no_helm = sandbox.path("no-such-helm");
+    sandbox.set_env("HELM_BIN", &no_helm);
+    let expected =
+        format!("error: cannot run helm {} (from HELM_BIN): {}; {hint}", no_helm.display(), sandbox.not_found());
     for args in CHART_COMMANDS {
-        sandbox.run(BIN, &with_chart(args)).one_error_line(&["no-such-helm"]);
+        assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), expected, "{args:?}");
+    }
+    // HELM_BIN naming a program that fails `helm version`, quietly or saying why.
+    for (script, why) in [
+        ("#!/bin/sh\nexit 1\n", "exited with code 1 and printed nothing on stderr"),
+        ("#!/bin/sh\necho 'not helm' >&2\nexit 2\n", "not helm"),
+    ] {
+        let broken = sandbox.write_script("tools/broken-helm", script);
+        sandbox.set_env("HELM_BIN", &broken);
+        let expected = format!("error: `helm version` failed with {} (from HELM_BIN): {why}; {hint}", broken.display());
+        for args in CHART_COMMANDS {
+            assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), expected, "{args:?}");
+        }
     }
 }
 
@@ -188,17 +204,54 @@ fn chart_commands_outside_a_chart_fail_in_one_line() {
 #[test]
 fn every_chart_command_without_a_kubeconfig_fails_in_one_line() {
     let mut sandbox = with_chart_and_stub_helm();
+    let not_found = sandbox.not_found();
     let missing = sandbox.missing_kubeconfig();
     let missing = missing.to_str().expect("a UTF-8 temporary directory");
+    // What is wrong (the file, named once and where it came from), what to do for that case. Under Helm,
+    // `helm --kubeconfig` reaches the plugin as KUBECONFIG.
+    let from_env = format!(
+        "error: cannot read kubeconfig {missing} (from KUBECONFIG): {not_found}; fix KUBECONFIG or pass --kubeconfig FILE"
+    );
+    let other = sandbox.path("other-missing-kubeconfig");
+    let other = other.to_str().expect("UTF-8");
+    let from_flag = format!(
+        "error: cannot read kubeconfig {other}: {not_found}; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
+    );
     for args in CHART_COMMANDS {
-        // What is wrong (the file), what to do (the flag).
-        sandbox.run(BIN, &with_chart(args)).one_error_line(&[missing, "--kubeconfig"]);
+        assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), from_env, "{args:?}");
+        let with_flag = with_chart(&[args, &["--kubeconfig", other][..]].concat());
+        assert_eq!(sandbox.run(BIN, &with_flag).one_error_line(&[]), from_flag, "{with_flag:?}");
     }
     sandbox.remove_env("KUBECONFIG");
     let default = sandbox.path("home/.kube/config");
+    let default = format!(
+        "error: cannot read kubeconfig {}: {not_found}; pass --kubeconfig FILE or set KUBECONFIG",
+        default.to_str().expect("UTF-8")
+    );
     for args in CHART_COMMANDS.iter().filter(|args| !args.contains(&"--plain")) {
-        sandbox.run(BIN, &with_chart(args)).one_error_line(&[default.to_str().expect("UTF-8"), "KUBECONFIG"]);
+        assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), default, "{args:?}");
     }
+}
+
+#[test]
+fn a_context_the_kubeconfig_lacks_is_named_with_those_it_has() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = with_chart_and_stub_helm();
+    let kubectl = sandbox.write_script("tools/kubectl", "#!/bin/sh\necho \"stub kubectl: $*\" >&2\nexit 3\n");
+    sandbox.set_env("COZYHR_KUBECTL", kubectl);
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", &kubeconfig);
+    let expected =
+        format!(r#"error: context "zz" is not in the kubeconfig ({}); contexts: a, b"#, kubeconfig.display());
+    for args in CHART_COMMANDS {
+        // --kube-context, or HELM_KUBECONTEXT as Helm hands it over.
+        let with_flag = with_chart(&[args, &["--kube-context", "zz"][..]].concat());
+        assert_eq!(sandbox.run(BIN, &with_flag).one_error_line(&[]), expected, "{with_flag:?}");
+        sandbox.set_env("HELM_KUBECONTEXT", "zz");
+        assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), expected, "{args:?}");
+        sandbox.remove_env("HELM_KUBECONTEXT");
+    }
+    assert!(recorder.take().is_empty(), "a context that is not there is found out before asking the cluster");
 }
 
 #[test]
@@ -416,6 +469,39 @@ fn completion_scripts_name_every_subcommand_and_flag() {
         for name in SUBCOMMANDS.iter().chain(&["helm-cozy"]).chain(&flags) {
             assert!(script.contains(name), "`completion {shell}` does not mention {name}");
         }
+    }
+}
+
+#[test]
+fn show_only_errors_are_one_clean_line() {
+    let sandbox = with_chart_and_stub_helm();
+    let status = "helm cozy: --offline: rendering with Helm's defaults";
+    // Nothing matches: found out after rendering, so after the status line; --show-only said once.
+    let out =
+        sandbox.run(BIN, &with_chart(&["show", "web", "--plain", "--offline", "--show-only", "templates/no.yaml"]));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(lines.len() == 2 && lines[0].starts_with(status), "{}", out.stderr);
+    assert_eq!(
+        lines[1],
+        "error: --show-only: no rendered object comes from a template matching templates/no.yaml (see the `# Source:` lines of helm cozy show)"
+    );
+    // A glob that is not one: found out before anything else, with or without a cluster.
+    for args in [&["show", "web", "--plain", "--offline", "--show-only", "["][..], &["show", "web", "-s", "["]] {
+        let line = sandbox.run(BIN, &with_chart(args)).one_error_line(&[]).to_string();
+        assert!(line.starts_with(r#"error: --show-only "[": "#), "{args:?}: {line}");
+        assert_eq!(line.matches("--show-only").count(), 1, "{args:?}: {line}");
+        assert!(!line.contains("post-render"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn completion_scripts_do_not_offer_the_post_renderer() {
+    let sandbox = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = sandbox.run(BIN, &["completion", shell]);
+        assert!(!out.printed().contains("__post-render"), "`completion {shell}` offers __post-render");
     }
 }
 

@@ -126,18 +126,80 @@ fn usage_errors_are_one_line_and_exit_1() {
 #[test]
 fn every_cluster_command_without_a_kubeconfig_fails_in_one_line() {
     let mut sandbox = Sandbox::new();
+    let not_found = sandbox.not_found();
     let missing = sandbox.missing_kubeconfig();
     let missing = missing.to_str().expect("a UTF-8 temporary directory");
+    // What is wrong (the file, named once and where it came from), what to do for that case.
+    let from_env = format!(
+        "error: cannot read kubeconfig {missing} (from KUBECONFIG): {not_found}; fix KUBECONFIG or pass --kubeconfig FILE"
+    );
+    let other = sandbox.path("other-missing-kubeconfig");
+    let other = other.to_str().expect("UTF-8");
+    let from_flag = format!(
+        "error: cannot read kubeconfig {other}: {not_found}; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
+    );
     for args in CLUSTER_COMMANDS {
-        // What is wrong (the file), what to do (the flag).
-        sandbox.run(BIN, args).one_error_line(&[missing, "--kubeconfig"]);
+        assert_eq!(sandbox.run(BIN, args).one_error_line(&[]), from_env, "{args:?}");
+        let with_flag = [args, &["--kubeconfig", other][..]].concat();
+        assert_eq!(sandbox.run(BIN, &with_flag).one_error_line(&[]), from_flag, "{with_flag:?}");
     }
     // No KUBECONFIG and no ~/.kube/config: the same, naming the default file.
     sandbox.remove_env("KUBECONFIG");
     let default = sandbox.path("home/.kube/config");
+    let default = format!(
+        "error: cannot read kubeconfig {}: {not_found}; pass --kubeconfig FILE or set KUBECONFIG",
+        default.to_str().expect("UTF-8")
+    );
     for args in CLUSTER_COMMANDS {
-        sandbox.run(BIN, args).one_error_line(&[default.to_str().expect("UTF-8"), "KUBECONFIG"]);
+        assert_eq!(sandbox.run(BIN, args).one_error_line(&[]), default, "{args:?}");
     }
+}
+
+#[test]
+fn a_context_the_kubeconfig_lacks_is_named_with_those_it_has() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = Sandbox::new();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    let kubeconfig = kubeconfig.to_str().expect("UTF-8");
+    let expected = format!(r#"error: context "zz" is not in the kubeconfig ({kubeconfig}); contexts: a, b"#);
+    for args in CLUSTER_COMMANDS {
+        // Given with --kubeconfig (while KUBECONFIG names nothing) ...
+        let with_flag = [&["--kubeconfig", kubeconfig, "--context", "zz"][..], args].concat();
+        assert_eq!(sandbox.run(BIN, &with_flag).one_error_line(&[]), expected, "{with_flag:?}");
+    }
+    // ... or with KUBECONFIG.
+    sandbox.set_env("KUBECONFIG", kubeconfig);
+    for args in CLUSTER_COMMANDS {
+        let with_context = [args, &["--context=zz"][..]].concat();
+        assert_eq!(sandbox.run(BIN, &with_context).one_error_line(&[]), expected, "{with_context:?}");
+    }
+    // A current-context that is not there, none at all, and a kubeconfig without contexts.
+    let gone = sandbox.write("gone", &recorder.kubeconfig().replace("current-context: a", "current-context: gone"));
+    let gone = gone.to_str().expect("UTF-8");
+    let unset = sandbox.write("unset", &recorder.kubeconfig().replace("current-context: a", ""));
+    let unset = unset.to_str().expect("UTF-8");
+    let empty = sandbox.write("empty", "apiVersion: v1\nkind: Config\n");
+    let empty = empty.to_str().expect("UTF-8");
+    let cases: &[(&[&str], String)] = &[
+        (
+            &["--kubeconfig", gone, "get"],
+            format!(r#"error: current-context "gone" is not in the kubeconfig ({gone}); contexts: a, b"#),
+        ),
+        (
+            &["--kubeconfig", unset, "get"],
+            format!(
+                "error: the kubeconfig ({unset}) sets no current-context; contexts: a, b (choose one with kubectl config use-context NAME)"
+            ),
+        ),
+        (
+            &["--kubeconfig", empty, "get", "--context", "zz"],
+            format!(r#"error: context "zz" is not in the kubeconfig ({empty}); it has no contexts"#),
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(sandbox.run(BIN, args).one_error_line(&[]), expected, "{args:?}");
+    }
+    assert!(recorder.take().is_empty(), "a context that is not there is found out before asking the cluster");
 }
 
 /// Pairs (or more) of spellings that must parse the same: flags before and after the subcommand.

@@ -25,7 +25,7 @@ impl Helm {
     pub async fn locate() -> Result<Helm, RenderError> {
         let bin = match std::env::var_os("HELM_BIN").filter(|v| !v.is_empty()) {
             // Helm sets HELM_BIN to os.Args[0], which may be a bare "helm": resolve it on PATH.
-            Some(b) => which::which(&b).unwrap_or_else(|_| PathBuf::from(b)),
+            Some(b) => return Self::check(which::which(&b).unwrap_or_else(|_| PathBuf::from(b)), true).await,
             None => which::which("helm").map_err(|_| RenderError::Missing {
                 program: "helm",
                 hint: "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN",
@@ -36,11 +36,22 @@ impl Helm {
 
     /// A specific helm binary; asks it for its version (remembered per binary, see [`version_cache`]).
     pub async fn at(bin: PathBuf) -> Result<Helm, RenderError> {
+        Self::check(bin, false).await
+    }
+
+    /// [`at`](Self::at), with whether HELM_BIN named the binary, for what to do when it does not work.
+    async fn check(bin: PathBuf, from_env: bool) -> Result<Helm, RenderError> {
+        let bad = |what, reason| RenderError::BadHelm { what, bin: bin.clone(), from_env, reason };
         let version = match version_cache::lookup(&bin) {
             Some(v) => v,
             None => {
                 let out = run_program(&bin, &["version".into(), "--template".into(), "{{.Version}}".into()], &[], None)
-                    .await?;
+                    .await
+                    .map_err(|e| match e {
+                        RenderError::Spawn { reason, .. } => bad("cannot run helm", reason.to_string()),
+                        RenderError::Failed { stderr, .. } => bad("`helm version` failed with", stderr),
+                        other => other,
+                    })?;
                 let version = String::from_utf8_lossy(&out).trim().to_string();
                 if parse_version(&version).is_some() {
                     version_cache::store(&bin, &version);
@@ -48,10 +59,8 @@ impl Helm {
                 version
             }
         };
-        let (major, minor) = parse_version(&version).ok_or_else(|| RenderError::Failed {
-            program: "helm version".into(),
-            stderr: format!("unexpected version {version:?}"),
-        })?;
+        let (major, minor) = parse_version(&version)
+            .ok_or_else(|| bad("`helm version` gave no version with", format!("it printed {version:?}")))?;
         if (major, minor) < MIN_HELM {
             return Err(RenderError::TooOld { program: "helm", version, needed: "v3.9" });
         }

@@ -8,7 +8,7 @@ pub mod metadata;
 pub mod postrender;
 
 pub use helm::Helm;
-pub use postrender::{PostRenderSpec, filter_show_only};
+pub use postrender::{PostRenderSpec, check_show_only, filter_show_only};
 
 /// The kubectl whose embedded kustomize runs Flux's postRenderers: $COZYHR_KUBECTL, else kubectl on PATH.
 pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
@@ -33,14 +33,28 @@ pub enum RenderError {
     #[error("{program} failed: {stderr}")]
     Failed { program: String, stderr: String },
 
-    #[error("cannot run {program}: {source}")]
-    Spawn { program: String, source: std::io::Error },
+    /// Not `source`: the reason is in the line already, and a source would print it a second time.
+    #[error("cannot run {program}: {reason}")]
+    Spawn { program: String, reason: std::io::Error },
 
-    #[error("{0}")]
+    /// The helm binary found (or named by HELM_BIN) does not work: what failed, and what to do about it.
+    #[error(
+        "{what} {}{}: {reason}; {}",
+        bin.display(),
+        if *from_env { " (from HELM_BIN)" } else { "" },
+        helm_hint(*from_env)
+    )]
+    BadHelm { what: &'static str, bin: std::path::PathBuf, from_env: bool, reason: String },
+
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 
     #[error("post-render: {0}")]
     PostRender(String),
+
+    /// `--show-only` cannot be applied; the message names the flag itself.
+    #[error("{0}")]
+    ShowOnly(String),
 
     #[error("cannot write the values file for helm: {0}")]
     ValuesFile(String),
@@ -50,6 +64,15 @@ pub enum RenderError {
 
     #[error("interrupted by {signal}{detail}")]
     Interrupted { signal: String, detail: String },
+}
+
+/// What to do about a helm that does not work, by whether HELM_BIN named it.
+fn helm_hint(from_env: bool) -> &'static str {
+    if from_env {
+        "set HELM_BIN to a Helm 3.9+ or Helm 4 binary, or unset it to use helm on PATH"
+    } else {
+        "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN to one"
+    }
 }
 
 /// A future that resolves with the signal's name when the process gets SIGINT or SIGTERM. The handlers
@@ -128,7 +151,7 @@ pub(crate) fn spawn_program(
         .kill_on_drop(true);
     // Only the subcommand: arguments can carry values (`--set`), which are never logged.
     tracing::debug!(program = %program.display(), command = ?args.first(), "running");
-    let child = cmd.spawn().map_err(|source| RenderError::Spawn { program: name.clone(), source })?;
+    let child = cmd.spawn().map_err(|reason| RenderError::Spawn { program: program.display().to_string(), reason })?;
     Ok(Running { name, child })
 }
 
@@ -174,7 +197,11 @@ pub(crate) async fn finish_program(
     tracing::debug!(program = %name, status = %out.status, "finished");
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        let stderr = if stderr.is_empty() { format!("exited with {}", out.status) } else { stderr };
+        let stderr = match out.status.code() {
+            _ if !stderr.is_empty() => stderr,
+            Some(code) => format!("exited with code {code} and printed nothing on stderr"),
+            None => format!("ended by {}", out.status),
+        };
         return Err(RenderError::Failed { program: name, stderr });
     }
     Ok(out.stdout)

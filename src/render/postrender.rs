@@ -225,22 +225,31 @@ fn push_document(out: &mut String, source: Option<&str>, text: &str) {
     }
 }
 
-/// Keeps the documents whose `# Source:` template matches one of `globs` (Helm's `--show-only`: the path
-/// without the chart name, e.g. `templates/cm.yaml`, shell-style globs). No glob keeps everything.
-pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, RenderError> {
-    if globs.is_empty() {
-        return Ok(rendered.to_string());
-    }
+/// Checks `--show-only` globs, so that a bad one is reported before anything is rendered.
+pub fn check_show_only(globs: &[String]) -> Result<(), RenderError> {
+    show_only_globs(globs).map(drop)
+}
+
+fn show_only_globs(globs: &[String]) -> Result<globset::GlobSet, RenderError> {
     let mut set = globset::GlobSetBuilder::new();
     for g in globs {
         set.add(
             globset::GlobBuilder::new(g)
                 .literal_separator(true)
                 .build()
-                .map_err(|e| RenderError::PostRender(format!("--show-only {g:?}: {e}")))?,
+                .map_err(|e| RenderError::ShowOnly(format!("--show-only {g:?}: {e}")))?,
         );
     }
-    let set = set.build().map_err(|e| RenderError::PostRender(format!("--show-only: {e}")))?;
+    set.build().map_err(|e| RenderError::ShowOnly(format!("--show-only: {e}")))
+}
+
+/// Keeps the documents whose `# Source:` template matches one of `globs` (Helm's `--show-only`: the path
+/// without the chart name, e.g. `templates/cm.yaml`, shell-style globs). No glob keeps everything.
+pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, RenderError> {
+    if globs.is_empty() {
+        return Ok(rendered.to_string());
+    }
+    let set = show_only_globs(globs)?;
     let mut out = String::new();
     for doc in split_documents(rendered) {
         let Some(source) = doc.source.as_deref() else { continue };
@@ -252,7 +261,7 @@ pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, Rend
         }
     }
     if out.is_empty() {
-        return Err(RenderError::PostRender(format!(
+        return Err(RenderError::ShowOnly(format!(
             "--show-only: no rendered object comes from a template matching {} (see the `# Source:` lines of helm cozy show)",
             globs.join(", ")
         )));
