@@ -188,7 +188,7 @@ pub mod status {
     use super::{Paint, Tone};
 
     fn line(marker: &str, tone: Tone, msg: impl std::fmt::Display) {
-        eprintln!("{} {msg}", Paint::stderr().tone(marker, tone));
+        super::stderr_line(format_args!("{} {msg}", Paint::stderr().tone(marker, tone)));
     }
     pub fn action(msg: impl std::fmt::Display) {
         line("►", Tone::Plain, msg);
@@ -278,6 +278,13 @@ mod tests {
         assert_eq!(age(t0, at(3 * 3600)), "3h");
         assert_eq!(age(t0, at(3 * 86400)), "3d");
     }
+}
+
+/// Writes one line to stderr, where progress, warnings and errors go. Unlike `eprintln!`, a stderr
+/// nobody reads any more (`2>&1 | head`) is no panic: the command goes on and ends as it would have,
+/// an `apply` included, rather than stopping half-way.
+pub fn stderr_line(line: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// Writes data to stdout, all of it. A closed pipe (`| head`, `| less` then `q`) is

@@ -563,3 +563,12 @@ pub fn running(pid: u32) -> bool {
         .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
         .is_some_and(|zombie| !zombie)
 }
+
+/// Runs `c` with its stdout a pipe whose reader is already gone (`| head` after the first line, `less`
+/// then `q`), for every write to meet the closed pipe; returns the exit status and stderr.
+pub fn into_closed_pipe(mut c: Command) -> (std::process::ExitStatus, String) {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = c.stdout(writer).stderr(Stdio::piped()).output().expect("run the command");
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}

@@ -874,3 +874,60 @@ fn handback_warns_of_another_chart_version(helm: Helm) {
 helm_tests! {
     handing_back_warns_when_the_source_offers_another_chart_version => handback_warns_of_another_chart_version;
 }
+
+/// `helm cozy apply 2>&1 | head -1`: the progress lines meet a closed pipe after the first. The apply
+/// neither panics nor stops half-way: it installs, writes the status, and exits 0.
+fn apply_with_its_progress_cut_off(helm: Helm) {
+    let ns = namespace(&format!("hca-cut-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut c = cozy_home(helm).command();
+    c.args(["cozy", "apply", "a", "-n", &ns]).arg("-C").arg(chart.path());
+    c.stdout(writer.try_clone().expect("pipe")).stderr(writer);
+    let status = c.status().expect("run helm cozy apply");
+    assert!(status.success(), "helm cozy apply with its output cut off: {status}");
+    let after = hr(&ns, "a");
+    let ready = condition(&after, "Ready").expect("Ready");
+    assert_eq!((ready.0.as_str(), ready.1.as_str()), ("True", "InstallSucceeded"), "{ready:?}");
+    assert_eq!(release_states(&ns, "a").values().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), ["deployed"]);
+}
+
+helm_tests! {
+    apply_finishes_when_its_output_is_cut_off => apply_with_its_progress_cut_off;
+}
+
+/// Every command that prints what it read from the cluster, its output into a pipe whose reader is gone:
+/// exit 0 and nothing on stderr, as kubectl and helm end (`helm cozy show | head -1`).
+fn cluster_output_into_a_closed_pipe(helm: Helm) {
+    let ns = namespace(&format!("hca-pipe-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    apply(&helmrelease(&ns, "a", "a", "values:\n  message: from-hr\n"));
+    wait_hr_ready(&ns, "a", READY_TIMEOUT);
+    edit_locally(&chart);
+    let helm_cozy: &[&[&str]] =
+        &[&["show", "a"], &["values", "a", "--sources"], &["diff", "a"], &["diff", "a", "-o", "json"]];
+    for args in helm_cozy {
+        let mut c = cozy_home(helm).command();
+        c.arg("cozy").args(*args).arg("-C").arg(chart.path()).args(["-n", &ns]);
+        let (status, stderr) = cozyhr_e2e::into_closed_pipe(c);
+        assert!(status.success() && stderr.is_empty(), "helm cozy {args:?} into a closed pipe: {status}\n{stderr}");
+    }
+    let kubectl_cozyhr: &[&[&str]] = &[&["get", "-A"], &["get", "a", "-o", "yaml"], &["status", "a"]];
+    for args in kubectl_cozyhr {
+        let mut c = cozyhr_e2e::command(&cozyhr_e2e::env().kubectl);
+        c.arg("cozyhr").args(*args).args(["-n", &ns]);
+        let (status, stderr) = cozyhr_e2e::into_closed_pipe(c);
+        assert!(
+            status.success() && stderr.is_empty(),
+            "kubectl cozyhr {args:?} into a closed pipe: {status}\n{stderr}"
+        );
+    }
+}
+
+helm_tests! {
+    cluster_output_into_a_closed_pipe_ends_quietly => cluster_output_into_a_closed_pipe;
+}

@@ -20,3 +20,10 @@ fn printing_commands_end_quietly_when_the_reader_is_gone() {
         closed_pipe::ends_quietly(env!("CARGO_BIN_EXE_kubectl-cozyhr"), args);
     }
 }
+
+#[test]
+fn failing_commands_end_plainly_when_stderr_is_gone() {
+    for args in closed_pipe::FAILING {
+        closed_pipe::fails_plainly_without_stderr(env!("CARGO_BIN_EXE_kubectl-cozyhr"), args);
+    }
+}

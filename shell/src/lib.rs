@@ -23,7 +23,7 @@ pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -
             std::process::exit(0)
         }
         _ => {
-            eprintln!("{}", usage_line(&error, &C::command()));
+            cozyhr::output::stderr_line(format_args!("{}", usage_line(&error, &C::command())));
             std::process::exit(1)
         }
     }
@@ -72,7 +72,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            cozyhr::output::stderr_line(format_args!("error: cannot start the async runtime: {e}"));
             return ExitCode::FAILURE;
         }
     };
@@ -82,7 +82,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            cozyhr::output::stderr_line(format_args!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }

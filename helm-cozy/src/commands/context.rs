@@ -37,9 +37,9 @@ impl Context {
         let options = flags.options();
         let (namespace, view) = if offline || !options.is_configured() {
             let why = if offline { "--offline" } else { "no cluster is configured" };
-            eprintln!(
+            cozyhr::output::stderr_line(format_args!(
                 "helm cozy: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)"
-            );
+            ));
             (options.namespace.clone().unwrap_or_else(|| "default".into()), ClusterView::default())
         } else {
             let cluster = options.connect().await?;

@@ -30,7 +30,10 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Dif
     };
     cozyhr::output::write_stdout(out)?;
     if !plan.has_changes() && args.output != DiffFormat::Json {
-        eprintln!("No differences: helm cozy apply {} would change nothing.", args.name);
+        cozyhr::output::stderr_line(format_args!(
+            "No differences: helm cozy apply {} would change nothing.",
+            args.name
+        ));
     }
     Ok(if args.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
 }

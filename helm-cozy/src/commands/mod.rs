@@ -39,7 +39,7 @@ async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>)
     tokio::select! {
         result = command => result,
         signal = interrupted => {
-            eprintln!("helm cozy: interrupted by {signal}; nothing was changed");
+            cozyhr::output::stderr_line(format_args!("helm cozy: interrupted by {signal}; nothing was changed"));
             Ok(ExitCode::from(INTERRUPTED))
         }
     }

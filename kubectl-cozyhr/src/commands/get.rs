@@ -49,7 +49,7 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
         }
     }
     if items.is_empty() && missing.is_empty() {
-        eprintln!("{}", no_resources(if all { "" } else { &cluster.namespace }));
+        cozyhr::output::stderr_line(format_args!("{}", no_resources(if all { "" } else { &cluster.namespace })));
         return Ok(ExitCode::SUCCESS);
     }
     if !items.is_empty() {
@@ -58,7 +58,7 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
         write_stdout(&view.render_all(&items, single)?)?;
     }
     for e in &missing {
-        eprintln!("error: {e}");
+        cozyhr::output::stderr_line(format_args!("error: {e}"));
     }
     Ok(if missing.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -198,7 +198,10 @@ async fn watch(
                 batch.sort_by_key(key);
                 let table = view.table(&batch);
                 if batch.is_empty() {
-                    eprintln!("{}", no_resources(if args.scope.all_namespaces { "" } else { &cluster.namespace }));
+                    cozyhr::output::stderr_line(format_args!(
+                        "{}",
+                        no_resources(if args.scope.all_namespaces { "" } else { &cluster.namespace })
+                    ));
                 } else if view.is_table() {
                     write_stdout(table.render_styled(Paint::stdout(), tone))?;
                 }

@@ -95,7 +95,7 @@ pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<Exit
         1 => Err(errors.remove(0).into()),
         _ => {
             for e in &errors {
-                eprintln!("error: {e}");
+                cozyhr::output::stderr_line(format_args!("error: {e}"));
             }
             Ok(ExitCode::FAILURE)
         }
