@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, KubeconfigFrom, Result};
 
 /// What the user said about which cluster and namespace to use. Both binaries fill this from their flags
 /// (helm-cozy also from the environment Helm hands its plugins).
@@ -74,17 +74,6 @@ impl ClusterOptions {
         check_context(&kubeconfig, self.context.as_deref(), &files)?;
         Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| Error::Kubeconfig(e.to_string()))
     }
-}
-
-/// Where the kubeconfig in use was named, which decides what to tell a user whose file cannot be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KubeconfigFrom {
-    /// `--kubeconfig`.
-    Flag,
-    /// `KUBECONFIG` (under Helm also what `helm --kubeconfig` hands its plugins).
-    Env,
-    /// Neither: `~/.kube/config`.
-    Default,
 }
 
 /// The files `KUBECONFIG` lists, as kube-rs reads it (empty entries skipped; None when it lists none).

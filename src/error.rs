@@ -4,9 +4,18 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cluster::KubeconfigFrom;
-
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where the kubeconfig in use was named, which decides what to tell a user whose file cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KubeconfigFrom {
+    /// `--kubeconfig`.
+    Flag,
+    /// `KUBECONFIG` (under Helm also what `helm --kubeconfig` hands its plugins).
+    Env,
+    /// Neither: `~/.kube/config`.
+    Default,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
