@@ -18,7 +18,6 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use serde_json::json;
 
-use crate::chart::ChartDir;
 use crate::cluster::Cluster;
 use crate::desired::{Desired, UserValues};
 use crate::error::{Error, Result};
@@ -26,6 +25,7 @@ use crate::flux::HelmRelease;
 use crate::flux::verbs::{FIELD_MANAGER, Objects, REQUESTED_AT, request_token};
 use crate::install::{UpgradeOptions, uninstall, upgrade};
 use crate::output::status;
+use crate::pipeline::Pipeline;
 use crate::release_lock::{self, Found};
 use crate::release_status::{self, Action, Failure, Success};
 use crate::render::Helm;
@@ -40,14 +40,12 @@ pub enum Outcome {
 
 pub struct ApplyRequest<'a> {
     pub cluster: &'a Cluster,
-    pub helm: &'a Helm,
-    pub chart: &'a ChartDir,
+    /// The chart and the helm that installs it.
+    pub pipeline: &'a Pipeline,
     pub name: &'a str,
     pub user: UserValues,
     pub options: UpgradeOptions,
     pub resume: bool,
-    pub kubectl: std::path::PathBuf,
-    pub self_exe: std::path::PathBuf,
 }
 
 fn recorder(cluster: &Cluster) -> Recorder {
@@ -93,14 +91,11 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 /// Every rendered object (hooks aside, which Helm creates only when it runs them) through a server-side
 /// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
 /// The objects are rendered as `show` renders them: with what helm-controller's Helm sees of the cluster.
-async fn server_dry_run(cluster: &Cluster, helm: &Helm, desired: &Desired, self_exe: &std::path::Path) -> Result<()> {
-    let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
-    let scoped = apis.cluster_scoped();
-    let seen = crate::desired::Seen { apis, action, early: None };
-    let view = desired.cluster_view(cluster, &seen);
-    let live = crate::live::LiveObjects::new(cluster, seen.apis);
-    let rendered =
-        desired.render(helm, &view, self_exe, None).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+async fn server_dry_run(cluster: &Cluster, pipeline: &Pipeline, desired: &Desired) -> Result<()> {
+    let seen = pipeline.look(cluster, desired).await?;
+    let scoped = seen.apis.cluster_scoped();
+    let live = crate::live::LiveObjects::new(cluster, seen.apis.clone());
+    let rendered = pipeline.render(cluster, desired, seen).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {
@@ -121,10 +116,13 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let interrupted = crate::render::interrupted();
     let cluster = req.cluster;
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    // Everything that can be checked without changing anything is checked first, what needs no cluster
+    // before anything is asked of it.
+    let kubectl = crate::render::locate_kubectl()?;
     let hr = objects.get(req.name).await?;
-    // Everything that can be checked without changing anything is checked first.
-    let desired = Desired::resolve(cluster, hr, req.chart, &req.user, req.kubectl.clone()).await?;
-    let session = PostRenderSession::new(&desired.post_render, req.self_exe.clone())
+    let (helm, chart) = (&req.pipeline.helm, &req.pipeline.chart);
+    let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
+    let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
     let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
     let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
@@ -132,12 +130,12 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
 
     if req.options.dry_run {
         status::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted)
+        upgrade(cluster, helm, &desired, &session, previous.is_some(), &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
         // the API server here, as helm-controller's apply would send them.
-        server_dry_run(cluster, req.helm, &desired, &req.self_exe).await?;
+        server_dry_run(cluster, req.pipeline, &desired).await?;
         status::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }
@@ -161,21 +159,20 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         action.as_str(),
         desired.release_namespace,
         desired.release_name,
-        req.chart.meta.name,
-        req.chart.meta.version
+        chart.meta.name,
+        chart.meta.version
     ));
     let started = Instant::now();
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
-    let result =
-        match upgrade(cluster, req.helm, &desired, &session, previous.is_some(), &req.options, interrupted).await {
-            Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
-            other => Ok(other),
-        };
+    let result = match upgrade(cluster, helm, &desired, &session, previous.is_some(), &req.options, interrupted).await {
+        Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
+        other => Ok(other),
+    };
     let config_digest = crate::values::digest_values(&desired.composed.values);
     let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), ns);
     let failure = |reason: Option<&'static str>, message: String| {
-        let (chart_name, chart_version) = (req.chart.meta.name.clone(), req.chart.meta.version.clone());
+        let (chart_name, chart_version) = (chart.meta.name.clone(), chart.meta.version.clone());
         let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
         move |hr: &HelmRelease| {
             Ok(release_status::failed(

@@ -75,6 +75,14 @@ pub enum Error {
 
     #[error(transparent)]
     Io(#[from] std::io::Error),
+
+    /// Rendering or running helm.
+    #[error(transparent)]
+    Render(#[from] crate::render::RenderError),
+
+    /// The chart directory.
+    #[error(transparent)]
+    Chart(#[from] crate::chart::ChartError),
 }
 
 impl Error {

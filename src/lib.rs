@@ -25,6 +25,7 @@ pub mod live;
 pub mod manifests;
 pub mod output;
 pub mod par;
+pub mod pipeline;
 pub mod release;
 pub mod release_lock;
 pub mod release_status;

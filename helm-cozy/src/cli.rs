@@ -98,6 +98,12 @@ pub struct ValuesFlags {
     pub set: Vec<String>,
 }
 
+impl ValuesFlags {
+    pub fn user(&self) -> cozyhr::desired::UserValues {
+        cozyhr::desired::UserValues { files: self.values.clone(), sets: self.set.clone() }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The HelmRelease (with --plain: the Helm release name).

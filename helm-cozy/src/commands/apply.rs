@@ -2,26 +2,25 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use cozyhr::apply::{ApplyRequest, apply};
-use cozyhr::desired::UserValues;
 use cozyhr::install::UpgradeOptions;
+use cozyhr::pipeline::Pipeline;
 
 use crate::cli::{ApplyArgs, ClusterFlags};
-use crate::commands::context::Context;
 
-pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let ctx = Context::new(chart_dir).await?;
+pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let pipeline = Pipeline::open(chart_dir).await?;
+    let cluster = flags.options().connect().await?;
     if args.plain {
-        return ctx.apply_plain(cluster, &args.name, &args.values, args.dry_run).await;
+        let out = pipeline.apply_plain(&cluster, &args.name, &args.values.user(), args.dry_run).await?;
+        cozyhr::output::write_stdout(out)?;
+        return Ok(ExitCode::SUCCESS);
     }
-    let cluster = cluster.options().connect().await?;
     let request = ApplyRequest {
         cluster: &cluster,
-        helm: &ctx.helm,
-        chart: &ctx.chart,
+        pipeline: &pipeline,
         name: &args.name,
-        user: UserValues { files: args.values.values.clone(), sets: args.values.set.clone() },
+        user: args.values.user(),
         options: UpgradeOptions {
             dry_run: args.dry_run,
             wait: args.wait,
@@ -29,8 +28,6 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &App
             take_ownership: args.take_ownership,
         },
         resume: args.resume,
-        kubectl: cozyhr::render::locate_kubectl()?,
-        self_exe: std::env::current_exe().context("cannot find the helm-cozy executable")?,
     };
     apply(request).await?;
     Ok(ExitCode::SUCCESS)

@@ -4,24 +4,24 @@ use std::process::ExitCode;
 
 use cozyhr::compare::Against;
 use cozyhr::diff::{PlanOptions, RenderOptions};
+use cozyhr::pipeline::Pipeline;
 
 use crate::cli::{AgainstArg, ClusterFlags, DiffArgs, DiffFormat};
-use crate::commands::context::{Context, self_exe};
+use crate::commands::helmrelease_hint;
 
 /// Exit code for "there are changes" with --detailed-exitcode, as helm-diff and terraform use.
 const CHANGES: u8 = 2;
 
-pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let ctx = Context::new(chart_dir).await?;
-    let cluster = cluster.options().connect().await?;
-    let (desired, seen) = ctx.desired_on_cluster(&cluster, &args.name, &args.values).await?;
+pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let pipeline = Pipeline::open(chart_dir).await?;
+    let cluster = flags.options().connect().await?;
     let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
     let against = match args.against {
         AgainstArg::Live => Against::Live,
         AgainstArg::Release => Against::Release,
     };
-    let plan = cozyhr::compare::diff(&cluster, seen, &ctx.helm, &desired, against, options, &self_exe()?).await?;
-    tracing::debug!("plan ready");
+    let plan =
+        pipeline.diff(&cluster, &args.name, &args.values.user(), against, options).await.map_err(helmrelease_hint)?;
     let color = cozyhr::output::ColorChoice::from(args.color).for_stdout();
     let out = match args.output {
         DiffFormat::Diff => plan.render_diff(RenderOptions::with_context_flag(args.context, color)),

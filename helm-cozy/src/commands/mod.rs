@@ -2,7 +2,6 @@
 
 mod apply;
 mod completion;
-mod context;
 mod delete;
 mod diff;
 mod show;
@@ -42,5 +41,15 @@ async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>)
             cozyhr::output::stderr_line(format_args!("helm cozy: interrupted by {signal}; nothing was changed"));
             Ok(ExitCode::from(INTERRUPTED))
         }
+    }
+}
+
+/// A HelmRelease that is not there may be a chart the user meant to render on its own.
+fn helmrelease_hint(e: cozyhr::Error) -> anyhow::Error {
+    match e {
+        cozyhr::Error::NotFound { .. } => {
+            anyhow::anyhow!("{e} (to render the chart without a HelmRelease, use --plain)")
+        }
+        e => e.into(),
     }
 }

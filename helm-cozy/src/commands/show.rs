@@ -2,20 +2,29 @@
 
 use std::process::ExitCode;
 
-use crate::cli::{ClusterFlags, ShowArgs};
-use crate::commands::context;
+use cozyhr::pipeline::Pipeline;
 
-pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
+use crate::cli::{ClusterFlags, ShowArgs};
+use crate::commands::helmrelease_hint;
+
+pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
-    let ctx = context::Context::new(chart_dir).await?;
-    let rendered = if args.plain {
-        ctx.render_plain(cluster, &args.name, &args.values, args.offline).await?
+    let pipeline = Pipeline::open(chart_dir).await?;
+    let user = args.values.user();
+    let rendered = if !args.plain {
+        let cluster = flags.options().connect().await?;
+        pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
+    } else if args.offline || !flags.options().is_configured() {
+        let why = if args.offline { "--offline" } else { "no cluster is configured" };
+        cozyhr::output::stderr_line(format_args!(
+            "helm cozy: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)"
+        ));
+        let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
+        pipeline.render_plain(None, &namespace, &args.name, &user).await?
     } else {
-        let cluster = cluster.options().connect().await?;
-        let (desired, seen) = ctx.desired_on_cluster(&cluster, &args.name, &args.values).await?;
-        ctx.render(&cluster, &desired, seen).await?
+        let cluster = flags.options().connect().await?;
+        pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, &user).await?
     };
-    let out = cozyhr::render::filter_show_only(&rendered, &args.show_only)?;
-    cozyhr::output::write_stdout(out)?;
+    cozyhr::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,15 +3,16 @@
 use std::process::ExitCode;
 
 use cozyhr::output::Table;
+use cozyhr::pipeline::Pipeline;
 use serde_json::Value;
 
 use crate::cli::{ClusterFlags, ValuesArgs, ValuesFormat};
-use crate::commands::context::Context;
+use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
-    let ctx = Context::new(chart_dir).await?;
+    let pipeline = Pipeline::open(chart_dir).await?;
     let cluster = cluster.options().connect().await?;
-    let desired = ctx.desired(&cluster, &args.name, &args.values).await?;
+    let desired = pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?;
     let composed = &desired.composed;
     if args.sources {
         let (values, sources) = if args.with_defaults {

@@ -1,0 +1,170 @@
+//! The release pipeline every chart command runs, as one straight line:
+//!
+//! HelmRelease + chart directory → [`Desired`] (values, names, post-render chain) → render (the real
+//! helm, then Flux's post-render chain) → compare ([`crate::compare`]: plan against live objects or the
+//! stored release) → install and status ([`crate::apply`]).
+//!
+//! `show`, `diff` and `apply --dry-run` reach the rendered release by the same path, with what
+//! helm-controller's Helm would see of the cluster ([`Seen`]), so they cannot disagree. A command in a
+//! binary turns its flags into one call here and prints the result.
+
+use std::path::{Path, PathBuf};
+
+use crate::chart::ChartDir;
+use crate::cluster::Cluster;
+use crate::compare::Against;
+use crate::desired::{Desired, Seen, UserValues};
+use crate::diff::{Plan, PlanOptions};
+use crate::error::Result;
+use crate::flux::{HelmRelease, Objects};
+use crate::render::{ClusterView, Helm, TemplateRequest};
+
+/// A chart directory and the helm that renders and installs it.
+pub struct Pipeline {
+    pub chart: ChartDir,
+    pub helm: Helm,
+    /// This executable, which Helm runs as the post-renderer when the chain cannot run in process.
+    pub self_exe: PathBuf,
+}
+
+impl Pipeline {
+    /// Opens the chart in `chart_dir` and finds helm (and this executable).
+    pub async fn open(chart_dir: &Path) -> Result<Pipeline> {
+        let chart = ChartDir::open(chart_dir)?;
+        let helm = Helm::locate().await?;
+        let self_exe = std::env::current_exe()?;
+        Ok(Pipeline { chart, helm, self_exe })
+    }
+
+    /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart.
+    pub async fn desired(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<Desired> {
+        let hr = helmrelease(cluster, name).await?;
+        self.resolve(cluster, hr, user).await
+    }
+
+    async fn resolve(&self, cluster: &Cluster, hr: HelmRelease, user: &UserValues) -> Result<Desired> {
+        let kubectl = crate::render::locate_kubectl()?;
+        Desired::resolve(cluster, hr, &self.chart, user, kubectl).await
+    }
+
+    /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
+    /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
+    pub async fn desired_on_cluster(
+        &self,
+        cluster: &Cluster,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<(Desired, Seen)> {
+        // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
+        let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
+        // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
+        let discovery = crate::discovery::discover(cluster);
+        let release = async {
+            let hr = helmrelease(cluster, name).await?;
+            let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
+            let next = crate::helmstore::next_action(cluster, &storage_ns, &release);
+            tokio::try_join!(self.resolve(cluster, hr, user), next)
+        };
+        let (apis, (desired, action)) = tokio::try_join!(discovery, release)?;
+        Ok((desired, Seen { apis, action, early: Some(early) }))
+    }
+
+    /// What [`Seen`] holds for a desired release resolved already: discovery and the next action.
+    pub async fn look(&self, cluster: &Cluster, desired: &Desired) -> Result<Seen> {
+        let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
+        Ok(Seen { apis, action, early: None })
+    }
+
+    /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
+    pub async fn render(&self, cluster: &Cluster, desired: &Desired, seen: Seen) -> Result<String> {
+        let view = desired.cluster_view(cluster, &seen);
+        Ok(desired.render(&self.helm, &view, &self.self_exe, seen.early).await?)
+    }
+
+    /// `show`: the manifests Flux would install for HelmRelease `name`.
+    pub async fn show(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<String> {
+        let (desired, seen) = self.desired_on_cluster(cluster, name, user).await?;
+        self.render(cluster, &desired, seen).await
+    }
+
+    /// `diff`: what `apply` would change, against the live objects or the stored release.
+    pub async fn diff(
+        &self,
+        cluster: &Cluster,
+        name: &str,
+        user: &UserValues,
+        against: Against,
+        options: PlanOptions,
+    ) -> Result<Plan> {
+        let (desired, seen) = self.desired_on_cluster(cluster, name, user).await?;
+        crate::compare::diff(cluster, seen, &self.helm, &desired, against, options, &self.self_exe).await
+    }
+
+    /// `--plain`: the chart alone, as `helm install RELEASE` into `namespace` would render it; with the
+    /// cluster's capabilities and lookup when `cluster` is given, else with Helm's defaults.
+    pub async fn render_plain(
+        &self,
+        cluster: Option<&Cluster>,
+        namespace: &str,
+        release: &str,
+        user: &UserValues,
+    ) -> Result<String> {
+        let view = match cluster {
+            None => ClusterView::default(),
+            Some(cluster) => {
+                let (apis, action) = tokio::try_join!(
+                    crate::discovery::discover(cluster),
+                    crate::helmstore::next_action(cluster, namespace, release)
+                )?;
+                crate::desired::cluster_view(cluster, &apis, &self.chart, action)
+            }
+        };
+        let req = TemplateRequest {
+            chart_dir: self.chart.path(),
+            release_name: release,
+            namespace,
+            values_stdin: None,
+            values_files: user.files.clone(),
+            sets: user.sets.clone(),
+            view: &view,
+        };
+        Ok(crate::render::template(&self.helm, &req, None).await?)
+    }
+
+    /// `apply --plain`: `helm upgrade --install` of the chart alone into the cluster's namespace; returns
+    /// helm's output.
+    pub async fn apply_plain(
+        &self,
+        cluster: &Cluster,
+        release: &str,
+        user: &UserValues,
+        dry_run: bool,
+    ) -> Result<Vec<u8>> {
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "upgrade".into(),
+            "--install".into(),
+            release.into(),
+            self.chart.path().as_os_str().to_owned(),
+            "--namespace".into(),
+            cluster.namespace.clone().into(),
+        ];
+        for f in &user.files {
+            args.push("--values".into());
+            args.push(f.as_os_str().to_owned());
+        }
+        for s in &user.sets {
+            args.push("--set".into());
+            args.push(s.into());
+        }
+        if dry_run {
+            args.push("--dry-run=server".into());
+        }
+        args.extend(cluster.helm_args());
+        Ok(self.helm.run(&args, &[]).await?)
+    }
+}
+
+/// HelmRelease `name` in the cluster's namespace.
+pub async fn helmrelease(cluster: &Cluster, name: &str) -> Result<HelmRelease> {
+    Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(name).await
+}
