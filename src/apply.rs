@@ -14,15 +14,13 @@
 use std::time::{Duration, Instant};
 
 use kube::Resource;
-use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use serde_json::json;
 
 use crate::cluster::Cluster;
 use crate::desired::{Desired, UserValues};
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
-use crate::flux::verbs::{FIELD_MANAGER, Objects, REQUESTED_AT, request_token};
+use crate::flux::verbs::Objects;
 use crate::install::{UpgradeOptions, uninstall, upgrade};
 use crate::output::status;
 use crate::pipeline::Pipeline;
@@ -170,7 +168,6 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         other => Ok(other),
     };
     let config_digest = crate::values::digest_values(&desired.composed.values);
-    let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), ns);
     let failure = |reason: Option<&'static str>, message: String| {
         let (chart_name, chart_version) = (chart.meta.name.clone(), chart.meta.version.clone());
         let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
@@ -195,12 +192,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 "helm cozy apply was interrupted by {signal} while helm was running{detail}; the release may be partly applied: run helm cozy apply {} again",
                 req.name
             );
-            let hr = release_status::write(
-                &api,
-                req.name,
-                failure(Some(release_status::INTERRUPTED_REASON), message.clone()),
-            )
-            .await?;
+            let hr = objects
+                .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
+                .await?;
             emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
             status::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
             Err(Error::Failed(message))
@@ -211,7 +205,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
                 _ => message.clone(),
             };
-            let hr = release_status::write(&api, req.name, failure(None, helm_message.clone())).await?;
+            let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
             let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
             emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
             status::failure(format!(
@@ -242,7 +236,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 duration,
                 scoped: &scoped,
             };
-            let hr = release_status::write(&api, req.name, |hr| release_status::succeeded(hr, &success)).await?;
+            let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
             let message = format!(
                 "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
                 action.as_str(),
@@ -276,9 +270,8 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
 /// helm-controller does not watch dependencies: a HelmRelease waiting on this one retries only every
 /// `--requeue-dependency`. A reconcile request makes the dependents look again now.
 async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
-    let all: Api<HelmRelease> = Api::all(cluster.client.clone());
-    let Ok(list) = all.list(&Default::default()).await else { return };
-    for dep in list.items {
+    let Ok(all) = Objects::<HelmRelease>::all(cluster).list(None).await else { return };
+    for dep in all {
         let dep_ns = dep.namespace().to_string();
         let depends = dep.spec.depends_on.iter().any(|d| {
             d.name == hr.name() && d.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(&dep_ns) == hr.namespace()
@@ -286,10 +279,8 @@ async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
         if !depends || dep.spec.suspend {
             continue;
         }
-        let patch = json!({ "metadata": { "annotations": { REQUESTED_AT: request_token() } } });
-        let api: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), &dep_ns);
-        let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-        if api.patch(dep.name(), &params, &Patch::Merge(&patch)).await.is_ok() {
+        let objects = Objects::<HelmRelease>::namespaced(cluster, &dep_ns);
+        if objects.request_reconcile(dep.name(), false, false).await.is_ok() {
             status::action(format!("asked helm-controller to re-check dependent helmrelease {dep_ns}/{}", dep.name()));
         }
     }

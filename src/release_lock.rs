@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
-use crate::flux::HelmRelease;
 use crate::flux::condition::{self, Condition};
+use crate::flux::{HelmRelease, Objects};
 use crate::install::Release;
 use crate::output::status;
 
@@ -96,12 +96,12 @@ pub async fn wait_then_unlock(
     release: &Release,
     limit: Option<Duration>,
 ) -> Result<Found> {
-    let hrs: Api<HelmRelease> = Api::namespaced(cluster.client.clone(), &cluster.namespace);
+    let hrs = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let secrets: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
     let started = std::time::Instant::now();
     // Any change to the HelmRelease or to the release's storage is a reason to look again; the look
     // itself reads both afresh, so the events' contents do not matter.
-    let hr_changes = watcher(hrs.clone(), watcher::Config::default().fields(&format!("metadata.name={name}")))
+    let hr_changes = watcher(hrs.api.clone(), watcher::Config::default().fields(&format!("metadata.name={name}")))
         .default_backoff()
         .map(|_| ())
         .boxed();
@@ -113,7 +113,7 @@ pub async fn wait_then_unlock(
     let mut changes = futures::stream::select(hr_changes, storage_changes);
     let mut announced: Option<String> = None;
     loop {
-        let hr = hrs.get(name).await.map_err(|e| cluster.error(e))?;
+        let hr = hrs.get(name).await?;
         let conditions = hr.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
         let now = jiff::Timestamp::now();
         let newest = newest(cluster, release).await?;

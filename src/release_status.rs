@@ -3,19 +3,16 @@
 //! formats, a history snapshot with Go-exact digests, the lastAttempted* fields, storage namespace, the
 //! observed post-render digests and the inventory.
 //!
-//! The status is written with a JSON merge patch of the status subresource that carries the
-//! resourceVersion it was computed from: a concurrent change makes the API server answer 409 and we
-//! recompute from the fresh object instead of overwriting it.
+//! The status is computed here from the current object and written by
+//! [`crate::flux::Objects::write_status`], which recomputes it when the object changed meanwhile.
 
 use std::time::Duration;
 
-use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::condition::Condition;
-use crate::flux::verbs::FIELD_MANAGER;
 use crate::helmstore::StoredRelease;
 use crate::manifests::{ClusterScoped, parse_manifests};
 
@@ -250,30 +247,6 @@ pub fn failed(hr: &HelmRelease, f: &Failure<'_>) -> Value {
     };
     out.insert("conditions".into(), serde_json::to_value(&conditions).unwrap_or(Value::Array(Vec::new())));
     Value::Object(out)
-}
-
-/// Writes a status computed by `compute` from the current object, retrying on conflicts.
-pub async fn write(
-    api: &Api<HelmRelease>,
-    name: &str,
-    compute: impl Fn(&HelmRelease) -> Result<Value>,
-) -> Result<HelmRelease> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        let hr = api.get_status(name).await.map_err(Error::Kube)?;
-        let status = compute(&hr)?;
-        let patch = json!({
-            "metadata": { "resourceVersion": hr.metadata.resource_version },
-            "status": status,
-        });
-        let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
-        match api.patch_status(name, &params, &Patch::Merge(&patch)).await {
-            Ok(written) => return Ok(written),
-            Err(kube::Error::Api(s)) if s.code == 409 && attempts < 5 => continue,
-            Err(e) => return Err(Error::Kube(e)),
-        }
-    }
 }
 
 #[cfg(test)]

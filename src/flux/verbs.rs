@@ -152,6 +152,27 @@ impl<K: FluxObject> Objects<K> {
         self.api.patch(name, &params, &Patch::Merge(&patch)).await.map_err(|e| self.error(name, e))
     }
 
+    /// Writes the status `compute` makes of the current object, as a merge patch of the status
+    /// subresource carrying the resourceVersion it was computed from: a concurrent change makes the API
+    /// server answer 409, and the status is computed again from the fresh object instead of overwriting it.
+    pub async fn write_status(&self, name: &str, compute: impl Fn(&K) -> Result<serde_json::Value>) -> Result<K> {
+        let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let current = self.api.get_status(name).await.map_err(|e| self.error(name, e))?;
+            let patch = json!({
+                "metadata": { "resourceVersion": current.meta().resource_version },
+                "status": compute(&current)?,
+            });
+            match self.api.patch_status(name, &params, &Patch::Merge(&patch)).await {
+                Ok(written) => return Ok(written),
+                Err(kube::Error::Api(s)) if s.code == 409 && attempts < 5 => continue,
+                Err(e) => return Err(self.error(name, e)),
+            }
+        }
+    }
+
     /// Sets `spec.suspend` (true to suspend, false to resume). Returns the object as written.
     pub async fn set_suspend(&self, name: &str, suspend: bool) -> Result<K> {
         // A GET first gives a "not found" that names the namespace instead of a patch 404.
