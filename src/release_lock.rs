@@ -114,7 +114,7 @@ pub async fn wait_then_unlock(
     let mut announced: Option<String> = None;
     loop {
         let hr = hrs.get(name).await?;
-        let conditions = hr.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+        let conditions = hr.status.as_ref().map(|s| s.reconcile.conditions.as_slice()).unwrap_or_default();
         let now = jiff::Timestamp::now();
         let newest = newest(cluster, release).await?;
         let Some(action) = controller_action(conditions, now) else {

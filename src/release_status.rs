@@ -174,7 +174,7 @@ pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
         s.release.chart_name,
         s.release.chart_version
     );
-    let mut conditions = status.conditions.clone();
+    let mut conditions = status.reconcile.conditions.clone();
     for t in ["Reconciling", "Stalled", "Remediated"] {
         remove_condition(&mut conditions, t);
     }
@@ -228,7 +228,7 @@ pub fn failed(hr: &HelmRelease, f: &Failure<'_>) -> Value {
         f.chart_version,
         f.message.trim()
     );
-    let mut conditions = status.conditions.clone();
+    let mut conditions = status.reconcile.conditions.clone();
     remove_condition(&mut conditions, "Reconciling");
     set_condition(&mut conditions, RELEASED, "False", reason, &msg, generation);
     set_condition(&mut conditions, READY, "False", reason, &msg, generation);

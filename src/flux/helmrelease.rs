@@ -10,7 +10,9 @@ use kube::Resource;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::condition::Condition;
+use super::condition::ReconcileStatus;
+use super::kind::{self, Kind};
+use super::object::FluxObject;
 
 pub const GROUP: &str = "helm.toolkit.fluxcd.io";
 pub const VERSION: &str = "v2";
@@ -150,12 +152,9 @@ pub struct CommonMetadata {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HelmReleaseStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_handled_reconcile_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// observedGeneration, lastHandledReconcileAt and conditions.
+    #[serde(flatten)]
+    pub reconcile: ReconcileStatus,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<Snapshot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -294,5 +293,26 @@ impl HelmRelease {
 
     pub fn latest_snapshot(&self) -> Option<&Snapshot> {
         self.status.as_ref().and_then(|s| s.history.first())
+    }
+}
+
+impl FluxObject for HelmRelease {
+    fn flux_kind(_: &()) -> &'static Kind {
+        &kind::HELM_RELEASE
+    }
+    fn suspended(&self) -> bool {
+        self.spec.suspend
+    }
+    fn reconcile_status(&self) -> Option<&ReconcileStatus> {
+        self.status.as_ref().map(|s| &s.reconcile)
+    }
+    fn last_attempted_generation(&self) -> Option<i64> {
+        self.status.as_ref().and_then(|s| s.last_attempted_generation)
+    }
+    fn revision(&self) -> String {
+        if let Some(s) = self.latest_snapshot() {
+            return s.chart_version.clone();
+        }
+        self.status.as_ref().and_then(|s| s.last_attempted_revision.clone()).unwrap_or_default()
     }
 }

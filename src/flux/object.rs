@@ -7,34 +7,8 @@ use kube::core::NamespaceScope;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::condition::{self, Condition, Readiness};
-use super::helmrelease::HelmRelease;
-use super::kind::{self, Kind};
-
-/// The status fields every Flux kind writes alike (`observedGeneration`, `lastHandledReconcileAt`,
-/// `conditions`), whatever else its status holds.
-pub trait ReconcileStatus {
-    fn conditions(&self) -> &[Condition];
-    fn observed_generation(&self) -> Option<i64>;
-    fn last_handled_reconcile_at(&self) -> Option<&str>;
-}
-
-/// Implements [`ReconcileStatus`] for status structs with the three fields under their Flux names.
-macro_rules! reconcile_status {
-    ($($status:ty),* $(,)?) => {$(
-        impl $crate::flux::object::ReconcileStatus for $status {
-            fn conditions(&self) -> &[$crate::flux::condition::Condition] {
-                &self.conditions
-            }
-            fn observed_generation(&self) -> Option<i64> {
-                self.observed_generation
-            }
-            fn last_handled_reconcile_at(&self) -> Option<&str> {
-                self.last_handled_reconcile_at.as_deref()
-            }
-        }
-    )*};
-}
+use super::condition::{self, Condition, Readiness, ReconcileStatus};
+use super::kind::Kind;
 
 pub trait FluxObject:
     Resource<Scope: NamespaceScope, DynamicType: Clone + Send + Sync>
@@ -51,15 +25,15 @@ pub trait FluxObject:
 
     fn suspended(&self) -> bool;
     /// The status fields every Flux kind writes alike, once the controller has written a status.
-    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus>;
+    fn reconcile_status(&self) -> Option<&ReconcileStatus>;
     fn conditions(&self) -> &[Condition] {
-        self.reconcile_status().map(ReconcileStatus::conditions).unwrap_or_default()
+        self.reconcile_status().map(|s| s.conditions.as_slice()).unwrap_or_default()
     }
     fn observed_generation(&self) -> Option<i64> {
-        self.reconcile_status().and_then(ReconcileStatus::observed_generation)
+        self.reconcile_status().and_then(|s| s.observed_generation)
     }
     fn last_handled_reconcile_at(&self) -> Option<&str> {
-        self.reconcile_status().and_then(ReconcileStatus::last_handled_reconcile_at)
+        self.reconcile_status().and_then(|s| s.last_handled_reconcile_at.as_deref())
     }
     /// The generation the controller last attempted, when the kind records it (HelmRelease does).
     fn last_attempted_generation(&self) -> Option<i64> {
@@ -67,14 +41,6 @@ pub trait FluxObject:
     }
     /// The revision a table shows: what is applied, else what was last attempted.
     fn revision(&self) -> String;
-
-    /// Extra `-o wide` columns of this kind (after the common ones) and their cells.
-    fn wide_columns() -> &'static [&'static str] {
-        &[]
-    }
-    fn wide_cells(&self) -> Vec<String> {
-        Vec::new()
-    }
 
     /// Where this object stands for someone waiting on it.
     fn readiness(&self) -> Readiness {
@@ -104,32 +70,3 @@ pub trait FluxObject:
         }
     }
 }
-
-impl FluxObject for HelmRelease {
-    fn flux_kind(_: &()) -> &'static Kind {
-        &kind::HELM_RELEASE
-    }
-    fn suspended(&self) -> bool {
-        self.spec.suspend
-    }
-    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus> {
-        self.status.as_ref().map(|s| s as &dyn ReconcileStatus)
-    }
-    fn last_attempted_generation(&self) -> Option<i64> {
-        self.status.as_ref().and_then(|s| s.last_attempted_generation)
-    }
-    fn revision(&self) -> String {
-        if let Some(s) = self.latest_snapshot() {
-            return s.chart_version.clone();
-        }
-        self.status.as_ref().and_then(|s| s.last_attempted_revision.clone()).unwrap_or_default()
-    }
-    fn wide_columns() -> &'static [&'static str] {
-        &["CHART", "SOURCE"]
-    }
-    fn wide_cells(&self) -> Vec<String> {
-        vec![self.chart_name(), self.source()]
-    }
-}
-
-reconcile_status!(super::helmrelease::HelmReleaseStatus, super::source::SourceStatus);

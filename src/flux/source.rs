@@ -3,7 +3,6 @@
 //! fields of the reconcile protocol. The kind travels as the dynamic type, like `DynamicObject` with an
 //! `ApiResource`, so one struct serves every kind in [`super::kind`] and the shared verbs apply to it.
 
-use crate::flux::object::ReconcileStatus;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -13,7 +12,7 @@ use kube::core::DynamicResourceScope;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::condition::Condition;
+use super::condition::ReconcileStatus;
 use super::kind::Kind;
 use super::object::FluxObject;
 
@@ -46,12 +45,9 @@ pub struct SourceSpec {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_handled_reconcile_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// observedGeneration, lastHandledReconcileAt and conditions.
+    #[serde(flatten)]
+    pub reconcile: ReconcileStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<Artifact>,
     #[serde(flatten)]
@@ -100,8 +96,8 @@ impl FluxObject for FluxSource {
     fn suspended(&self) -> bool {
         self.spec.suspend
     }
-    fn reconcile_status(&self) -> Option<&dyn ReconcileStatus> {
-        self.status.as_ref().map(|s| s as &dyn ReconcileStatus)
+    fn reconcile_status(&self) -> Option<&ReconcileStatus> {
+        self.status.as_ref().map(|s| &s.reconcile)
     }
     fn revision(&self) -> String {
         self.status.as_ref().and_then(|s| s.artifact.as_ref()).map(|a| a.revision.clone()).unwrap_or_default()

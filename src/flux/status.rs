@@ -111,7 +111,7 @@ impl Report {
             format!(
                 "{} (observed {}, last attempted {})",
                 hr.meta().generation.unwrap_or_default(),
-                status.observed_generation.map_or("-".into(), |g| g.to_string()),
+                status.reconcile.observed_generation.map_or("-".into(), |g| g.to_string()),
                 status.last_attempted_generation.map_or("-".into(), |g| g.to_string()),
             ),
         );
@@ -130,13 +130,13 @@ impl Report {
         );
         let annotations = hr.meta().annotations.clone().unwrap_or_default();
         if let Some(requested) = annotations.get(super::verbs::REQUESTED_AT) {
-            let handled = status.last_handled_reconcile_at.as_deref() == Some(requested.as_str());
+            let handled = status.reconcile.last_handled_reconcile_at.as_deref() == Some(requested.as_str());
             field("Last request", format!("{requested} ({})", if handled { "handled" } else { "not handled yet" }));
         }
 
         out.push_str("\nConditions:\n");
         out.push_str(&indent(
-            &conditions_table(&status.conditions, now)
+            &conditions_table(&status.reconcile.conditions, now)
                 .render_styled(paint, |h, c| if h == "STATUS" { output::status_tone(c) } else { Tone::Plain }),
         ));
 

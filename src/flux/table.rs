@@ -1,8 +1,31 @@
 //! The `get` table of any [`FluxObject`], like `flux get`: NAME REVISION SUSPENDED READY MESSAGE, with
 //! NAMESPACE first across namespaces, and `-o wide` adding AGE and the kind's own columns.
 
+use super::helmrelease::HelmRelease;
 use super::object::FluxObject;
+use super::source::FluxSource;
 use crate::output::{self, Table};
+
+/// What a kind adds to the table: its `-o wide` columns after the common ones, and their cells.
+pub trait Tabled: FluxObject {
+    fn wide_columns() -> &'static [&'static str] {
+        &[]
+    }
+    fn wide_cells(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl Tabled for HelmRelease {
+    fn wide_columns() -> &'static [&'static str] {
+        &["CHART", "SOURCE"]
+    }
+    fn wide_cells(&self) -> Vec<String> {
+        vec![self.chart_name(), self.source()]
+    }
+}
+
+impl Tabled for FluxSource {}
 
 /// Which columns a table shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -12,7 +35,7 @@ pub struct Columns {
 }
 
 impl Columns {
-    pub fn header<K: FluxObject>(self) -> Vec<&'static str> {
+    pub fn header<K: Tabled>(self) -> Vec<&'static str> {
         let mut h = Vec::new();
         if self.all_namespaces {
             h.push("NAMESPACE");
@@ -28,7 +51,7 @@ impl Columns {
         h
     }
 
-    pub fn row<K: FluxObject>(self, obj: &K, now: jiff::Timestamp) -> Vec<String> {
+    pub fn row<K: Tabled>(self, obj: &K, now: jiff::Timestamp) -> Vec<String> {
         let meta = obj.meta();
         let (ready, message) = obj.ready_summary();
         let mut r = Vec::new();
@@ -49,7 +72,7 @@ impl Columns {
         r
     }
 
-    pub fn table<'a, K: FluxObject>(self, objs: impl IntoIterator<Item = &'a K>, now: jiff::Timestamp) -> Table {
+    pub fn table<'a, K: Tabled>(self, objs: impl IntoIterator<Item = &'a K>, now: jiff::Timestamp) -> Table {
         let mut t = Table::new(self.header::<K>());
         for obj in objs {
             t.row(self.row(obj, now));
