@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
 use crate::install::{UpgradeOptions, uninstall, upgrade};
-use crate::output::status;
+use crate::output::progress;
 use crate::pipeline::Pipeline;
 use crate::release_lock::{self, Found};
 use crate::release_status::{self, Action, Failure, Success};
@@ -82,7 +82,7 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
     let ev = Event { type_, reason: reason.into(), note: Some(note), action: "Apply".into(), secondary: None };
     // An Event is a courtesy to people and tools watching; failing to record one does not fail the apply.
     if let Err(e) = recorder(cluster).publish(&ev, &hr.object_ref(&())).await {
-        status::failure(format!("cannot record the {reason} event: {e}"));
+        progress::failure(format!("cannot record the {reason} event: {e}"));
     }
 }
 
@@ -127,18 +127,21 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let ns = cluster.namespace.as_str();
 
     if req.options.dry_run {
-        status::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
+        progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
         upgrade(cluster, helm, &desired, &session, previous.is_some(), &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
         // the API server here, as helm-controller's apply would send them.
         server_dry_run(cluster, req.pipeline, &desired).await?;
-        status::success("the API server accepts every object (server-side dry run)");
+        progress::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }
 
-    status::action(format!("suspending helmrelease {} in {ns} namespace, so Flux does not race this apply", req.name));
+    progress::action(format!(
+        "suspending helmrelease {} in {ns} namespace, so Flux does not race this apply",
+        req.name
+    ));
     let hr = objects.set_suspend(req.name, true).await?;
     // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
     let release = crate::install::Release::of(&hr);
@@ -152,7 +155,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
     let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
 
-    status::action(format!(
+    progress::action(format!(
         "helm {} {}/{} with chart {}@{}",
         action.as_str(),
         desired.release_namespace,
@@ -196,7 +199,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
                 .await?;
             emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
-            status::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
+            progress::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
             Err(Error::Failed(message))
         }
         Ok(Err(e)) => {
@@ -208,7 +211,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
             let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
             emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
-            status::failure(format!(
+            progress::failure(format!(
                 "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
                 action.as_str(),
                 req.name,
@@ -248,16 +251,16 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             );
             let reason = if action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
             emit(cluster, &hr, EventType::Normal, reason, &message).await;
-            status::success(&message);
+            progress::success(&message);
             nudge_dependents(cluster, &hr).await;
             if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
-                status::warning(warning);
+                progress::warning(warning);
             }
             if req.resume {
                 objects.set_suspend(req.name, false).await?;
-                status::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
+                progress::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
             } else {
-                status::success(format!(
+                progress::success(format!(
                     "helmrelease {} stays suspended; hand it back to Flux with: kubectl cozyhr resume {} -n {ns}",
                     req.name, req.name
                 ));
@@ -281,7 +284,10 @@ async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
         }
         let objects = Objects::<HelmRelease>::namespaced(cluster, &dep_ns);
         if objects.request_reconcile(dep.name(), false, false).await.is_ok() {
-            status::action(format!("asked helm-controller to re-check dependent helmrelease {dep_ns}/{}", dep.name()));
+            progress::action(format!(
+                "asked helm-controller to re-check dependent helmrelease {dep_ns}/{}",
+                dep.name()
+            ));
         }
     }
 }
@@ -299,23 +305,23 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
     let hr = objects.get(name).await?;
     let release = crate::install::Release::of(&hr);
     let ns = cluster.namespace.as_str();
-    status::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
+    progress::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
     let hr = objects.set_suspend(name, true).await?;
     if let Found::Unlocked { message, .. } = release_lock::wait_then_unlock(cluster, name, &release, timeout).await? {
         emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
     }
     let installed = crate::helmstore::next_action(cluster, &release.storage_namespace, &release.name).await?;
     if installed == crate::helmstore::NextAction::Install {
-        status::success(format!(
+        progress::success(format!(
             "release {} is not installed (no Helm storage in {}): nothing to uninstall",
             release.name, release.storage_namespace
         ));
     } else {
-        status::action(format!("helm uninstall {}/{}", release.namespace, release.name));
+        progress::action(format!("helm uninstall {}/{}", release.namespace, release.name));
         match uninstall(cluster, helm, &release, timeout, interrupted).await {
             Ok(()) => {}
             Err(crate::render::RenderError::Interrupted { signal, detail }) => {
-                status::failure(format!("interrupted: helmrelease {name} stays suspended"));
+                progress::failure(format!("interrupted: helmrelease {name} stays suspended"));
                 return Err(Error::Failed(format!(
                     "helm cozy delete was interrupted by {signal} while helm was running{detail}; Helm's storage is in {} as before and the release may be partly uninstalled: run helm cozy delete {name} again",
                     release.storage_namespace
@@ -323,9 +329,9 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
             }
             Err(e) => return Err(Error::Failed(format!("uninstall: {e}"))),
         }
-        status::success(format!("release {} uninstalled", release.name));
+        progress::success(format!("release {} uninstalled", release.name));
     }
-    status::success(format!(
+    progress::success(format!(
         "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: kubectl cozyhr resume {name} -n {ns}"
     ));
     Ok(())

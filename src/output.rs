@@ -183,8 +183,8 @@ pub fn list_object(items: Vec<serde_json::Value>) -> serde_json::Value {
     serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items, "metadata": { "resourceVersion": "" } })
 }
 
-/// Status lines on stderr, with the flux CLI's markers.
-pub mod status {
+/// Progress lines on stderr (what a command is doing, what it did), with the flux CLI's markers.
+pub mod progress {
     use super::{Paint, Tone};
 
     fn line(marker: &str, tone: Tone, msg: impl std::fmt::Display) {

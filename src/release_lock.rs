@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::flux::condition::{self, Condition};
 use crate::flux::{HelmRelease, Objects};
 use crate::install::Release;
-use crate::output::status;
+use crate::output::progress;
 
 /// helm-controller's reason for the Event of an unlock.
 pub const UNLOCKED_REASON: &str = "PendingRelease";
@@ -119,7 +119,7 @@ pub async fn wait_then_unlock(
         let newest = newest(cluster, release).await?;
         let Some(action) = controller_action(conditions, now) else {
             if announced.is_some() {
-                status::success("helm-controller's action ended");
+                progress::success("helm-controller's action ended");
             }
             return match newest {
                 Some((revision, was)) if PENDING.contains(&was.as_str()) => {
@@ -129,7 +129,7 @@ pub async fn wait_then_unlock(
             };
         };
         if announced.as_deref() != Some(action.name.as_str()) {
-            status::waiting(format!(
+            progress::waiting(format!(
                 "helm-controller is running its {} of release {}/{} (timeout at {}); waiting for it to end",
                 action.name,
                 release.namespace,
@@ -186,7 +186,7 @@ async fn unlock(cluster: &Cluster, release: &Release, revision: i64, was: &str) 
         chart("name"),
         chart("version")
     );
-    status::warning(format!("{message}: the helm that left it pending no longer runs"));
+    progress::warning(format!("{message}: the helm that left it pending no longer runs"));
     Ok(Found::Unlocked { revision, was: was.to_string(), message })
 }
 

@@ -9,9 +9,9 @@ pub mod events;
 pub mod helmrelease;
 pub mod kind;
 pub mod object;
+pub mod report;
 pub mod source;
 pub mod sources;
-pub mod status;
 pub mod table;
 pub mod verbs;
 

@@ -181,7 +181,7 @@ async fn watch(
             // afterwards the watcher re-lists with backoff, so a blip is only reported.
             Err(e) if widths.is_none() => return Err(e.into()),
             Err(e) => {
-                output::status::warning(format!("watch interrupted, retrying: {e}"));
+                output::progress::warning(format!("watch interrupted, retrying: {e}"));
                 continue;
             }
             Ok(Event::Init) => {

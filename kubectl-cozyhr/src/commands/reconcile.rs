@@ -8,7 +8,7 @@ use cozyhr::Error;
 use cozyhr::cluster::Cluster;
 use cozyhr::flux::sources::{self, Step};
 use cozyhr::flux::{FluxObject, FluxSource, HelmRelease, Kind, Objects};
-use cozyhr::output::status;
+use cozyhr::output::progress;
 
 use crate::cli::ReconcileArgs;
 
@@ -24,7 +24,7 @@ pub async fn run(cluster: &Cluster, args: &ReconcileArgs) -> anyhow::Result<Exit
     if args.with_source {
         for step in sources::plan(cluster, &hr).await? {
             match step {
-                Step::Note(note) => status::warning(note),
+                Step::Note(note) => progress::warning(note),
                 Step::Reconcile { kind, namespace, name } => {
                     reconcile_source(cluster, kind, &namespace, &name, timeout).await?
                 }
@@ -32,15 +32,15 @@ pub async fn run(cluster: &Cluster, args: &ReconcileArgs) -> anyhow::Result<Exit
         }
     }
 
-    status::action(format!("annotating HelmRelease {} in {ns} namespace", args.name));
+    progress::action(format!("annotating HelmRelease {} in {ns} namespace", args.name));
     let token = objects.request_reconcile(&args.name, args.force, args.reset).await?;
-    status::success("HelmRelease annotated");
-    status::waiting("waiting for HelmRelease reconciliation");
+    progress::success("HelmRelease annotated");
+    progress::waiting("waiting for HelmRelease reconciliation");
     let hr = objects.wait_reconciled(&args.name, token, timeout).await?;
-    status::success(format!("HelmRelease {} reconciliation completed", args.name));
+    progress::success(format!("HelmRelease {} reconciliation completed", args.name));
     let revision = hr.revision();
     if !revision.is_empty() {
-        status::success(format!("applied revision {revision}"));
+        progress::success(format!("applied revision {revision}"));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -53,15 +53,15 @@ async fn reconcile_source(
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let objects = Objects::<FluxSource>::namespaced_with(cluster, namespace, kind);
-    status::action(format!("annotating {} {name} in {namespace} namespace", kind.kind));
+    progress::action(format!("annotating {} {name} in {namespace} namespace", kind.kind));
     let token = objects.request_reconcile(name, false, false).await?;
-    status::success(format!("{} annotated", kind.kind));
-    status::waiting(format!("waiting for {} reconciliation", kind.kind));
+    progress::success(format!("{} annotated", kind.kind));
+    progress::waiting(format!("waiting for {} reconciliation", kind.kind));
     let obj = objects.wait_reconciled(name, token, timeout).await?;
-    status::success(format!("{} {name} reconciliation completed", kind.kind));
+    progress::success(format!("{} {name} reconciliation completed", kind.kind));
     let revision = obj.revision();
     if !revision.is_empty() {
-        status::success(format!("fetched revision {revision}"));
+        progress::success(format!("fetched revision {revision}"));
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
-use cozyhr::flux::status::Report;
+use cozyhr::flux::report::Report;
 use cozyhr::flux::{HelmRelease, Objects};
 use cozyhr::output::Paint;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
 use cozyhr::flux::{FluxObject, HelmRelease, Objects};
-use cozyhr::output::status;
+use cozyhr::output::progress;
 use futures::future::join_all;
 
 use crate::cli::{ResumeArgs, SuspendArgs, Targets};
@@ -51,9 +51,9 @@ async fn resolve(cluster: &Cluster, targets: &Targets) -> anyhow::Result<Vec<Tar
 
 pub async fn suspend(cluster: &Cluster, args: &SuspendArgs) -> anyhow::Result<ExitCode> {
     for t in resolve(cluster, &args.targets).await? {
-        status::action(format!("suspending helmrelease {} in {} namespace", t.name, t.namespace()));
+        progress::action(format!("suspending helmrelease {} in {} namespace", t.name, t.namespace()));
         t.objects.set_suspend(&t.name, true).await?;
-        status::success("helmrelease suspended");
+        progress::success("helmrelease suspended");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -64,16 +64,16 @@ pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<Exit
         // Said before Flux acts: a chart helm cozy apply deployed is replaced by the source's version.
         let hr = t.objects.get(&t.name).await?;
         if let Some(warning) = cozyhr::flux::sources::handback_warning(cluster, &hr).await {
-            status::warning(warning);
+            progress::warning(warning);
         }
-        status::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
+        progress::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
         t.objects.set_suspend(&t.name, false).await?;
-        status::success("helmrelease resumed");
+        progress::success("helmrelease resumed");
     }
     if !args.wait {
         return Ok(ExitCode::SUCCESS);
     }
-    status::waiting("waiting for HelmRelease reconciliation");
+    progress::waiting("waiting for HelmRelease reconciliation");
     // All resumed releases reconcile in parallel in the controller; wait for them together.
     let timeout = args.wait_for.timeout;
     let results = join_all(targets.iter().map(|t| t.objects.wait_ready(&t.name, timeout))).await;
@@ -81,10 +81,10 @@ pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<Exit
     for (t, result) in targets.iter().zip(results) {
         match result {
             Ok(hr) => {
-                status::success(format!("HelmRelease {} reconciliation completed", t.name));
+                progress::success(format!("HelmRelease {} reconciliation completed", t.name));
                 let revision = hr.revision();
                 if !revision.is_empty() {
-                    status::success(format!("applied revision {revision}"));
+                    progress::success(format!("applied revision {revision}"));
                 }
             }
             Err(e) => errors.push(e),

@@ -1,4 +1,4 @@
-//! `status`: one screen about a HelmRelease — conditions, history, counters, suspension, dependsOn with
+//! The report `kubectl cozyhr status` prints: one screen about a HelmRelease — conditions, history, counters, suspension, dependsOn with
 //! each dependency's readiness, and recent Events. Gathering talks to the cluster; rendering is pure.
 
 use kube::Resource;
