@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use cozyhr_shell::Color;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -179,8 +180,8 @@ pub struct DiffArgs {
     pub context: i64,
 
     /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
+    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
 
     #[command(flatten)]
     pub values: ValuesFlags,
@@ -197,23 +198,6 @@ pub enum DiffFormat {
     Diff,
     Summary,
     Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorArg {
-    Auto,
-    Always,
-    Never,
-}
-
-impl From<ColorArg> for cozyhr::output::ColorChoice {
-    fn from(c: ColorArg) -> Self {
-        match c {
-            ColorArg::Auto => cozyhr::output::ColorChoice::Auto,
-            ColorArg::Always => cozyhr::output::ColorChoice::Always,
-            ColorArg::Never => cozyhr::output::ColorChoice::Never,
-        }
-    }
 }
 
 #[derive(Debug, Args)]

@@ -11,15 +11,8 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Quiet unless asked: `helm --debug cozy ...` (Helm hands plugins HELM_DEBUG) logs what cozyhr does with
-/// timings to stderr; `RUST_LOG` overrides. Failures are reported as one `error:` line either way.
+/// timings to stderr; `RUST_LOG` overrides.
 fn init_logging() {
     let debug = std::env::var("HELM_DEBUG").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(if debug { "cozyhr=debug,helm_cozy=debug" } else { "off" })
-    });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_timer(tracing_subscriber::fmt::time::uptime())
-        .init();
+    cozyhr_shell::init_logging(if debug { "cozyhr=debug,helm_cozy=debug" } else { "off" }, true);
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use cozyhr_shell::Color;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,23 +78,6 @@ impl ClusterFlags {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Color {
-    Auto,
-    Always,
-    Never,
-}
-
-impl From<Color> for cozyhr::output::ColorChoice {
-    fn from(c: Color) -> Self {
-        match c {
-            Color::Auto => Self::Auto,
-            Color::Always => Self::Always,
-            Color::Never => Self::Never,
         }
     }
 }

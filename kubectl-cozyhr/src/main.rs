@@ -29,7 +29,5 @@ fn init_logging(level: Option<u8>) {
         4..=5 => "info,kube=debug,cozyhr=debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
+    cozyhr_shell::init_logging(filter, false);
 }

@@ -6,6 +6,39 @@ use std::process::ExitCode;
 
 use clap::error::{ContextKind, ErrorKind};
 
+/// `--color auto|always|never`, as both binaries spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Color {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<Color> for cozyhr::output::ColorChoice {
+    fn from(c: Color) -> Self {
+        match c {
+            Color::Auto => Self::Auto,
+            Color::Always => Self::Always,
+            Color::Never => Self::Never,
+        }
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` when set, else by `default_filter` (`off` keeps a command
+/// quiet: its failures are one `error:` line either way). `uptime` stamps each line with the time since
+/// start, for reading where the time goes.
+pub fn init_logging(default_filter: &str, uptime: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if uptime {
+        logs.with_timer(tracing_subscriber::fmt::time::uptime()).init();
+    } else {
+        logs.without_time().init();
+    }
+}
+
 /// Parses the command line (with `check` for rules clap cannot express), or ends the process: help and
 /// version on stdout with exit 0, anything else one line on stderr with exit 1.
 pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -> C {
