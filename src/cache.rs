@@ -15,8 +15,9 @@ pub fn dir() -> Option<PathBuf> {
 
 /// A short file name for a key: the first 8 bytes of its SHA-256 in hex.
 pub fn key_name(key: &str) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(key.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    let mut hex = crate::go::digest::sha256_hex(key.as_bytes());
+    hex.truncate(16);
+    hex
 }
 
 /// Writes `file` whole (aside, then renamed over it, so a concurrent reader never sees half of it), only

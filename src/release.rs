@@ -1,7 +1,5 @@
 //! Helm release naming as helm-controller does it (reference §2).
 
-use sha2::{Digest, Sha256};
-
 /// Helm refuses release names longer than this.
 pub const MAX_RELEASE_NAME_LEN: usize = 53;
 
@@ -22,10 +20,9 @@ pub fn shorten_name(name: &str) -> String {
     if name.len() <= MAX_RELEASE_NAME_LEN {
         return name.to_string();
     }
-    let hash = Sha256::digest(name.as_bytes());
-    let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    let hex = crate::go::digest::sha256_hex(name.as_bytes());
     let head = String::from_utf8_lossy(&name.as_bytes()[..MAX_RELEASE_NAME_LEN - 13]);
-    format!("{head}-{hex}")
+    format!("{head}-{}", &hex[..12])
 }
 
 #[cfg(test)]

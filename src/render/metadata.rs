@@ -14,13 +14,15 @@
 //! (an alias, a tag, a float, a plain scalar that go-yaml v3 might read as a number or a timestamp, a
 //! non-string key, a duplicate key or object, a `List`, kustomize's own annotations) makes [`apply`]
 //! answer [`Outcome::Unsupported`], and the caller runs the real kustomize instead. Being exact on the
-//! common case and deferring on the rest keeps Flux's behaviour without a hand-written YAML engine.
+//! common case and deferring on the rest keeps Flux's behaviour without a hand-written YAML engine. The
+//! scalar rules are go-yaml v3's, in [`crate::go::yaml_v3`].
 
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
 use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
+use crate::go::yaml_v3;
 use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
 /// Which metadata map a step writes.
@@ -320,7 +322,7 @@ fn decode_document(text: &str) -> Result<Option<Value>, String> {
                     Some(v) if unterminated => v,
                     _ => &value,
                 };
-                (scalar(value, style)?, true)
+                (yaml_v3::scalar(value, style)?, true)
             }
             Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
                 return Err("tagged collection".into());
@@ -360,92 +362,6 @@ fn decode_document(text: &str) -> Result<Option<Value>, String> {
         }
     }
     Ok(root.filter(|v| !v.is_null()))
-}
-
-/// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
-/// strings; a plain one is null, a boolean, a decimal integer or a string, or unsupported when v3 would
-/// make it a float, a timestamp, another integer form or a merge key.
-fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
-    if style != ScalarStyle::Plain {
-        return Ok(Value::String(value.to_string()));
-    }
-    match value {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
-        "<<" => return Err("merge key".into()),
-        _ => {}
-    }
-    let bytes = value.as_bytes();
-    match bytes[0] {
-        // `.5`, `.inf`, `.NaN`: floats.
-        b'.' if bytes.len() > 1
-            && (bytes[1].is_ascii_digit() || matches!(&value[1..], "inf" | "Inf" | "INF" | "nan" | "NaN" | "NAN")) =>
-        {
-            Err(format!("float {value:?}"))
-        }
-        b'0'..=b'9' | b'+' | b'-' => {
-            if let Some(i) = decimal_int(value) {
-                return i.map(Value::from).ok_or_else(|| format!("integer {value:?} beyond 64 bits"));
-            }
-            if matches!(value, "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF") {
-                return Err(format!("float {value:?}"));
-            }
-            let plain = value.replace('_', "");
-            if looks_like_timestamp(value) || is_go_int(&plain) || is_yaml_float(&plain) {
-                return Err(format!("plain scalar {value:?} may be a number or timestamp"));
-            }
-            Ok(Value::String(value.to_string()))
-        }
-        _ => Ok(Value::String(value.to_string())),
-    }
-}
-
-/// `[-+]?(0|[1-9][0-9]*)`: `Some(Some(i))`, or `Some(None)` when it overflows i64; `None` otherwise.
-fn decimal_int(s: &str) -> Option<Option<i64>> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let decimal =
-        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
-    decimal.then(|| s.strip_prefix('+').unwrap_or(s).parse::<i64>().ok())
-}
-
-/// go-yaml v3 tries a timestamp only after exactly four leading digits and a `-`.
-fn looks_like_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
-}
-
-/// Go's `strconv.ParseInt(s, 0, 64)` syntax (sign, then 0x/0o/0b prefix, legacy 0-octal or decimal),
-/// ignoring range.
-fn is_go_int(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let all = |s: &str, f: fn(&u8) -> bool| !s.is_empty() && s.as_bytes().iter().all(f);
-    if let Some(rest) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        all(rest, u8::is_ascii_hexdigit)
-    } else if let Some(rest) = s.strip_prefix("0o").or_else(|| s.strip_prefix("0O")) {
-        all(rest, |b| (b'0'..=b'7').contains(b))
-    } else if let Some(rest) = s.strip_prefix("0b").or_else(|| s.strip_prefix("0B")) {
-        all(rest, |b| *b == b'0' || *b == b'1')
-    } else {
-        all(s, u8::is_ascii_digit)
-    }
-}
-
-/// go-yaml v3's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_float(s: &str) -> bool {
-    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let (mantissa, exponent) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    let mantissa_ok = match mantissa.split_once('.') {
-        Some(("", frac)) => digits(frac),
-        Some((int, frac)) => digits(int) && (frac.is_empty() || digits(frac)),
-        None => digits(mantissa),
-    };
-    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
-    mantissa_ok && exponent_ok
 }
 
 #[cfg(test)]
@@ -650,22 +566,6 @@ mod tests {
         match apply(&documents(stream, Origin::Helm), &[]) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
-        }
-    }
-
-    #[test]
-    fn number_syntax_matches_go() {
-        for s in ["0x1F", "0o17", "0b101", "017", "-0x1", "123"] {
-            assert!(is_go_int(s), "{s}");
-        }
-        for s in ["0x", "1.2.3", "1a", "0b2", "+"] {
-            assert!(!is_go_int(s), "{s}");
-        }
-        for s in ["1.0", "1.", ".5", "1e3", "-1.5E-3", "08"] {
-            assert!(is_yaml_float(s), "{s}");
-        }
-        for s in ["1.2.3", "e3", "1e", ".", "1.5x"] {
-            assert!(!is_yaml_float(s), "{s}");
         }
     }
 }

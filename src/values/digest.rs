@@ -6,13 +6,15 @@
 //! module carries a small port of the go-yaml v2 emitter for the shapes values can take (block mappings,
 //! non-indented block sequences, `{}`/`[]` for empty collections, plain/single/double-quoted/literal scalars
 //! with go-yaml's style choice and its 80-column folding). It was checked against go.yaml.in/yaml/v2 v2.4.4
-//! with the vectors in the tests.
+//! with the vectors in the tests. Which strings go-yaml may write plain, how it writes floats and the
+//! `sha256:` form are Go rules shared with other modules, in [`crate::go`].
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::Values;
-use super::yaml::{format_go_float, resolve_plain};
+use crate::go::digest::sha256;
+use crate::go::float::format_float_yaml;
+use crate::go::yaml_v2::can_use_plain;
 
 /// The go-yaml v2 bytes Flux hashes for `values` ("" for empty values).
 pub fn encode_values(values: &Values) -> String {
@@ -28,9 +30,7 @@ pub fn encode_values(values: &Values) -> String {
 
 /// `sha256:<hex>` of [`encode_values`], as stored in `status.history[].configDigest`.
 pub fn digest_values(values: &Values) -> String {
-    let hash = Sha256::digest(encode_values(values).as_bytes());
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    sha256(encode_values(values).as_bytes())
 }
 
 const BEST_INDENT: i64 = 2;
@@ -197,53 +197,13 @@ fn analyze(value: &str) -> Analysis {
 /// go-yaml v2 `encoder.stringv`: multi-line text asks for a literal block; text that would read back as
 /// something else (`"true"`, `"1.5"`, `""`, `"2001-12-14"`, base-60 `"1:20"`) asks for double quotes.
 fn requested_string_style(s: &str) -> Style {
-    let can_plain = resolve_plain(s, true, false).0 == "str" && !is_base60_float(s);
     if s.contains('\n') {
         Style::Literal
-    } else if can_plain {
+    } else if can_use_plain(s) {
         Style::Plain
     } else {
         Style::Double
     }
-}
-
-/// `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`, go-yaml's YAML 1.1 base-60 float check.
-fn is_base60_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    if !b.get(i).is_some_and(u8::is_ascii_digit) {
-        return false;
-    }
-    i += 1;
-    while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
-        i += 1;
-    }
-    let mut groups = 0;
-    while b.get(i) == Some(&b':') {
-        i += 1;
-        // [0-5]?[0-9]: one or two digits, the first of two at most 5.
-        let d1 = b.get(i).filter(|c| c.is_ascii_digit());
-        let d2 = b.get(i + 1).filter(|c| c.is_ascii_digit());
-        match (d1, d2) {
-            (Some(a), Some(_)) if *a <= b'5' => i += 2,
-            (Some(_), _) => i += 1,
-            (None, _) => return false,
-        }
-        groups += 1;
-    }
-    if groups == 0 {
-        return false;
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        while b.get(i).is_some_and(|c| c.is_ascii_digit() || *c == b'_') {
-            i += 1;
-        }
-    }
-    i == b.len()
 }
 
 /// Go's float64 → YAML: integral values that fit i64/u64 print as integers (JSONObjectToYAMLObject),
@@ -253,7 +213,7 @@ fn number_text(n: &serde_json::Number) -> String {
     let f = n.as_f64().unwrap_or(0.0);
     match super::gov::number_from_f64(f) {
         Value::Number(m) if m.is_i64() || m.is_u64() => m.to_string(),
-        _ => format_go_float(f, false),
+        _ => format_float_yaml(f, false),
     }
 }
 

@@ -76,7 +76,7 @@ pub fn to_go_json_pretty(values: &serde_json::Value) -> String {
                 if n.as_u64().is_some_and(|u| u > EXACT) || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
             {
                 let f = n.as_f64().unwrap_or_default();
-                texts.push(crate::snapshot::go_json_number(f));
+                texts.push(crate::go::float::format_float_json(f));
                 Value::String(format!("\u{0}{}\u{0}", texts.len() - 1))
             }
             Value::Array(a) => Value::Array(a.iter().map(|x| walk(x, texts)).collect()),

@@ -5,8 +5,10 @@
 //! result is JSON-encoded and decoded again (so every number becomes a float64, `.inf`/`.nan` are errors, and
 //! non-string keys become strings: `1: a` → `"1"`, `true: x` → `"true"`, `y: 1` → `"true"`). Only the first
 //! document counts; an empty document is an empty map. We parse with the granit parser (the one beneath
-//! serde-saphyr), which gives us the scalar style and the raw text, and apply go-yaml v2's resolution rules.
-//! Each rule below was checked against the real Go code (see the tests for the vectors).
+//! serde-saphyr), which gives us the scalar style and the raw text; this module builds the document's tree,
+//! expands aliases and merge keys and turns keys and values into JSON as sigs.k8s.io/yaml does, and each
+//! scalar is resolved by go-yaml v2's rules in [`crate::go::yaml_v2`]. Each rule was checked against the real
+//! Go code (see the tests for the vectors).
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -16,8 +18,8 @@ use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
 
 use super::gov::number_from_f64;
 use super::{Values, ValuesError};
-
-const CORE: &str = "tag:yaml.org,2002:";
+use crate::go::float::format_float_yaml;
+use crate::go::yaml_v2::{self, Resolved};
 
 /// Parses a values document. `source_name` says where it came from (e.g. `ConfigMap ns/x key values.yaml`)
 /// and starts every error message.
@@ -155,7 +157,7 @@ impl Decoder<'_> {
         self.spend(node.line)?;
         match &node.kind {
             NodeKind::Scalar { value, style, tag } => {
-                let r = resolve_node(value, *style, tag.as_deref())
+                let r = yaml_v2::scalar(value, *style, tag.as_deref())
                     .map_err(|m| yaml_err(self.source_name, node.line, m))?;
                 self.scalar_to_json(r, node.line)
             }
@@ -208,12 +210,12 @@ impl Decoder<'_> {
         let NodeKind::Scalar { value, style, tag } = &node.kind else {
             return Err(err("invalid map key: a list or mapping cannot be a key".into()));
         };
-        Ok(match resolve_node(value, *style, tag.as_deref()).map_err(err)? {
+        Ok(match yaml_v2::scalar(value, *style, tag.as_deref()).map_err(err)? {
             Resolved::Str(s) => s,
             Resolved::Bool(b) => b.to_string(),
             Resolved::Int(i) => i.to_string(),
             // sigs.k8s.io/yaml formats float keys with 32-bit precision.
-            Resolved::Float(f) => format_go_float(f, true),
+            Resolved::Float(f) => format_float_yaml(f, true),
             Resolved::Uint(u) => return Err(err(format!("unsupported map key of type: uint64, key: {u}"))),
             Resolved::Null => return Err(err(format!("unsupported map key of type: <nil>, key: {value:?}"))),
         })
@@ -228,7 +230,7 @@ impl Decoder<'_> {
             Resolved::Uint(u) => number_from_f64(u as f64),
             Resolved::Float(f) if f.is_finite() => number_from_f64(f),
             Resolved::Float(f) => {
-                let shown = format_go_float(f, false);
+                let shown = format_float_yaml(f, false);
                 return Err(yaml_err(
                     self.source_name,
                     line,
@@ -249,339 +251,6 @@ fn is_merge_key(node: &Node) -> bool {
         }
         _ => false,
     }
-}
-
-/// A scalar as go-yaml v2 decodes it into an `interface{}`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Resolved {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Uint(u64),
-    Float(f64),
-    Str(String),
-}
-
-/// go-yaml v2 `decoder.scalar`: quoted and block scalars without a tag are strings; everything else goes
-/// through `resolve` with its tag; `!!binary` is base64-decoded; timestamps stay the original text.
-fn resolve_node(value: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Resolved, String> {
-    if tag.is_none() && style != ScalarStyle::Plain {
-        return Ok(Resolved::Str(value.to_string()));
-    }
-    let tag = tag.unwrap_or("");
-    if tag == "tag:yaml.org,2002:binary" {
-        let bytes = base64_decode(value).ok_or("!!binary value contains invalid base64 data")?;
-        return Ok(Resolved::Str(String::from_utf8_lossy(&bytes).into_owned()));
-    }
-    resolve(tag, value)
-}
-
-/// go-yaml v2 `resolve(tag, in)`. Unknown tags keep the text as a string; a core tag that does not match the
-/// text is an error, except that an integer is accepted as `!!float`.
-pub(crate) fn resolve(tag: &str, s: &str) -> Result<Resolved, String> {
-    let resolvable = matches!(tag.strip_prefix(CORE), Some("str" | "bool" | "int" | "float" | "null" | "timestamp"))
-        || tag.is_empty();
-    if !resolvable {
-        return Ok(Resolved::Str(s.to_string()));
-    }
-    let (rtag, out) =
-        resolve_plain(s, tag.is_empty() || tag == "tag:yaml.org,2002:timestamp", tag == "tag:yaml.org,2002:str");
-    let want = tag.strip_prefix(CORE).unwrap_or("");
-    if want.is_empty() || want == rtag || want == "str" {
-        if want == "str" {
-            return Ok(Resolved::Str(s.to_string()));
-        }
-        return Ok(out);
-    }
-    if let ("float", Resolved::Int(i)) = (want, &out) {
-        return Ok(Resolved::Float(*i as f64));
-    }
-    Err(format!("cannot decode !!{rtag} `{s}` as a !!{want}"))
-}
-
-/// The untagged branch of go-yaml v2 `resolve`: returns the short tag it resolved to and the value.
-pub(crate) fn resolve_plain(s: &str, timestamps: bool, force_str: bool) -> (&'static str, Resolved) {
-    let hint = match s.as_bytes().first() {
-        None => b'N',
-        Some(b'+' | b'-') => b'S',
-        Some(b'0'..=b'9') => b'D',
-        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
-        Some(b'.') => b'.',
-        Some(_) => 0,
-    };
-    if hint == 0 || force_str {
-        return ("str", Resolved::Str(s.to_string()));
-    }
-    match s {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return ("bool", Resolved::Bool(true));
-        }
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return ("bool", Resolved::Bool(false));
-        }
-        "" | "~" | "null" | "Null" | "NULL" => return ("null", Resolved::Null),
-        ".nan" | ".NaN" | ".NAN" => return ("float", Resolved::Float(f64::NAN)),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return ("float", Resolved::Float(f64::INFINITY)),
-        "-.inf" | "-.Inf" | "-.INF" => return ("float", Resolved::Float(f64::NEG_INFINITY)),
-        _ => {}
-    }
-    match hint {
-        b'.' if is_dot_float(s) => {
-            if let Some(f) = s.parse::<f64>().ok().filter(|f| f.is_finite()) {
-                return ("float", Resolved::Float(f));
-            }
-        }
-        b'D' | b'S' => {
-            if timestamps && is_go_timestamp(s) {
-                return ("timestamp", Resolved::Str(s.to_string()));
-            }
-            let plain: String = s.chars().filter(|&c| c != '_').collect();
-            if let Some(i) = go_parse_int(&plain) {
-                return ("int", Resolved::Int(i));
-            }
-            if let Some(u) = go_parse_uint(&plain) {
-                return ("int", Resolved::Uint(u));
-            }
-            if is_yaml_style_float(&plain) {
-                // Go's ParseFloat fails on overflow (1e400), and the text then stays a string.
-                if let Some(f) = plain.parse::<f64>().ok().filter(|f| f.is_finite()) {
-                    return ("float", Resolved::Float(f));
-                }
-            }
-            // go-yaml also tries "0b"/"-0b" itself, but Go's base-0 ParseInt already covers both.
-        }
-        _ => {}
-    }
-    ("str", Resolved::Str(s.to_string()))
-}
-
-/// Go `strconv.ParseInt(s, 0, 64)` on text without underscores.
-pub(crate) fn go_parse_int(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.as_bytes().first()? {
-        b'+' => (false, &s[1..]),
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    let u = go_parse_uint(digits)?;
-    if neg { if u <= 1u64 << 63 { Some((u as i64).wrapping_neg()) } else { None } } else { i64::try_from(u).ok() }
-}
-
-/// Go `strconv.ParseUint(s, 0, 64)`: `0x`/`0o`/`0b` prefixes, a leading `0` means octal, no sign.
-pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    let b = s.as_bytes();
-    let (radix, digits) = if b[0] == b'0' {
-        match b.get(1).map(u8::to_ascii_lowercase) {
-            Some(b'b') if b.len() >= 3 => (2, &s[2..]),
-            Some(b'o') if b.len() >= 3 => (8, &s[2..]),
-            Some(b'x') if b.len() >= 3 => (16, &s[2..]),
-            _ => (8, &s[1..]),
-        }
-    } else {
-        (10, s)
-    };
-    if digits.is_empty() {
-        // Only "0" gets here ("0" strips to nothing and is zero).
-        return Some(0);
-    }
-    if !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
-}
-
-/// go-yaml's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-pub(crate) fn is_yaml_style_float(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if matches!(b.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while *i < b.len() && b[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        *i - start
-    };
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    } else {
-        if digits(&mut i) == 0 {
-            return false;
-        }
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            digits(&mut i);
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == b.len()
-}
-
-/// What Go's `ParseFloat` accepts for text starting with a dot: `.5`, `.5e3`.
-fn is_dot_float(s: &str) -> bool {
-    s.starts_with('.') && is_yaml_style_float(s)
-}
-
-/// go-yaml v2 `parseTimestamp`: four digits and a dash, then one of its accepted Go layouts.
-pub(crate) fn is_go_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() < 5 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
-        return false;
-    }
-    parse_go_time(s).is_some()
-}
-
-/// Matches Go `time.Parse` with the layouts "2006-1-2T15:4:5.999999999Z07:00" (also with `t`),
-/// "2006-1-2 15:4:5.999999999" and "2006-1-2", including Go's range checks.
-fn parse_go_time(s: &str) -> Option<()> {
-    let b = s.as_bytes();
-    let mut i = 0usize;
-    // Go's getnum for 1-or-2-digit fields: one digit, and a second one if present.
-    let num12 = |i: &mut usize| -> Option<u32> {
-        let d1 = *b.get(*i).filter(|c| c.is_ascii_digit())?;
-        *i += 1;
-        let mut n = u32::from(d1 - b'0');
-        if let Some(d2) = b.get(*i).filter(|c| c.is_ascii_digit()) {
-            n = n * 10 + u32::from(d2 - b'0');
-            *i += 1;
-        }
-        Some(n)
-    };
-    let year: u32 = s.get(0..4)?.parse().ok()?;
-    i += 4;
-    if b.get(i) != Some(&b'-') {
-        return None;
-    }
-    i += 1;
-    let month = num12(&mut i)?;
-    if b.get(i) != Some(&b'-') {
-        return None;
-    }
-    i += 1;
-    let day = num12(&mut i)?;
-    if !(1..=12).contains(&month) || day < 1 || day > days_in(month, year) {
-        return None;
-    }
-    if i == b.len() {
-        return Some(());
-    }
-    let with_zone = match b[i] {
-        b'T' | b't' => true,
-        b' ' => false,
-        _ => return None,
-    };
-    i += 1;
-    let hour = num12(&mut i)?;
-    if b.get(i) != Some(&b':') {
-        return None;
-    }
-    i += 1;
-    let min = num12(&mut i)?;
-    if b.get(i) != Some(&b':') {
-        return None;
-    }
-    i += 1;
-    let sec = num12(&mut i)?;
-    if hour > 23 || min > 59 || sec > 59 {
-        return None;
-    }
-    if matches!(b.get(i), Some(b'.' | b',')) && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-    }
-    if with_zone {
-        match b.get(i) {
-            Some(b'Z') => i += 1,
-            Some(b'+' | b'-') => {
-                let z = b.get(i..i + 6)?;
-                if z[3] != b':' || !z[1..3].iter().chain(&z[4..6]).all(u8::is_ascii_digit) {
-                    return None;
-                }
-                let (hh, mm) = (
-                    u32::from(z[1] - b'0') * 10 + u32::from(z[2] - b'0'),
-                    u32::from(z[4] - b'0') * 10 + u32::from(z[5] - b'0'),
-                );
-                if hh > 24 || mm > 60 {
-                    return None;
-                }
-                i += 6;
-            }
-            _ => return None,
-        }
-    }
-    (i == b.len()).then_some(())
-}
-
-fn days_in(month: u32, year: u32) -> u32 {
-    match month {
-        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Go `strconv.FormatFloat(f, 'g', -1, 64 or 32)`, with go-yaml's names for the non-finite values.
-pub(crate) fn format_go_float(f: f64, bits32: bool) -> String {
-    if f.is_nan() {
-        return ".nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
-    }
-    crate::go::format_float_g(f, bits32)
-}
-
-/// Standard base64 with padding, as Go's `base64.StdEncoding` (no whitespace allowed except line breaks,
-/// which go-yaml's scanner has already folded away).
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let s: Vec<u8> = s.bytes().filter(|c| *c != b'\n' && *c != b'\r').collect();
-    if !s.len().is_multiple_of(4) {
-        return None;
-    }
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        })
-    };
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    for (n, chunk) in s.chunks(4).enumerate() {
-        let last = n == s.len() / 4 - 1;
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for &c in &chunk[..4 - pad] {
-            acc = (acc << 6) | val(c)?;
-        }
-        acc <<= 6 * pad as u32;
-        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
-        out.extend_from_slice(&bytes[..3 - pad]);
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -744,17 +413,5 @@ mod tests {
         );
         assert!(e("a: b: c").starts_with("ConfigMap ns/x key values.yaml: line 1: "));
         assert!(e("x: 1\na: [1, 2").starts_with("ConfigMap ns/x key values.yaml: line 2: "));
-    }
-
-    #[test]
-    fn go_float_formatting() {
-        assert_eq!(format_go_float(1.5, false), "1.5");
-        assert_eq!(format_go_float(1e21, false), "1e+21");
-        assert_eq!(format_go_float(1e-7, false), "1e-07");
-        assert_eq!(format_go_float(0.0001, false), "0.0001");
-        assert_eq!(format_go_float(123456.0, false), "123456");
-        assert_eq!(format_go_float(1234567.5, false), "1.2345675e+06");
-        assert_eq!(format_go_float(0.1, true), "0.1");
-        assert_eq!(format_go_float(1.23456789, true), "1.2345679");
     }
 }

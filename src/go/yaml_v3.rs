@@ -1,0 +1,109 @@
+//! go-yaml **v3**'s scalar rules (YAML 1.2: `yes` is a string, a plain `2001-12-14` a timestamp, `1.0` a
+//! float), which kustomize applies when helm-controller post-renders. Only the certain part is here: a
+//! plain scalar that v3 surely reads as null, a bool, a decimal integer or a string is decoded; one that it
+//! might read as anything else is refused with the reason, and the caller leaves the document to the real
+//! kustomize. go-yaml v2's rules are in [`super::yaml_v2`].
+
+use serde_json::Value;
+use serde_saphyr::granit_parser::ScalarStyle;
+
+use super::strconv::is_int_syntax;
+use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
+
+/// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
+/// strings; a plain one is null, a boolean, a decimal integer or a string, or unsupported when v3 would
+/// make it a float, a timestamp, another integer form or a merge key.
+pub(crate) fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
+    if style != ScalarStyle::Plain {
+        return Ok(Value::String(value.to_string()));
+    }
+    match value {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        "<<" => return Err("merge key".into()),
+        _ => {}
+    }
+    let bytes = value.as_bytes();
+    match bytes[0] {
+        // `.5`, `.inf`, `.NaN`: floats.
+        b'.' if bytes.len() > 1
+            && (bytes[1].is_ascii_digit() || matches!(&value[1..], "inf" | "Inf" | "INF" | "nan" | "NaN" | "NAN")) =>
+        {
+            Err(format!("float {value:?}"))
+        }
+        b'0'..=b'9' | b'+' | b'-' => {
+            if let Some(i) = decimal_int(value) {
+                return i.map(Value::from).ok_or_else(|| format!("integer {value:?} beyond 64 bits"));
+            }
+            if matches!(value, "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF") {
+                return Err(format!("float {value:?}"));
+            }
+            let plain = value.replace('_', "");
+            if has_timestamp_prefix(value) || is_int_syntax(&plain) || is_yaml_style_float(&plain) {
+                return Err(format!("plain scalar {value:?} may be a number or timestamp"));
+            }
+            Ok(Value::String(value.to_string()))
+        }
+        _ => Ok(Value::String(value.to_string())),
+    }
+}
+
+/// `[-+]?(0|[1-9][0-9]*)`: `Some(Some(i))`, or `Some(None)` when it overflows i64; `None` otherwise.
+fn decimal_int(s: &str) -> Option<Option<i64>> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let decimal =
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
+    decimal.then(|| s.strip_prefix('+').unwrap_or(s).parse::<i64>().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Printed by Go 1.26 with go.yaml.in/yaml/v3 v3.0.4: what `yaml.Unmarshal` of `a: <text>` into a
+    /// `map[string]interface{}` holds. `None` where [`scalar`] refuses: Go made it a float, a timestamp or
+    /// a non-decimal integer, or (marked) a string that only looks like a number.
+    #[test]
+    fn plain_scalars_decode_like_go_or_are_refused() {
+        let cases: Vec<(&str, Option<Value>)> = vec![
+            ("yes", Some("yes".into())),
+            ("n", Some("n".into())),
+            ("1.2.3", Some("1.2.3".into())),
+            ("512Mi", Some("512Mi".into())),
+            ("-Xmx512m", Some("-Xmx512m".into())),
+            ("True", Some(true.into())),
+            ("-42", Some((-42).into())),
+            ("0", Some(0.into())),
+            ("~", Some(Value::Null)),
+            ("", Some(Value::Null)),
+            ("0644", None),
+            (".hidden", Some(".hidden".into())),
+            ("...x", Some("...x".into())),
+            ("1.0", None),
+            ("1e3", None),
+            ("0x1F", None),
+            ("1_000", None),
+            (".5", None),
+            ("-.inf", None),
+            ("2001-12-14", None),
+            ("99999999999999999999", None),
+            ("0o17", None),
+            ("+12", Some(12.into())),
+            ("-0", Some(0.into())),
+            ("0b101", None),
+            // Go: strings (ParseFloat and ParseUint fail on the range); refused as they look like numbers.
+            ("1e400", None),
+            ("0x1FFFFFFFFFFFFFFFFF", None),
+            ("08", None),
+            ("12:30:00", Some("12:30:00".into())),
+            ("+", Some("+".into())),
+            ("2001-12-14  21:59:43", None),
+            ("1-2", Some("1-2".into())),
+        ];
+        for (text, go) in cases {
+            assert_eq!(scalar(text, ScalarStyle::Plain).ok(), go, "{text}");
+        }
+        assert_eq!(scalar("yes", ScalarStyle::SingleQuoted), Ok("yes".into()));
+    }
+}
