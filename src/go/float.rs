@@ -145,6 +145,23 @@ pub fn format_float_yaml(f: f64, bits32: bool) -> String {
     format_float_g(f, bits32)
 }
 
+/// How a Go float64 is shown here: integral values that fit an i64 (or else a u64) become JSON integers, the
+/// rest stay floats. This is the same split `sigs.k8s.io/yaml.JSONObjectToYAMLObject` makes before digesting,
+/// and it keeps `replicas: 3` an integer in every view. Non-finite floats cannot occur: Go's JSON encoder
+/// rejects them before they get here.
+pub fn number_from_f64(f: f64) -> serde_json::Value {
+    use serde_json::Value;
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) {
+        Value::from(f as i64)
+    } else if f.fract() == 0.0 && (0.0..TWO_64).contains(&f) {
+        Value::from(f as u64)
+    } else {
+        serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@
 //! - [`digest`]: opencontainers/go-digest's `sha256:<hex>`, and the bare hex of a SHA-256.
 //! - [`yaml_v2`]: go-yaml v2's scalar rules (YAML 1.1), which Helm and Flux read and hash values with;
 //!   `!!binary` through `encoding/base64`'s `StdEncoding`.
+//! - [`yaml_v2_emit`]: go-yaml v2's emitter (`yaml.Marshal`), which Flux hashes values with.
 //! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with.
 
 pub mod digest;
@@ -20,4 +21,5 @@ pub mod json;
 pub mod strconv;
 pub mod time;
 pub mod yaml_v2;
+pub mod yaml_v2_emit;
 pub mod yaml_v3;

@@ -11,6 +11,8 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+pub(crate) use crate::go::float::number_from_f64;
+
 /// A Go `map[string]interface{}`. Insertion order is kept only so output reads naturally; Go has none.
 pub(crate) type GoMap = Rc<RefCell<Vec<(String, GoVal)>>>;
 /// A Go `[]interface{}`. Its length never changes in place: strvals grows a slice by allocating a new one.
@@ -75,20 +77,4 @@ pub(crate) fn map_from_json(o: &serde_json::Map<String, Value>) -> GoMap {
 
 pub(crate) fn map_to_json(m: &GoMap) -> serde_json::Map<String, Value> {
     m.borrow().iter().map(|(k, v)| (k.clone(), v.to_json())).collect()
-}
-
-/// How a Go float64 is shown here: integral values that fit an i64 (or else a u64) become JSON integers, the
-/// rest stay floats. This is the same split `sigs.k8s.io/yaml.JSONObjectToYAMLObject` makes before digesting,
-/// and it keeps `replicas: 3` an integer in every view. Non-finite floats cannot occur: Go's JSON encoder
-/// rejects them before they get here.
-pub(crate) fn number_from_f64(f: f64) -> Value {
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
-    if f.fract() == 0.0 && (-TWO_63..TWO_63).contains(&f) {
-        Value::from(f as i64)
-    } else if f.fract() == 0.0 && (0.0..TWO_64).contains(&f) {
-        Value::from(f as u64)
-    } else {
-        serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
-    }
 }
