@@ -47,7 +47,7 @@ fn desired_objects_after(
 }
 
 /// Objects of a stored release manifest, with the same namespace defaulting.
-pub fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
+fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<Vec<Manifest>> {
     Ok(stored_stream(manifest, release_namespace, scoped)?.manifests)
 }
 
@@ -101,7 +101,7 @@ pub async fn diff(
 }
 
 /// The plan against the stored release (its manifest and hooks): no cluster reads beyond the release.
-pub fn against_release(desired: Vec<Manifest>, previous: Previous, options: PlanOptions) -> Result<Plan> {
+fn against_release(desired: Vec<Manifest>, previous: Previous, options: PlanOptions) -> Result<Plan> {
     let (plain, hooks) = split_hooks(desired);
     plan_with(
         plain.into_iter().chain(hooks).map(Manifest::into_pair).collect(),
@@ -159,7 +159,7 @@ pub fn split_hooks(objects: Vec<Manifest>) -> (Vec<Manifest>, Vec<Manifest>) {
 /// The plan against the cluster: `desired` after a server dry run vs. live; objects of the previous
 /// release that are no longer desired are removals of what is live. Hooks are compared with the previous
 /// release's hooks ([`split_hooks`]).
-pub async fn against_live(
+async fn against_live(
     live: &LiveObjects<'_>,
     release: (&str, &str),
     desired: Vec<Manifest>,
@@ -233,7 +233,7 @@ pub fn add_helm_ownership(obj: &mut Value, release_name: &str, release_namespace
 }
 
 /// The latest stored release revision, if any, as [`Previous`] for the diff.
-pub async fn previous_release(
+async fn previous_release(
     cluster: &Cluster,
     storage_namespace: &str,
     release: &str,

@@ -191,7 +191,7 @@ pub fn cluster_view(cluster: &Cluster, apis: &ClusterApis, chart: &ChartDir, act
 
 /// Reads every `valuesFrom` source from the HelmRelease's namespace. `optional` only forgives a missing
 /// object or key; anything else is an error that names the source.
-pub async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
+async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
     let ns = hr.namespace();
     let mut out = Vec::new();
     for r in &hr.spec.values_from {

@@ -14,7 +14,9 @@ use serde_json::Value;
 use similar::algorithms::{Capture, Replace, myers};
 use similar::{ChangeTag, group_diff_ops};
 
-use crate::manifests::{self, ClusterScoped, ManifestError, ObjectId};
+#[cfg(test)]
+use crate::manifests::ClusterScoped;
+use crate::manifests::{self, ManifestError, ObjectId};
 
 /// Lines of context around each change unless told otherwise (as `diff -u` and helm-diff).
 pub const DEFAULT_CONTEXT: usize = 3;
@@ -217,7 +219,8 @@ pub fn plan_sides(sides: Sides, options: PlanOptions) -> Result<Plan, DiffError>
 /// The whole comparison from two manifest streams (e.g. `helm template` output against `helm get manifest`):
 /// parse, give namespaced objects without a namespace `namespace`, and plan. No I/O, so it is also the path
 /// to benchmark end to end.
-pub fn plan_streams(
+#[cfg(test)]
+fn plan_streams(
     desired: &str,
     live: &str,
     namespace: &str,
@@ -287,7 +290,7 @@ impl Plan {
     }
 
     /// `Plan: N to add, M to change, K to remove.`
-    pub fn plan_line(&self) -> String {
+    fn plan_line(&self) -> String {
         let c = self.counts();
         format!("Plan: {} to add, {} to change, {} to remove.", c.add, c.change, c.remove)
     }
@@ -368,7 +371,7 @@ impl Plan {
 /// The line diff of two texts in helm-diff's layout: `- ` removed, `+ ` added, two spaces for context, and
 /// `...` where unchanged lines are left out. `context: None` prints every line. With `color`, removed lines
 /// are red and added ones green. A pure function of its inputs, so it is also the thing to benchmark.
-pub fn diff_text(old: &str, new: &str, context: Option<usize>, color: bool) -> String {
+fn diff_text(old: &str, new: &str, context: Option<usize>, color: bool) -> String {
     // Myers over lines with one hook type, as `TextDiff::from_lines` computes it: naming the algorithm
     // keeps the other algorithms (and a dozen copies of their generic code) out of the binary.
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();

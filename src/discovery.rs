@@ -134,7 +134,7 @@ async fn refresh(cluster: &Cluster) -> Result<ClusterApis> {
 }
 
 /// The cache lifetime: `COZYHR_DISCOVERY_TTL`, else [`DEFAULT_TTL`].
-pub fn ttl() -> Duration {
+fn ttl() -> Duration {
     parse_ttl(std::env::var(TTL_ENV).ok().as_deref())
 }
 

@@ -41,7 +41,7 @@ fn spec_bool(hr_spec: &std::collections::BTreeMap<String, Value>, section: &str,
 }
 
 /// The `helm upgrade --install` argument vector for a desired release.
-pub fn upgrade_args(
+fn upgrade_args(
     helm: &Helm,
     desired: &Desired,
     values_file: &Path,
@@ -213,7 +213,7 @@ impl Release {
 }
 
 /// Moves Helm's storage Secrets of `release` from one namespace to another (create, then delete).
-pub async fn move_storage(cluster: &Cluster, release: &str, from: &str, to: &str) -> Result<()> {
+async fn move_storage(cluster: &Cluster, release: &str, from: &str, to: &str) -> Result<()> {
     let src: Api<Secret> = Api::namespaced(cluster.client.clone(), from);
     let dst: Api<Secret> = Api::namespaced(cluster.client.clone(), to);
     let lp = ListParams::default().labels(&format!("owner=helm,name={release}"));

@@ -452,7 +452,7 @@ impl ClusterScoped {
     }
 
     /// Exactly these (group, kind) pairs, e.g. every resource discovery reports as not namespaced.
-    pub fn from_kinds<G: Into<String>, K: Into<String>>(kinds: impl IntoIterator<Item = (G, K)>) -> Self {
+    fn from_kinds<G: Into<String>, K: Into<String>>(kinds: impl IntoIterator<Item = (G, K)>) -> Self {
         ClusterScoped { kinds: kinds.into_iter().map(|(g, k)| (g.into(), k.into())).collect() }
     }
 
@@ -568,7 +568,8 @@ pub fn normalize(obj: &mut Value) {
 }
 
 /// [`normalize`] on a copy.
-pub fn normalized(obj: &Value) -> Value {
+#[cfg(test)]
+fn normalized(obj: &Value) -> Value {
     let mut copy = obj.clone();
     normalize(&mut copy);
     copy

@@ -34,7 +34,7 @@ impl ColorChoice {
         self.enabled(std::io::stdout().is_terminal())
     }
 
-    pub fn for_stderr(self) -> bool {
+    fn for_stderr(self) -> bool {
         self.enabled(std::io::stderr().is_terminal())
     }
 }

@@ -49,12 +49,7 @@ impl Pipeline {
 
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
     /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
-    pub async fn desired_on_cluster(
-        &self,
-        cluster: &Cluster,
-        name: &str,
-        user: &UserValues,
-    ) -> Result<(Desired, Seen)> {
+    async fn desired_on_cluster(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<(Desired, Seen)> {
         // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
         let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.

@@ -16,7 +16,7 @@ pub fn release_name(hr_name: &str, target_namespace: Option<&str>, release_name:
 }
 
 /// Flux `ShortenName`. Lengths are in bytes, as in Go; names are DNS labels in practice, so ASCII.
-pub fn shorten_name(name: &str) -> String {
+fn shorten_name(name: &str) -> String {
     if name.len() <= MAX_RELEASE_NAME_LEN {
         return name.to_string();
     }

@@ -50,7 +50,7 @@ pub struct ControllerAction {
 /// reason `Progressing` and a `Running '<action>' action with timeout of <d>` message whose timeout,
 /// counted from the condition's last transition, has not passed. A controller that died mid-action
 /// leaves the condition behind; the timeout is what tells that apart from one still at work.
-pub fn controller_action(conditions: &[Condition], now: jiff::Timestamp) -> Option<ControllerAction> {
+fn controller_action(conditions: &[Condition], now: jiff::Timestamp) -> Option<ControllerAction> {
     let c = condition::find(conditions, condition::RECONCILING)?;
     if c.status != "True" || c.reason != "Progressing" {
         return None;

@@ -85,14 +85,7 @@ fn now() -> String {
 
 /// Sets a condition in a list the way apimachinery's meta.SetStatusCondition does: the transition time
 /// changes only when the status changes.
-pub fn set_condition(
-    list: &mut Vec<Condition>,
-    type_: &str,
-    status: &str,
-    reason: &str,
-    message: &str,
-    generation: i64,
-) {
+fn set_condition(list: &mut Vec<Condition>, type_: &str, status: &str, reason: &str, message: &str, generation: i64) {
     let time = now();
     match list.iter_mut().find(|c| c.type_ == type_) {
         Some(c) => {

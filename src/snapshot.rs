@@ -50,19 +50,22 @@ pub struct UndecodableRelease(pub String);
 /// storage Secret, written by Helm 3 or Helm 4), for a chart that did not come with an OCI digest.
 /// Returns `""` when helm-controller could not decode the release (Go's `Digest` also yields `""` when it
 /// cannot encode); use [`try_observation_digest`] to get the reason.
-pub fn observation_digest(release: &Value) -> String {
+#[cfg(test)]
+fn observation_digest(release: &Value) -> String {
     try_observation_digest(release, "").unwrap_or_default()
 }
 
 /// The snapshot digest with the snapshot's `ociDigest` (helm-controller copies
 /// `status.lastAttemptedRevisionDigest` into the observation on install/upgrade; `""` for none).
-pub fn try_observation_digest(release: &Value, oci_digest: &str) -> Result<String, UndecodableRelease> {
+#[cfg(test)]
+fn try_observation_digest(release: &Value, oci_digest: &str) -> Result<String, UndecodableRelease> {
     observation_json(release, oci_digest).map(|json| digest::sha256(json.as_bytes()))
 }
 
 /// The exact bytes helm-controller hashes for the snapshot digest: the `json.Encoder` output (with its
 /// trailing newline) of the Observation of `release`.
-pub fn observation_json(release: &Value, oci_digest: &str) -> Result<String, UndecodableRelease> {
+#[cfg(test)]
+fn observation_json(release: &Value, oci_digest: &str) -> Result<String, UndecodableRelease> {
     let (obs, err) = Observation::decode(release);
     if let Some(err) = err {
         return Err(UndecodableRelease(err));
@@ -72,7 +75,8 @@ pub fn observation_json(release: &Value, oci_digest: &str) -> Result<String, Und
 
 /// helm-controller's "is this spec field set" rule for `spec.postRenderers` and `spec.commonMetadata`: the
 /// Go field is non-nil. Absent and `null` are unset (the observed digest is then `""`); `[]` and `{}` are set.
-pub fn spec_field_is_set(field: Option<&Value>) -> bool {
+#[cfg(test)]
+fn spec_field_is_set(field: Option<&Value>) -> bool {
     !matches!(field, None | Some(Value::Null))
 }
 
@@ -128,7 +132,8 @@ pub fn try_snapshot(
 /// every hook with the `test` event, by name (a later hook with the same name wins), with `lastStarted`,
 /// `lastCompleted` (metav1 times, omitted when zero) and `phase` (omitted when empty). `{}` means the chart
 /// has no tests.
-pub fn test_hooks(release: &Value) -> Value {
+#[cfg(test)]
+fn test_hooks(release: &Value) -> Value {
     let (obs, _) = Observation::decode(release);
     let mut hooks: BTreeMap<String, Value> = BTreeMap::new();
     for hook in obs.all_hooks.iter().flatten().flatten() {

@@ -31,7 +31,7 @@ pub struct Dependency {
 /// helm-controller's built-in dependsOn rule (`checkDependencies`): the dependency is ready when the
 /// controller has observed its current generation and it reports Ready=True. Ok carries the Ready
 /// message; Err says why not.
-pub fn dependency_ready(dep: &HelmRelease) -> Result<String, String> {
+fn dependency_ready(dep: &HelmRelease) -> Result<String, String> {
     let generation = dep.meta().generation.unwrap_or_default();
     let observed = dep.observed_generation().unwrap_or(-1);
     if generation != observed {
@@ -45,7 +45,7 @@ pub fn dependency_ready(dep: &HelmRelease) -> Result<String, String> {
 }
 
 /// The namespace a dependsOn entry points into: its own, else the dependent's.
-pub fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
+fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
     dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| dependent.namespace())
 }
 

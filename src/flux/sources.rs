@@ -69,7 +69,7 @@ pub async fn plan(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Step>> {
 /// is `<tag>@<digest>`, and a chart's tag is its version (`+` written `_`); an ExternalArtifact's
 /// revision is used when it reads as a version. None when it cannot be told, or the source has no
 /// artifact yet. Returns the source as `Kind ns/name` too, for messages.
-pub async fn offered_chart_version(cluster: &Cluster, hr: &HelmRelease) -> Result<Option<(String, String)>> {
+async fn offered_chart_version(cluster: &Cluster, hr: &HelmRelease) -> Result<Option<(String, String)>> {
     let (kind_name, ns, name) = chart_source(hr)?;
     let Some(k) = Kind::lookup(&kind_name) else { return Ok(None) };
     let Some(source) = Objects::<FluxSource>::namespaced_with(cluster, &ns, k).get_opt(&name).await? else {

@@ -91,7 +91,7 @@ impl<K: FluxObject> Objects<K> {
     }
 
     /// Maps a client error of a list or watch: any 404 means the resource type is unknown.
-    pub fn list_error(&self, err: kube::Error) -> Error {
+    fn list_error(&self, err: kube::Error) -> Error {
         match &err {
             kube::Error::Api(s) if s.code == 404 => self.crd_missing(),
             _ => Error::from_kube(err, &self.server),
@@ -207,7 +207,7 @@ impl<K: FluxObject> Objects<K> {
 
     /// Waits until `judge` no longer says Progressing, then turns its verdict into a result. On timeout
     /// the error says what was last seen.
-    pub async fn wait_settled(
+    async fn wait_settled(
         &self,
         name: &str,
         timeout: Duration,
@@ -291,6 +291,6 @@ fn describe_last_seen<K: FluxObject>(obj: &K) -> String {
 }
 
 /// A request token like the flux CLI's: the current time, RFC 3339 with nanoseconds.
-pub fn request_token() -> String {
+fn request_token() -> String {
     jiff::Timestamp::now().to_string()
 }

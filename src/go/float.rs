@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 /// digit, as Go's `strconv` picks them: of the shortest candidates the nearest, and on an exact tie the
 /// even one. Rust's shortest formatting agrees except on exact ties, where it may pick the odd neighbour.
 /// `bits32`: the digits of the value as a float32 (Go's `bitSize` 32).
-pub fn shortest_digits(abs: f64, bits32: bool) -> (String, i32) {
+fn shortest_digits(abs: f64, bits32: bool) -> (String, i32) {
     let s = if bits32 { format!("{:e}", abs as f32) } else { format!("{abs:e}") };
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
@@ -63,7 +63,7 @@ pub fn shortest_digits(abs: f64, bits32: bool) -> (String, i32) {
 
 /// Go `strconv.FormatFloat(f, 'g', -1, 64)` (or 32) of a finite `f`: `%e` with at least two exponent
 /// digits when the shortest digits' exponent is outside [-4, 6), else `%f`.
-pub fn format_float_g(f: f64, bits32: bool) -> String {
+fn format_float_g(f: f64, bits32: bool) -> String {
     let mut out = String::new();
     if let Some((digits, exp)) = sign_and_digits(&mut out, f, bits32) {
         // Go's %g with the shortest precision: an exponent when it is below -4 or from 6 on.

@@ -138,7 +138,7 @@ mod version_cache {
 }
 
 /// "v3.22.0" / "v4.3.1+g1234" → (major, minor).
-pub fn parse_version(v: &str) -> Option<(u32, u32)> {
+fn parse_version(v: &str) -> Option<(u32, u32)> {
     let mut it = v.trim().trim_start_matches('v').split(['.', '+', '-']);
     let major = it.next()?.parse().ok()?;
     let minor = it.next()?.parse().ok()?;

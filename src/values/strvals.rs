@@ -11,8 +11,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+#[cfg(test)]
 use super::Values;
-use super::gov::{GoList, GoMap, GoVal, map_from_json, map_get, map_set, map_to_json, new_map};
+use super::gov::{GoList, GoMap, GoVal, map_get, map_set, new_map};
+#[cfg(test)]
+use super::gov::{map_from_json, map_to_json};
 
 /// A strvals parse failure, worded like Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,22 +32,26 @@ pub enum Mode {
 }
 
 /// `strvals.ParseInto` / `ParseIntoString`: applies `expr` (one or more comma-separated assignments) to `dest`.
-pub fn parse_into(expr: &str, dest: &mut Values, mode: Mode) -> Result<(), StrvalsError> {
+#[cfg(test)]
+fn parse_into(expr: &str, dest: &mut Values, mode: Mode) -> Result<(), StrvalsError> {
     with_go(dest, |m| parse_into_go(expr, m, mode == Mode::String))
 }
 
 /// Flux `ReplacePathValue`: writes `value` at `path` with type inference; data wrapped in quotes (`'...'` or
 /// `"..."`) has all surrounding quote characters trimmed and is written as a string.
-pub fn replace_path_value(dest: &mut Values, path: &str, value: &str) -> Result<(), StrvalsError> {
+#[cfg(test)]
+fn replace_path_value(dest: &mut Values, path: &str, value: &str) -> Result<(), StrvalsError> {
     with_go(dest, |m| replace_path_go(m, path, value, false))
 }
 
 /// Flux `ReplacePathLiteralValue` (`literal: true`, hc 1.6): writes `value` verbatim as a string; `\.` still
 /// escapes a dot in the path.
-pub fn replace_path_literal_value(dest: &mut Values, path: &str, value: &str) -> Result<(), StrvalsError> {
+#[cfg(test)]
+fn replace_path_literal_value(dest: &mut Values, path: &str, value: &str) -> Result<(), StrvalsError> {
     with_go(dest, |m| replace_path_go(m, path, value, true))
 }
 
+#[cfg(test)]
 fn with_go(dest: &mut Values, f: impl FnOnce(&GoMap) -> Result<(), StrvalsError>) -> Result<(), StrvalsError> {
     let m = map_from_json(dest);
     let res = f(&m);
