@@ -51,7 +51,7 @@ fn stored_objects(manifest: &str, release_namespace: &str, scoped: &ClusterScope
     Ok(stored_stream(manifest, release_namespace, scoped)?.manifests)
 }
 
-/// [`stored_objects`] with the text of each document kept.
+/// `stored_objects` with the text of each document kept.
 fn stored_stream(manifest: &str, release_namespace: &str, scoped: &ClusterScoped) -> Result<ParsedStream> {
     let mut parsed = ParsedStream::parse(manifest).map_err(|e| manifest_error("stored release manifest", e))?;
     default_namespaces(&mut parsed.manifests, release_namespace, |g, k| scoped.contains(g, k));
@@ -114,7 +114,7 @@ fn against_release(desired: Vec<Manifest>, previous: Previous, options: PlanOpti
 /// The latest stored release, as far as the diff needs it.
 #[derive(Debug, Default)]
 pub struct Previous {
-    /// The objects of its manifest (see [`stored_objects`]), with the text of each document.
+    /// The objects of its manifest (see `stored_objects`), with the text of each document.
     pub objects: ParsedStream,
     /// Its hooks but tests, which Helm stores apart from the manifest.
     pub hooks: Vec<Manifest>,

@@ -111,7 +111,7 @@ impl ClusterApis {
 /// Discovery for this command. A cached answer is revalidated: the two discovery documents are asked
 /// for with the ETags they had (`If-None-Match`); when neither changed the server answers 304 with no
 /// body, and the cached answer is used without transferring or parsing them again. So a CRD added a
-/// moment ago is never missed. An entry older than the cache's lifetime ([`ttl`]) is not revalidated but
+/// moment ago is never missed. An entry older than the cache's lifetime (`ttl`) is not revalidated but
 /// asked for afresh.
 pub async fn discover(cluster: &Cluster) -> Result<ClusterApis> {
     if let Some(entry) = cache::read(&cluster.server, ttl())

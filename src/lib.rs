@@ -1,11 +1,23 @@
-//! cozyhr: the library shared by `kubectl cozyhr` and `helm cozy`.
+//! cozyhr: the library shared by `kubectl cozyhr` and `helm cozy`, cut by domain, not by binary.
 //!
-//! It is cut by domain, not by binary:
-//! - [`cluster`]: kubeconfig, context and namespace resolution exactly like kubectl, one client per process.
-//! - [`flux`]: the typed HelmRelease v2 model, its conditions and the `reconcile.fluxcd.io` request protocol,
-//!   and the verbs (suspend, resume, reconcile, wait) written once over [`flux::FluxObject`].
-//! - [`output`]: tables, `-o` formats and the colour decision.
-//! - [`error`]: the typed errors the binaries turn into one clear line.
+//! The release pipeline every chart command runs, in order ([`pipeline`] puts it together):
+//! - [`chart`]: the chart directory; [`desired`]: from a HelmRelease and a chart to what Helm is given
+//!   (names from [`release`], values from [`values`], the post-render chain).
+//! - [`render`]: the real helm (`template`, started ahead by `render::early`), then Flux's post-render
+//!   chain in process or as Helm's post-renderer.
+//! - [`compare`]: the plan against live objects ([`live`], [`discovery`]) or the stored release
+//!   ([`helmstore`]); [`diff`]: the plan itself, normalising, masking and printing it; [`manifests`]:
+//!   parsing documents and naming objects.
+//! - [`apply`]: suspend, wait for helm-controller ([`release_lock`]), install ([`install`]), and the status
+//!   helm-controller would write ([`release_status`], digests from [`snapshot`]).
+//!
+//! Around it:
+//! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
+//!   wait) written once over [`flux::FluxObject`], the `status` report and the `get` table.
+//! - [`go`]: Go's encoding rules, byte for byte (strconv, time, encoding/json, go-yaml v2/v3, digests).
+//! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
+//!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
+//! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
 pub mod cache;

@@ -131,7 +131,7 @@ impl<'a> LiveObjects<'a> {
     }
 
     /// The live objects for many objects, in input order: one LIST per kind and namespace holding at
-    /// least [`LIST_FROM`] of them (or read ahead by [`prefetch`](Self::prefetch)), a GET for the others,
+    /// least `LIST_FROM` of them (or read ahead by [`prefetch`](Self::prefetch)), a GET for the others,
     /// all concurrently.
     pub async fn get_all(&self, objs: &[&Value]) -> Result<Vec<Option<Value>>> {
         let groups = list_groups(objs)?;

@@ -406,7 +406,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
 }
 
 /// The set of cluster-scoped kinds, by (group, kind). The built-in list covers the Kubernetes APIs a chart
-/// commonly ships; a caller with cluster access should use discovery results instead ([`Self::from_kinds`])
+/// commonly ships; a caller with cluster access should use discovery results instead (`from_kinds`)
 /// or add to the list ([`Self::insert`]), because a CRD can define cluster-scoped kinds of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterScoped {

@@ -17,7 +17,7 @@ pub enum ColorChoice {
 
 impl ColorChoice {
     /// Whether to colour a stream: `always` and `never` are obeyed; `auto` means a terminal, without
-    /// `NO_COLOR` (https://no-color.org: any non-empty value) and with a TERM other than `dumb`.
+    /// `NO_COLOR` (<https://no-color.org>: any non-empty value) and with a TERM other than `dumb`.
     pub fn enabled(self, is_terminal: bool) -> bool {
         match self {
             ColorChoice::Always => true,

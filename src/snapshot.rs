@@ -115,7 +115,7 @@ pub fn snapshot(release: &Value, config_digest: String, action: &str) -> Value {
 /// `metav1.Time`: UTC, whole seconds. Go marshals a zero time as `null`, which the API server drops for
 /// these non-nullable fields (and which a merge patch treats as "remove"), so a zero time is omitted here:
 /// the object matches what the API server stores. `testHooks` is not set, as in `ObservedToSnapshot`; see
-/// [`test_hooks`] for the value helm-controller sets after running tests.
+/// `test_hooks` for the value helm-controller sets after running tests.
 pub fn try_snapshot(
     release: &Value,
     config_digest: String,

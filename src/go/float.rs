@@ -1,8 +1,8 @@
 //! Go's float formatting, byte for byte: helm-controller's digests and the values file Helm reads are
 //! written by Go, so where cozyhr writes the same numbers it must pick the same digits.
 //!
-//! One digit search ([`shortest_digits`], `strconv`'s shortest round-trip digits with Go's tie rule) and the
-//! three layouts Go writes them in: `strconv.FormatFloat(f, 'g', -1, 64|32)` ([`format_float_g`]), go-yaml's
+//! One digit search (`shortest_digits`, `strconv`'s shortest round-trip digits with Go's tie rule) and the
+//! three layouts Go writes them in: `strconv.FormatFloat(f, 'g', -1, 64|32)` (`format_float_g`), go-yaml's
 //! encoder (the same, with YAML names for infinities and NaN: [`format_float_yaml`]) and `encoding/json`'s
 //! float64 encoder ([`format_float_json`]).
 
@@ -134,7 +134,7 @@ fn push_exponent(out: &mut String, digits: &str, exp: i32, width: usize) {
 }
 
 /// go-yaml's float encoding (`encoder.floatv`, also sigs.k8s.io/yaml's float map keys):
-/// [`format_float_g`] with `.inf`, `-.inf` and `.nan` for the values YAML names.
+/// `format_float_g` with `.inf`, `-.inf` and `.nan` for the values YAML names.
 pub fn format_float_yaml(f: f64, bits32: bool) -> String {
     if f.is_nan() {
         return ".nan".into();

@@ -34,7 +34,7 @@ impl Helm {
         Self::at(bin).await
     }
 
-    /// A specific helm binary; asks it for its version (remembered per binary, see [`version_cache`]).
+    /// A specific helm binary; asks it for its version (remembered per binary, see `version_cache`).
     pub async fn at(bin: PathBuf) -> Result<Helm, RenderError> {
         Self::check(bin, false).await
     }

@@ -113,7 +113,7 @@ pub async fn run_program(
 const GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// [`run_program`], stopped gracefully when `cancel` resolves (with the signal's name): the child gets
-/// SIGTERM and up to [`GRACE`] to finish, so that Helm records the release as failed instead of leaving it
+/// SIGTERM and up to `GRACE` to finish, so that Helm records the release as failed instead of leaving it
 /// pending, and callers still run their own clean-up after it.
 pub async fn run_program_until(
     program: &std::path::Path,

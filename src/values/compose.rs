@@ -94,7 +94,7 @@ pub struct Composed {
     pub coalesced: Values,
     /// For each top-level key of `coalesced`, where it came from.
     pub coalesced_sources: BTreeMap<String, Source>,
-    /// The integers of `values` as `--set` expressions (see [`integer_sets`]).
+    /// The integers of `values` as `--set` expressions (see `integer_sets`).
     pub integer_sets: Vec<String>,
 }
 
