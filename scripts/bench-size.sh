@@ -21,9 +21,8 @@ RUNS=${RUNS:-100}
 if [ -n "${BIN_DIR:-}" ]; then
   bin=$BIN_DIR
 else
-  echo "==> cargo build --release (kubectl-cozyhr, helm-cozy)" >&2
-  cargo build --release --locked -p kubectl-cozyhr -p helm-cozy >&2
-  bin=${CARGO_TARGET_DIR:-$repo/target}/release
+  echo "==> scripts/build.sh (kubectl-cozyhr, helm-cozy, as they ship)" >&2
+  bin=$(scripts/build.sh)
 fi
 
 tools=$(scripts/tools.sh env) || {

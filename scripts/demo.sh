@@ -18,8 +18,8 @@ say() { printf '\n'; bold "## $*"; }
 # The command line goes to stderr, so that a pipe after `run ...` gets only the command's output.
 run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
-say "Build the plugins (cargo build --release)"
-cargo build --release --locked --workspace
+say "Build the plugins (scripts/build.sh)"
+scripts/build.sh >/dev/null
 
 say "Start the local control plane (scripts/cluster.sh up; the first time builds the tools, ~40 min)"
 scripts/cluster.sh up
@@ -30,7 +30,7 @@ rm -rf "$demo"
 mkdir -p "$demo/bin" "$demo/helm"
 ln -s "$KUBECTL" "$demo/bin/kubectl"
 ln -s "$HELM4" "$demo/bin/helm"
-ln -s "$repo/target/release/kubectl-cozyhr" "$demo/bin/kubectl-cozyhr"
+ln -s "$repo/target/shipped/kubectl-cozyhr" "$demo/bin/kubectl-cozyhr"
 ln -s "$repo/kubectl_complete-cozyhr" "$demo/bin/kubectl_complete-cozyhr" 2>/dev/null || true
 cat >"$demo/env" <<ENV
 export KUBECONFIG=$KUBECONFIG

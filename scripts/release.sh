@@ -113,7 +113,7 @@ can_build() {
   return 1
 }
 
-# build TRIPLE: release binaries in target/dist/TRIPLE/release (a target dir of its own, so path
+# build TRIPLE: the shipped binaries in target/dist/TRIPLE/shipped (a target dir of its own, so path
 # remapping does not invalidate the developer build in target/release).
 build() {
   local triple=$1 upper
@@ -124,9 +124,7 @@ build() {
   fi
   note "building $triple"
   CARGO_TARGET_DIR=$repo/target/dist RUSTFLAGS="${RUSTFLAGS:-} $flags" \
-    cargo build --release --locked --target "$triple" -p kubectl-cozyhr -p helm-cozy >&2 ||
-    die "cargo build for $triple failed (see above)"
-  echo "$repo/target/dist/$triple/release"
+    scripts/build.sh --target "$triple" || die "the build for $triple failed (see above)"
 }
 
 # tarball OUT STAGE ENTRY...: a reproducible .tar.gz of the given entries (in that order) of STAGE.

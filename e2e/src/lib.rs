@@ -47,11 +47,11 @@ pub fn env() -> &'static Env {
         let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e/ has a parent").to_path_buf();
         let bin_dir = std::env::var_os("COZYHR_BIN_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| repo.join("target").join("release"));
+            .unwrap_or_else(|| repo.join("target").join("shipped"));
         for b in ["kubectl-cozyhr", "helm-cozy"] {
             assert!(
                 bin_dir.join(b).is_file(),
-                "{} is missing: build the binaries first (cargo build --release), or set COZYHR_BIN_DIR",
+                "{} is missing: build the binaries first (scripts/build.sh), or set COZYHR_BIN_DIR",
                 bin_dir.join(b).display()
             );
         }
