@@ -173,8 +173,19 @@ pub fn format_row(row: &[String], widths: &[usize], paint: impl Fn(usize, &str) 
 /// YAML the way kubectl prints it: block style, two-space indent, list items at their key's level. Long
 /// and multi-line strings are quoted rather than folded so that the text reads back byte for byte.
 pub fn to_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
+    yaml(value, false)
+}
+
+/// [`to_yaml`] for a person to read line by line, as a diff shows it: multi-line strings as `|` blocks,
+/// long ones folded (`>`).
+pub fn to_display_yaml<T: serde::Serialize>(value: &T) -> Result<String, serde_saphyr::SerializeError> {
+    yaml(value, true)
+}
+
+/// The one YAML writer configuration; only how strings are laid out differs between its uses.
+fn yaml<T: serde::Serialize>(value: &T, block_scalars: bool) -> Result<String, serde_saphyr::SerializeError> {
     let mut options = serde_saphyr::SerializerOptions::default();
-    options.prefer_block_scalars = false;
+    options.prefer_block_scalars = block_scalars;
     serde_saphyr::to_string_with_options(value, options)
 }
 
