@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
@@ -46,6 +48,17 @@ impl ClusterOptions {
             || std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty())
             || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").is_file())
             || std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+    }
+
+    /// The names of the kubeconfig's contexts (`--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`),
+    /// to offer for `--context`.
+    pub fn context_names(&self) -> Result<Vec<String>> {
+        let kubeconfig = match &self.kubeconfig {
+            Some(path) => Kubeconfig::read_from(path),
+            None => Kubeconfig::read(),
+        };
+        let kubeconfig = kubeconfig.map_err(|e| Error::Kubeconfig(e.to_string()))?;
+        Ok(kubeconfig.contexts.into_iter().map(|c| c.name).collect())
     }
 
     async fn config(&self) -> Result<Config> {
@@ -134,6 +147,13 @@ impl Cluster {
             args.push(context.into());
         }
         args
+    }
+
+    /// The names of the cluster's namespaces, to offer for `-n`.
+    pub async fn namespace_names(&self) -> Result<Vec<String>> {
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        let list = api.list_metadata(&ListParams::default()).await.map_err(|e| self.error(e))?;
+        Ok(list.items.into_iter().filter_map(|n| n.metadata.name).collect())
     }
 
     /// Turns a client error into the library's error with this cluster's address attached.

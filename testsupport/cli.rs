@@ -61,6 +61,35 @@ impl Sandbox {
         std::fs::metadata(self.missing_kubeconfig()).expect_err("the missing kubeconfig exists").to_string()
     }
 
+    /// The error line when KUBECONFIG names [`Sandbox::missing_kubeconfig`]: the file, named once and where
+    /// it came from, and what to do.
+    pub fn unreadable_kubeconfig_from_env(&self) -> String {
+        let missing = self.missing_kubeconfig();
+        let missing = missing.to_str().expect("a UTF-8 temporary directory");
+        format!(
+            "error: cannot read kubeconfig {missing} (from KUBECONFIG): {}; fix KUBECONFIG or pass --kubeconfig FILE",
+            self.not_found()
+        )
+    }
+
+    /// The error line when `--kubeconfig` names `missing`, a file that does not exist.
+    pub fn unreadable_kubeconfig_from_flag(&self, missing: &str) -> String {
+        format!(
+            "error: cannot read kubeconfig {missing}: {}; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config",
+            self.not_found()
+        )
+    }
+
+    /// The error line when neither KUBECONFIG nor `--kubeconfig` names a file and ~/.kube/config is missing.
+    pub fn unreadable_default_kubeconfig(&self) -> String {
+        let default = self.path("home/.kube/config");
+        format!(
+            "error: cannot read kubeconfig {}: {}; pass --kubeconfig FILE or set KUBECONFIG",
+            default.to_str().expect("UTF-8"),
+            self.not_found()
+        )
+    }
+
     pub fn set_env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) {
         self.remove_env(&key);
         self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
@@ -211,6 +240,12 @@ impl ApiRecorder {
         )
     }
 
+    /// The error line for `context`, which the kubeconfig at `path` (from [`ApiRecorder::kubeconfig`])
+    /// lacks: it names the contexts the kubeconfig has.
+    pub fn context_not_found(&self, path: impl AsRef<Path>, context: &str) -> String {
+        format!(r#"error: context "{context}" is not in the kubeconfig ({}); contexts: a, b"#, path.as_ref().display())
+    }
+
     /// The request lines since the last call, in arrival order.
     pub fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.requests.lock().expect("the request log"))
@@ -247,6 +282,59 @@ fn answer(stream: TcpStream, log: &Mutex<Vec<String>>) {
         body.len()
     );
     let _ = (&stream).write_all(response.as_bytes());
+}
+
+/// `bin --help` lists exactly `subcommands` (the test's list, kept honest by this). Returns the help.
+pub fn assert_help_lists_exactly(bin: &str, subcommands: &[&str]) -> String {
+    let help = Sandbox::new().run(bin, &["--help"]);
+    assert_eq!(help_subcommands(help.printed()), subcommands, "update SUBCOMMANDS (and the tests using it)");
+    help.stdout
+}
+
+/// Help goes to stdout with exit 0: `--help`, `-h` and `help` show `Usage: {usage}`, and for each of
+/// `subcommands`, `help SUB`, `SUB --help` and `SUB -h` show `Usage: {usage} SUB`.
+pub fn assert_help_on_stdout(bin: &str, usage: &str, subcommands: &[&str]) {
+    let sandbox = Sandbox::new();
+    let top = format!("Usage: {usage}");
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        assert!(sandbox.run(bin, args).printed().contains(&top), "{args:?}");
+    }
+    for sub in subcommands {
+        let usage = format!("{top} {sub}");
+        for args in [["help", sub], [sub, "--help"], [sub, "-h"]] {
+            let out = sandbox.run(bin, &args);
+            assert!(out.printed().contains(&usage), "{args:?} does not show {usage:?}:\n{}", out.stdout);
+        }
+    }
+}
+
+/// No subcommand: the help on stdout with exit 0, as kubectl and helm print it for a bare command.
+pub fn assert_bare_command_prints_help(sandbox: &Sandbox, bin: &str) {
+    let out = sandbox.run(bin, &[] as &[&str]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.is_empty() && out.stdout.contains("Commands:"), "{out:?}");
+}
+
+/// `version`, `--version` and `-V` print `{name} VERSION`, VERSION being the workspace's.
+pub fn assert_version(bin: &str, name: &str) {
+    assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
+    let expected = format!("{name} {}\n", cozyhr::VERSION);
+    let sandbox = Sandbox::new();
+    for args in [&["version"][..], &["--version"], &["-V"]] {
+        assert_eq!(sandbox.run(bin, args).printed(), expected, "{args:?}");
+    }
+}
+
+/// `completion SHELL` prints, for every shell, a script that has each of `names` as a word.
+pub fn assert_completion_scripts_name(bin: &str, names: &[&str]) {
+    let sandbox = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = sandbox.run(bin, &["completion", shell]);
+        let script = words(out.printed());
+        for name in names {
+            assert!(script.contains(name), "`completion {shell}` does not mention {name}");
+        }
+    }
 }
 
 /// The words of `text` (runs of letters, digits, `-` and `_`, without leading dashes), to tell a subcommand named in a script

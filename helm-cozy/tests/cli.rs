@@ -9,7 +9,10 @@ mod cli;
 
 use std::collections::BTreeSet;
 
-use cli::{ApiRecorder, REFUSED, Sandbox, help_flags, help_subcommands, words};
+use cli::{
+    ApiRecorder, REFUSED, Sandbox, assert_bare_command_prints_help, assert_completion_scripts_name,
+    assert_help_lists_exactly, assert_help_on_stdout, assert_version, help_flags,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_helm-cozy");
 
@@ -50,10 +53,6 @@ const HELMS_OWN: &[&str] = &["namespace", "kube-context", "kubeconfig", "help", 
 /// Environment variables a case adds to the sandbox's.
 type Env<'a> = &'a [(&'a str, &'a str)];
 
-fn run(args: &[&str]) -> cli::Run {
-    Sandbox::new().run(BIN, args)
-}
-
 /// A sandbox with a chart in `chart/` and the stub helm as HELM_BIN.
 fn with_chart_and_stub_helm() -> Sandbox {
     let mut sandbox = Sandbox::new();
@@ -69,34 +68,18 @@ fn with_chart(args: &[&str]) -> Vec<String> {
 
 #[test]
 fn help_lists_exactly_these_subcommands() {
-    let help = run(&["--help"]);
-    assert_eq!(help_subcommands(help.printed()), SUBCOMMANDS, "update SUBCOMMANDS (and the tests using it)");
-    assert!(!help.stdout.contains("__post-render"), "the post-renderer entry point is for helm, not people");
+    let help = assert_help_lists_exactly(BIN, SUBCOMMANDS);
+    assert!(!help.contains("__post-render"), "the post-renderer entry point is for helm, not people");
 }
 
 #[test]
 fn help_goes_to_stdout_with_exit_0() {
-    let sandbox = Sandbox::new();
-    for args in [&["--help"][..], &["-h"], &["help"]] {
-        assert!(sandbox.run(BIN, args).printed().contains("Usage: helm cozy"), "{args:?}");
-    }
-    for sub in SUBCOMMANDS {
-        let usage = format!("Usage: helm cozy {sub}");
-        for args in [["help", sub], [sub, "--help"], [sub, "-h"]] {
-            let out = sandbox.run(BIN, &args);
-            assert!(out.printed().contains(&usage), "{args:?} does not show {usage:?}:\n{}", out.stdout);
-        }
-    }
+    assert_help_on_stdout(BIN, "helm cozy", SUBCOMMANDS);
 }
 
 #[test]
 fn version_prints_the_workspace_version() {
-    assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
-    let expected = format!("helm-cozy {}\n", cozyhr::VERSION);
-    let sandbox = Sandbox::new();
-    for args in [&["version"][..], &["--version"], &["-V"]] {
-        assert_eq!(sandbox.run(BIN, args).printed(), expected, "{args:?}");
-    }
+    assert_version(BIN, "helm-cozy");
     // `helm plugin list` shows the manifest's version.
     let manifest = include_str!("../../plugin.yaml");
     let listed = manifest.lines().find_map(|l| l.strip_prefix("version: ")).expect("plugin.yaml has a version");
@@ -152,10 +135,7 @@ fn usage_errors_are_one_line_and_exit_1() {
     for (args, offender) in cases {
         sandbox.run(BIN, &with_chart(args)).usage_error(offender);
     }
-    // No subcommand: the help on stdout, as kubectl and helm print it for a bare command.
-    let out = sandbox.run(BIN, &[] as &[&str]);
-    assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(out.stderr.is_empty() && out.stdout.contains("Commands:"), "{out:?}");
+    assert_bare_command_prints_help(&sandbox, BIN);
 }
 
 #[test]
@@ -204,30 +184,19 @@ fn chart_commands_outside_a_chart_fail_in_one_line() {
 #[test]
 fn every_chart_command_without_a_kubeconfig_fails_in_one_line() {
     let mut sandbox = with_chart_and_stub_helm();
-    let not_found = sandbox.not_found();
-    let missing = sandbox.missing_kubeconfig();
-    let missing = missing.to_str().expect("a UTF-8 temporary directory");
     // What is wrong (the file, named once and where it came from), what to do for that case. Under Helm,
     // `helm --kubeconfig` reaches the plugin as KUBECONFIG.
-    let from_env = format!(
-        "error: cannot read kubeconfig {missing} (from KUBECONFIG): {not_found}; fix KUBECONFIG or pass --kubeconfig FILE"
-    );
+    let from_env = sandbox.unreadable_kubeconfig_from_env();
     let other = sandbox.path("other-missing-kubeconfig");
     let other = other.to_str().expect("UTF-8");
-    let from_flag = format!(
-        "error: cannot read kubeconfig {other}: {not_found}; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
-    );
+    let from_flag = sandbox.unreadable_kubeconfig_from_flag(other);
     for args in CHART_COMMANDS {
         assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), from_env, "{args:?}");
         let with_flag = with_chart(&[args, &["--kubeconfig", other][..]].concat());
         assert_eq!(sandbox.run(BIN, &with_flag).one_error_line(&[]), from_flag, "{with_flag:?}");
     }
     sandbox.remove_env("KUBECONFIG");
-    let default = sandbox.path("home/.kube/config");
-    let default = format!(
-        "error: cannot read kubeconfig {}: {not_found}; pass --kubeconfig FILE or set KUBECONFIG",
-        default.to_str().expect("UTF-8")
-    );
+    let default = sandbox.unreadable_default_kubeconfig();
     for args in CHART_COMMANDS.iter().filter(|args| !args.contains(&"--plain")) {
         assert_eq!(sandbox.run(BIN, &with_chart(args)).one_error_line(&[]), default, "{args:?}");
     }
@@ -241,8 +210,7 @@ fn a_context_the_kubeconfig_lacks_is_named_with_those_it_has() {
     sandbox.set_env("COZYHR_KUBECTL", kubectl);
     let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
     sandbox.set_env("KUBECONFIG", &kubeconfig);
-    let expected =
-        format!(r#"error: context "zz" is not in the kubeconfig ({}); contexts: a, b"#, kubeconfig.display());
+    let expected = recorder.context_not_found(&kubeconfig, "zz");
     for args in CHART_COMMANDS {
         // --kube-context, or HELM_KUBECONTEXT as Helm hands it over.
         let with_flag = with_chart(&[args, &["--kube-context", "zz"][..]].concat());
@@ -438,7 +406,6 @@ fn plain_offline_show_needs_no_cluster_and_hands_the_flags_to_helm() {
 
 #[test]
 fn completion_scripts_name_every_subcommand_and_flag() {
-    let sandbox = Sandbox::new();
     let flags = [
         "chdir",
         "kube-context",
@@ -463,13 +430,7 @@ fn completion_scripts_name_every_subcommand_and_flag() {
         "timeout",
         "wait",
     ];
-    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let out = sandbox.run(BIN, &["completion", shell]);
-        let script = words(out.printed());
-        for name in SUBCOMMANDS.iter().chain(&["helm-cozy"]).chain(&flags) {
-            assert!(script.contains(name), "`completion {shell}` does not mention {name}");
-        }
-    }
+    assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["helm-cozy"], &flags].concat());
 }
 
 #[test]

@@ -6,7 +6,10 @@
 #[path = "../../testsupport/cli.rs"]
 mod cli;
 
-use cli::{ApiRecorder, REFUSED, Sandbox, help_flags, help_subcommands, words};
+use cli::{
+    ApiRecorder, REFUSED, Sandbox, assert_bare_command_prints_help, assert_completion_scripts_name,
+    assert_help_lists_exactly, assert_help_on_stdout, assert_version, help_flags,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-cozyhr");
 
@@ -29,30 +32,16 @@ const CLUSTER_COMMANDS: &[&[&str]] = &[
     &["status", "web"],
 ];
 
-fn run(args: &[&str]) -> cli::Run {
-    Sandbox::new().run(BIN, args)
-}
-
 #[test]
 fn help_lists_exactly_these_subcommands() {
-    let help = run(&["--help"]);
-    assert_eq!(help_subcommands(help.printed()), SUBCOMMANDS, "update SUBCOMMANDS (and the tests using it)");
+    assert_help_lists_exactly(BIN, SUBCOMMANDS);
 }
 
 #[test]
 fn help_goes_to_stdout_with_exit_0() {
-    let sandbox = Sandbox::new();
-    for args in [&["--help"][..], &["-h"], &["help"]] {
-        assert!(sandbox.run(BIN, args).printed().contains("Usage: kubectl cozyhr"), "{args:?}");
-    }
-    for sub in SUBCOMMANDS {
-        let usage = format!("Usage: kubectl cozyhr {sub}");
-        for args in [["help", sub], [sub, "--help"], [sub, "-h"]] {
-            let out = sandbox.run(BIN, &args);
-            assert!(out.printed().contains(&usage), "{args:?} does not show {usage:?}:\n{}", out.stdout);
-        }
-    }
+    assert_help_on_stdout(BIN, "kubectl cozyhr", SUBCOMMANDS);
     // The aliases of get have get's help.
+    let sandbox = Sandbox::new();
     for alias in ["list", "ls"] {
         assert!(sandbox.run(BIN, &["help", alias]).printed().contains("Usage: kubectl cozyhr get"), "{alias}");
     }
@@ -60,12 +49,7 @@ fn help_goes_to_stdout_with_exit_0() {
 
 #[test]
 fn version_prints_the_workspace_version() {
-    assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
-    let expected = format!("kubectl-cozyhr {}\n", cozyhr::VERSION);
-    let sandbox = Sandbox::new();
-    for args in [&["version"][..], &["--version"], &["-V"]] {
-        assert_eq!(sandbox.run(BIN, args).printed(), expected, "{args:?}");
-    }
+    assert_version(BIN, "kubectl-cozyhr");
 }
 
 #[test]
@@ -117,27 +101,17 @@ fn usage_errors_are_one_line_and_exit_1() {
     for (args, offender) in cases {
         sandbox.run(BIN, args).usage_error(offender);
     }
-    // No subcommand: the help on stdout, as kubectl and helm print it for a bare command.
-    let out = sandbox.run(BIN, &[] as &[&str]);
-    assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(out.stderr.is_empty() && out.stdout.contains("Commands:"), "{out:?}");
+    assert_bare_command_prints_help(&sandbox, BIN);
 }
 
 #[test]
 fn every_cluster_command_without_a_kubeconfig_fails_in_one_line() {
     let mut sandbox = Sandbox::new();
-    let not_found = sandbox.not_found();
-    let missing = sandbox.missing_kubeconfig();
-    let missing = missing.to_str().expect("a UTF-8 temporary directory");
     // What is wrong (the file, named once and where it came from), what to do for that case.
-    let from_env = format!(
-        "error: cannot read kubeconfig {missing} (from KUBECONFIG): {not_found}; fix KUBECONFIG or pass --kubeconfig FILE"
-    );
+    let from_env = sandbox.unreadable_kubeconfig_from_env();
     let other = sandbox.path("other-missing-kubeconfig");
     let other = other.to_str().expect("UTF-8");
-    let from_flag = format!(
-        "error: cannot read kubeconfig {other}: {not_found}; pass --kubeconfig a valid kubeconfig file, or leave it out to use KUBECONFIG or ~/.kube/config"
-    );
+    let from_flag = sandbox.unreadable_kubeconfig_from_flag(other);
     for args in CLUSTER_COMMANDS {
         assert_eq!(sandbox.run(BIN, args).one_error_line(&[]), from_env, "{args:?}");
         let with_flag = [args, &["--kubeconfig", other][..]].concat();
@@ -145,11 +119,7 @@ fn every_cluster_command_without_a_kubeconfig_fails_in_one_line() {
     }
     // No KUBECONFIG and no ~/.kube/config: the same, naming the default file.
     sandbox.remove_env("KUBECONFIG");
-    let default = sandbox.path("home/.kube/config");
-    let default = format!(
-        "error: cannot read kubeconfig {}: {not_found}; pass --kubeconfig FILE or set KUBECONFIG",
-        default.to_str().expect("UTF-8")
-    );
+    let default = sandbox.unreadable_default_kubeconfig();
     for args in CLUSTER_COMMANDS {
         assert_eq!(sandbox.run(BIN, args).one_error_line(&[]), default, "{args:?}");
     }
@@ -161,7 +131,7 @@ fn a_context_the_kubeconfig_lacks_is_named_with_those_it_has() {
     let mut sandbox = Sandbox::new();
     let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
     let kubeconfig = kubeconfig.to_str().expect("UTF-8");
-    let expected = format!(r#"error: context "zz" is not in the kubeconfig ({kubeconfig}); contexts: a, b"#);
+    let expected = recorder.context_not_found(kubeconfig, "zz");
     for args in CLUSTER_COMMANDS {
         // Given with --kubeconfig (while KUBECONFIG names nothing) ...
         let with_flag = [&["--kubeconfig", kubeconfig, "--context", "zz"][..], args].concat();
@@ -315,15 +285,8 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
 
 #[test]
 fn completion_scripts_name_every_subcommand_and_flag() {
-    let sandbox = Sandbox::new();
     let flags = ["all-namespaces", "namespace", "context", "kubeconfig", "output", "selector", "watch", "with-source"];
-    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let out = sandbox.run(BIN, &["completion", shell]);
-        let script = words(out.printed());
-        for name in SUBCOMMANDS.iter().chain(&["list", "ls", "kubectl-cozyhr"]).chain(&flags) {
-            assert!(script.contains(name), "`completion {shell}` does not mention {name}");
-        }
-    }
+    assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["list", "ls", "kubectl-cozyhr"], &flags].concat());
 }
 
 /// `__complete WORDS...`: the candidates it printed, after checking the protocol (exit 0, nothing on

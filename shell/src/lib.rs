@@ -1,6 +1,9 @@
 //! The shell both binaries share around their commands, so they behave alike: bad usage is one
 //! `error:` line and exit 1 (as kubectl and helm exit), help goes to stdout, a command's error is one
-//! `error:` line and exit 1, and a reader that went away (`| head`) is a normal end.
+//! `error:` line and exit 1, and a reader that went away (`| head`) is a normal end. [`complete`] reads
+//! a partial command line for a shell's completion.
+
+pub mod complete;
 
 use std::process::ExitCode;
 
