@@ -791,8 +791,10 @@ const SLOW_PRE_UPGRADE_JOB: &str = "{{- if .Values.slowUpgrade }}\napiVersion: b
 /// A release left `pending-upgrade` by a helm killed mid-upgrade: `helm cozy apply` unlocks it as
 /// helm-controller would (revision marked failed, "Release unlocked from stale 'pending-upgrade' state"),
 /// says so, records helm-controller's `PendingRelease` Event, and applies; resumed, Flux does nothing.
-fn apply_unlocks_a_stale_release(helm: Helm) {
-    let ns = namespace(&format!("hca-lock-{helm:?}").to_lowercase());
+/// HelmRelease `a` installed by helm-controller, suspended, then a `helm upgrade` killed with SIGKILL
+/// while it waits on a pre-upgrade hook: revision 2 stays `pending-upgrade`, with no helm running.
+fn release_left_pending(helm: Helm, prefix: &str) -> (String, Chart) {
+    let ns = namespace(&format!("{prefix}-{helm:?}").to_lowercase());
     let chart = demo_chart();
     chart.write("templates/slow.yaml", SLOW_PRE_UPGRADE_JOB);
     chart.publish("a", &ns);
@@ -811,7 +813,11 @@ fn apply_unlocks_a_stale_release(helm: Helm) {
     });
     killed.0.kill().expect("SIGKILL helm upgrade");
     killed.0.wait().expect("reap helm upgrade");
+    (ns, chart)
+}
 
+fn apply_unlocks_a_stale_release(helm: Helm) {
+    let (ns, chart) = release_left_pending(helm, "hca-lock");
     let run = cozy(helm, &chart, &ns, &["apply", "a"]).ok();
     let unlocked = format!("Unlocked Helm release {ns}/a.v2 with chart demo@0.1.0 in pending-upgrade state");
     assert!(run.stderr.contains(&unlocked), "apply says it unlocked the release:\n{}", run.stderr);
@@ -930,4 +936,20 @@ fn cluster_output_into_a_closed_pipe(helm: Helm) {
 
 helm_tests! {
     cluster_output_into_a_closed_pipe_ends_quietly => cluster_output_into_a_closed_pipe;
+}
+
+/// `helm cozy delete` of a release a killed helm left `pending-upgrade`: unlocked first (and said so), then
+/// uninstalled; the HelmRelease stays suspended.
+fn delete_unlocks_a_stale_release(helm: Helm) {
+    let (ns, chart) = release_left_pending(helm, "hca-dlock");
+    let run = cozy(helm, &chart, &ns, &["delete", "a"]).ok();
+    let unlocked = format!("Unlocked Helm release {ns}/a.v2 with chart demo@0.1.0 in pending-upgrade state");
+    assert!(run.stderr.contains(&unlocked), "delete says it unlocked the release:\n{}", run.stderr);
+    assert!(run.stderr.contains("release a uninstalled"), "{}", run.stderr);
+    assert!(release_states(&ns, "a").is_empty(), "the release is gone: {:?}", release_states(&ns, "a"));
+    assert!(suspended(&hr(&ns, "a")), "the HelmRelease stays suspended");
+}
+
+helm_tests! {
+    delete_unlocks_a_release_a_killed_helm_left_pending => delete_unlocks_a_stale_release;
 }
