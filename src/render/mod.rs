@@ -21,59 +21,7 @@ pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
     })
 }
 
-/// Errors of running external programs and rendering.
-#[derive(Debug, thiserror::Error)]
-pub enum RenderError {
-    #[error("{program} not found: {hint}")]
-    Missing { program: &'static str, hint: &'static str },
-
-    #[error("{program} {version} is too old: cozyhr needs {needed} or newer")]
-    TooOld { program: &'static str, version: String, needed: &'static str },
-
-    #[error("{program} failed: {stderr}")]
-    Failed { program: String, stderr: String },
-
-    /// Not `source`: the reason is in the line already, and a source would print it a second time.
-    #[error("cannot run {program}: {reason}")]
-    Spawn { program: String, reason: std::io::Error },
-
-    /// The helm binary found (or named by HELM_BIN) does not work: what failed, and what to do about it.
-    #[error(
-        "{what} {}{}: {reason}; {}",
-        bin.display(),
-        if *from_env { " (from HELM_BIN)" } else { "" },
-        helm_hint(*from_env)
-    )]
-    BadHelm { what: &'static str, bin: std::path::PathBuf, from_env: bool, reason: String },
-
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-
-    #[error("post-render: {0}")]
-    PostRender(String),
-
-    /// `--show-only` cannot be applied; the message names the flag itself.
-    #[error("{0}")]
-    ShowOnly(String),
-
-    #[error("cannot write the values file for helm: {0}")]
-    ValuesFile(String),
-
-    #[error("moving Helm's release storage between namespaces: {0}")]
-    Storage(String),
-
-    #[error("interrupted by {signal}{detail}")]
-    Interrupted { signal: String, detail: String },
-}
-
-/// What to do about a helm that does not work, by whether HELM_BIN named it.
-fn helm_hint(from_env: bool) -> &'static str {
-    if from_env {
-        "set HELM_BIN to a Helm 3.9+ or Helm 4 binary, or unset it to use helm on PATH"
-    } else {
-        "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN to one"
-    }
-}
+pub use crate::error::RenderError;
 
 /// A future that resolves with the signal's name when the process gets SIGINT or SIGTERM. The handlers
 /// are installed when this is called, not when the future is first polled: from then on the signals no
