@@ -111,7 +111,7 @@ async fn server_dry_run(cluster: &Cluster, pipeline: &Pipeline, desired: &Desire
 pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
     // runs) instead of killing the process half-way.
-    let interrupted = crate::render::interrupted();
+    let interrupted = crate::process::interrupted();
     let cluster = req.cluster;
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     // Everything that can be checked without changing anything is checked first, what needs no cluster
@@ -300,7 +300,7 @@ async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
 pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<Duration>) -> Result<()> {
     // Listening from the start: SIGINT or SIGTERM no longer kill the process half-way (say, with Helm's
     // storage moved to the release namespace); helm is stopped gracefully and the storage put back.
-    let interrupted = crate::render::interrupted();
+    let interrupted = crate::process::interrupted();
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let hr = objects.get(name).await?;
     let release = crate::install::Release::of(&hr);

@@ -123,7 +123,7 @@ fn contains(bytes: &[u8], needle: &[u8]) -> bool {
 /// A private temporary copy of a chart directory (symlinked subcharts copied as directories, `.git`
 /// left out), removed when dropped.
 pub fn private_copy(from: &Path) -> std::io::Result<tempfile::TempDir> {
-    let dir = tempfile::Builder::new().prefix("cozyhr-chart-").tempdir()?;
+    let dir = crate::process::private_dir("cozyhr-chart-")?;
     copy_tree(from, dir.path(), 0)?;
     Ok(dir)
 }

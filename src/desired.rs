@@ -158,7 +158,7 @@ impl Desired {
     /// The composed values in a private (0600) temporary file for `helm -f`, removed when dropped. JSON
     /// is YAML with no ambiguity left for Helm's parser.
     pub fn write_values_file(&self) -> Result<tempfile::NamedTempFile> {
-        let mut f = tempfile::Builder::new().prefix("cozyhr-values-").suffix(".json").tempfile()?;
+        let mut f = crate::process::private_file("cozyhr-values-", ".json")?;
         serde_json::to_writer(&mut f, &self.values).map_err(std::io::Error::other)?;
         Ok(f)
     }

@@ -18,6 +18,7 @@
 //! - [`go`]: Go's encoding rules, byte for byte (strconv, time, encoding/json, go-yaml v2/v3, digests).
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
+//! - [`process`]: other programs (argument vectors, never a shell), SIGINT/SIGTERM, private temporary files.
 //! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
@@ -39,6 +40,7 @@ pub mod manifests;
 pub mod output;
 pub mod par;
 pub mod pipeline;
+pub mod process;
 pub mod release;
 pub mod release_lock;
 pub mod release_status;

@@ -12,7 +12,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::{Helm, Running, spawn_program};
+use super::Helm;
+use crate::process::{Running, spawn_program};
 
 /// A helm perhaps started ahead, and where the arguments of this render are remembered.
 pub struct Early {

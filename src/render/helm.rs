@@ -6,7 +6,8 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::{RenderError, run_program};
+use super::RenderError;
+use crate::process::run_program;
 
 #[derive(Debug, Clone)]
 pub struct Helm {
@@ -82,7 +83,7 @@ impl Helm {
         envs: &[(String, OsString)],
         cancel: impl std::future::Future<Output = String>,
     ) -> Result<Vec<u8>, RenderError> {
-        super::run_program_until(&self.bin, args, envs, None, cancel).await.map_err(|e| match e {
+        crate::process::run_program_until(&self.bin, args, envs, None, cancel).await.map_err(|e| match e {
             RenderError::Failed { stderr, .. } => RenderError::Failed { program: "helm".into(), stderr },
             other => other,
         })

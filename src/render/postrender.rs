@@ -22,10 +22,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::RenderError;
 use super::metadata::{self, Field, Origin, Outcome, Step};
-use super::{RenderError, run_program};
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
 use crate::manifests::split_documents;
+use crate::process::run_program;
 
 /// The argument that turns helm-cozy into the post-renderer.
 pub const POST_RENDER_ARG: &str = "__post-render";
@@ -289,7 +290,7 @@ async fn kustomize(
     mut kustomization: Value,
     extra: &[(String, Value)],
 ) -> Result<String, RenderError> {
-    let dir = tempfile::Builder::new().prefix("cozyhr-kustomize-").tempdir()?;
+    let dir = crate::process::private_dir("cozyhr-kustomize-")?;
     let mut resources = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         let file = format!("doc-{i}.yaml");
@@ -326,7 +327,7 @@ pub struct PostRenderSession {
 
 impl PostRenderSession {
     pub fn new(spec: &PostRenderSpec, self_exe: PathBuf) -> Result<Self, RenderError> {
-        let dir = tempfile::Builder::new().prefix("cozyhr-postrender-").tempdir()?;
+        let dir = crate::process::private_dir("cozyhr-postrender-")?;
         write_private(&dir.path().join("spec.json"), &serde_json::to_vec(spec).map_err(io)?)?;
         Ok(PostRenderSession { dir, self_exe })
     }

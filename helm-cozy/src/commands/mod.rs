@@ -34,7 +34,7 @@ const INTERRUPTED: u8 = 130;
 /// Runs a command that changes nothing until SIGINT or SIGTERM. On a signal the command is dropped, so
 /// its temporary files (values, which may hold Secret data) are removed and its helm child is killed.
 async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>) -> anyhow::Result<ExitCode> {
-    let interrupted = cozyhr::render::interrupted();
+    let interrupted = cozyhr::process::interrupted();
     tokio::select! {
         result = command => result,
         signal = interrupted => {

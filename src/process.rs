@@ -1,0 +1,149 @@
+//! Other programs, signals and private temporary files, in one place, because they share the rules every
+//! command keeps: programs run with an argument vector (never through a shell), arguments are never logged
+//! (they can carry values), a child never outlives the command that started it, SIGINT and SIGTERM stop
+//! children gracefully, and files that may hold values are private (0600, in 0700 directories) and
+//! removed on every exit path (dropped, also on error and on a signal).
+
+use crate::error::RenderError;
+
+/// A private temporary directory (mode 0700) named `<prefix>…`, removed when dropped.
+pub fn private_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix(prefix).tempdir()
+}
+
+/// A private temporary file (mode 0600) named `<prefix>…<suffix>`, removed when dropped.
+pub fn private_file(prefix: &str, suffix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new().prefix(prefix).suffix(suffix).tempfile()
+}
+
+/// A future that resolves with the signal's name when the process gets SIGINT or SIGTERM. The handlers
+/// are installed when this is called, not when the future is first polled: from then on the signals no
+/// longer kill the process, so whoever awaits the future decides how to stop (and what to clean up).
+pub fn interrupted() -> impl std::future::Future<Output = String> {
+    #[cfg(unix)]
+    let streams = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    };
+    async move {
+        #[cfg(unix)]
+        if let (Ok(mut int), Ok(mut term)) = streams {
+            return tokio::select! {
+                _ = int.recv() => "SIGINT".to_string(),
+                _ = term.recv() => "SIGTERM".to_string(),
+            };
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        "SIGINT".to_string()
+    }
+}
+
+/// Runs a program with an argument vector (never through a shell), feeding `stdin`, and returns stdout.
+/// A non-zero exit becomes [`RenderError::Failed`] carrying the program's stderr.
+pub async fn run_program(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: Option<&[u8]>,
+) -> Result<Vec<u8>, RenderError> {
+    run_program_until(program, args, envs, stdin, std::future::pending()).await
+}
+
+/// How long a program asked to stop may take to clean up (Helm marks its release failed) before it is
+/// killed.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`run_program`], stopped gracefully when `cancel` resolves (with the signal's name): the child gets
+/// SIGTERM and up to `GRACE` to finish, so that Helm records the release as failed instead of leaving it
+/// pending, and callers still run their own clean-up after it.
+pub async fn run_program_until(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: Option<&[u8]>,
+    cancel: impl std::future::Future<Output = String>,
+) -> Result<Vec<u8>, RenderError> {
+    let child = spawn_program(program, args, envs, stdin.is_some())?;
+    finish_program(child, stdin, cancel).await
+}
+
+/// A started program whose output is collected by [`finish_program`].
+pub(crate) struct Running {
+    name: String,
+    child: tokio::process::Child,
+}
+
+/// Starts a program with an argument vector (never through a shell), stdout and stderr piped, stdin piped
+/// when `stdin` (else empty). Dropping the result kills the program.
+pub(crate) fn spawn_program(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    envs: &[(String, std::ffi::OsString)],
+    stdin: bool,
+) -> Result<Running, RenderError> {
+    let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .stdin(if stdin { std::process::Stdio::piped() } else { std::process::Stdio::null() })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        // Ctrl-C or an error in the caller drops the future: do not leave the child running.
+        .kill_on_drop(true);
+    // Only the subcommand: arguments can carry values (`--set`), which are never logged.
+    tracing::debug!(program = %program.display(), command = ?args.first(), "running");
+    let child = cmd.spawn().map_err(|reason| RenderError::Spawn { program: program.display().to_string(), reason })?;
+    Ok(Running { name, child })
+}
+
+/// Feeds a started program `stdin` (then closes it) and waits for it; see [`run_program_until`].
+pub(crate) async fn finish_program(
+    running: Running,
+    stdin: Option<&[u8]>,
+    cancel: impl std::future::Future<Output = String>,
+) -> Result<Vec<u8>, RenderError> {
+    use tokio::io::AsyncWriteExt;
+    let Running { name, mut child } = running;
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
+        let input = input.to_vec();
+        // Write from a task so a child that fills its stdout pipe before reading all input cannot deadlock us.
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&input).await;
+        });
+    }
+    let pid = child.id();
+    let output = child.wait_with_output();
+    tokio::pin!(output);
+    let out = tokio::select! {
+        out = &mut output => out?,
+        signal = cancel => {
+            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                // SAFETY: kill(2) on the pid of our own child, which we have not reaped yet.
+                unsafe {
+                    libc::kill(pid, libc::SIGTERM);
+                }
+            }
+            let detail = match tokio::time::timeout(GRACE, &mut output).await {
+                Ok(Ok(out)) => {
+                    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    if stderr.is_empty() { String::new() } else { format!(" ({name}: {stderr})") }
+                }
+                // Still running after the grace period: dropping the future kills it (kill_on_drop).
+                _ => format!(" ({name} did not stop within {}s and was killed)", GRACE.as_secs()),
+            };
+            return Err(RenderError::Interrupted { signal, detail });
+        }
+    };
+    tracing::debug!(program = %name, status = %out.status, "finished");
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        let stderr = match out.status.code() {
+            _ if !stderr.is_empty() => stderr,
+            Some(code) => format!("exited with code {code} and printed nothing on stderr"),
+            None => format!("ended by {}", out.status),
+        };
+        return Err(RenderError::Failed { program: name, stderr });
+    }
+    Ok(out.stdout)
+}
