@@ -124,7 +124,7 @@ build() {
   fi
   note "building $triple"
   CARGO_TARGET_DIR=$repo/target/dist RUSTFLAGS="${RUSTFLAGS:-} $flags" \
-    scripts/build.sh --target "$triple" || die "the build for $triple failed (see above)"
+    "$repo/scripts/build.sh" --target "$triple" || die "the build for $triple failed (see above)"
 }
 
 # tarball OUT STAGE ENTRY...: a reproducible .tar.gz of the given entries (in that order) of STAGE.

@@ -107,6 +107,12 @@ async fn server_dry_run(cluster: &Cluster, pipeline: &Pipeline, desired: &Desire
     Ok(())
 }
 
+/// Whether `helm upgrade --install` will upgrade (a release is stored and not uninstalled), from the
+/// storage Secrets' labels: nothing is decoded.
+async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
+    Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
+}
+
 /// Applies the chart for the HelmRelease; see the module docs.
 pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
@@ -122,13 +128,13 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
-    let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
-    let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
     let ns = cluster.namespace.as_str();
 
     if req.options.dry_run {
+        let installed = installed(cluster, &desired).await?;
+        let action = if installed { Action::Upgrade } else { Action::Install };
         progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(cluster, helm, &desired, &session, previous.is_some(), &req.options, interrupted)
+        upgrade(cluster, helm, &desired, &session, installed, &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
@@ -152,8 +158,8 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     }
     // What the storage holds now decides install or upgrade (the controller's action may have ended
     // with a release where there was none).
-    let previous = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?;
-    let action = if previous.is_some() { Action::Upgrade } else { Action::Install };
+    let installed = installed(cluster, &desired).await?;
+    let action = if installed { Action::Upgrade } else { Action::Install };
 
     progress::action(format!(
         "helm {} {}/{} with chart {}@{}",
@@ -166,7 +172,7 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let started = Instant::now();
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
-    let result = match upgrade(cluster, helm, &desired, &session, previous.is_some(), &req.options, interrupted).await {
+    let result = match upgrade(cluster, helm, &desired, &session, installed, &req.options, interrupted).await {
         Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
         other => Ok(other),
     };

@@ -6,7 +6,7 @@ use std::io::Read;
 use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{ListParams, PostParams};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -82,8 +82,9 @@ struct ChartMeta {
     version: String,
 }
 
-/// Decodes the `release` field of a Helm storage Secret (already base64-decoded once by the API).
-pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
+/// The release JSON in the `release` field of a Helm storage Secret (already base64-decoded once by the
+/// API): base64 of gzip of the JSON, as Helm writes it (or of the JSON itself, which Helm also reads).
+pub fn decode_json(release_field: &[u8]) -> Result<Value> {
     let bad = |reason: String| Error::Invalid { what: "Helm release secret".into(), reason };
     let b64 = base64::engine::general_purpose::STANDARD
         .decode(release_field.trim_ascii())
@@ -97,7 +98,22 @@ pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
     } else {
         b64
     };
-    let raw: Value = serde_json::from_slice(&json).map_err(|e| bad(format!("bad JSON: {e}")))?;
+    serde_json::from_slice(&json).map_err(|e| bad(format!("bad JSON: {e}")))
+}
+
+/// The `release` field Helm writes for the release JSON `raw`: base64 of gzip (best compression).
+pub fn encode_json(raw: &Value) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    // Serialising a JSON value and writing into memory cannot fail.
+    let _ = serde_json::to_writer(&mut gz, raw);
+    let zipped = gz.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(zipped).into_bytes()
+}
+
+/// Decodes the `release` field of a Helm storage Secret (already base64-decoded once by the API).
+pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
+    let bad = |reason: String| Error::Invalid { what: "Helm release secret".into(), reason };
+    let raw = decode_json(release_field)?;
     let head: Head = serde_json::from_value(raw.clone()).map_err(|e| bad(format!("unexpected shape: {e}")))?;
     let meta = head.chart.and_then(|c| c.metadata);
     Ok(StoredRelease {
@@ -139,24 +155,58 @@ pub enum NextAction {
     },
 }
 
-/// The next action from the storage Secrets' labels alone (no release is decoded): an upgrade when a
-/// release is stored and not uninstalled, else an install.
-pub async fn next_action(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<NextAction> {
+/// The newest stored revision's number and `status` label (no release is decoded).
+pub async fn newest_labels(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<(i64, String)>> {
     let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
     let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
     let list = api.list_metadata(&lp).await.map_err(|e| cluster.error(e))?;
-    let newest = list
+    Ok(list
         .items
         .iter()
         .filter_map(|s| {
             let labels = s.metadata.labels.as_ref()?;
             Some((labels.get("version")?.parse::<i64>().ok()?, labels.get("status").cloned().unwrap_or_default()))
         })
-        .max_by_key(|(v, _)| *v);
-    Ok(match newest {
+        .max_by_key(|(v, _)| *v))
+}
+
+/// The next action from the storage Secrets' labels alone (no release is decoded): an upgrade when a
+/// release is stored and not uninstalled, else an install (as `helm upgrade --install` decides).
+pub async fn next_action(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<NextAction> {
+    Ok(match newest_labels(cluster, storage_namespace, name).await? {
         Some((version, status)) if status != "uninstalled" => NextAction::Upgrade { revision: version + 1 },
         _ => NextAction::Install,
     })
+}
+
+/// Sets the status and description of stored revision `revision`, as Helm's storage driver updates a
+/// release (the `release` field, and the `status` and `modifiedAt` labels). The replace carries the
+/// Secret's resourceVersion, so a concurrent writer makes it fail and nothing is changed. Returns the
+/// release JSON as written.
+pub async fn set_status(
+    cluster: &Cluster,
+    storage_namespace: &str,
+    name: &str,
+    revision: i64,
+    status: &str,
+    description: &str,
+) -> Result<Value> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
+    let secret_name = format!("sh.helm.release.v1.{name}.v{revision}");
+    let mut secret = api.get(&secret_name).await.map_err(|e| cluster.error(e))?;
+    let bad =
+        |reason: &str| Error::Invalid { what: format!("Helm release secret {secret_name}"), reason: reason.into() };
+    let field = secret.data.as_ref().and_then(|d| d.get("release")).ok_or_else(|| bad("it has no release field"))?;
+    let mut raw = decode_json(&field.0)?;
+    let info = raw.get_mut("info").and_then(Value::as_object_mut).ok_or_else(|| bad("its release has no info"))?;
+    info.insert("status".into(), status.into());
+    info.insert("description".into(), description.into());
+    secret.data.get_or_insert_default().insert("release".into(), k8s_openapi::ByteString(encode_json(&raw)));
+    let labels = secret.metadata.labels.get_or_insert_default();
+    labels.insert("status".into(), status.into());
+    labels.insert("modifiedAt".into(), jiff::Timestamp::now().as_second().to_string());
+    api.replace(&secret_name, &PostParams::default(), &secret).await.map_err(|e| cluster.error(e))?;
+    Ok(raw)
 }
 
 /// The newest stored revision, if any. Only that one is decoded: Helm labels each Secret with its
@@ -177,12 +227,9 @@ pub async fn latest(cluster: &Cluster, storage_namespace: &str, name: &str) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
     fn encode(json: &str) -> Vec<u8> {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(json.as_bytes()).unwrap();
-        base64::engine::general_purpose::STANDARD.encode(gz.finish().unwrap()).into_bytes()
+        encode_json(&serde_json::from_str(json).unwrap())
     }
 
     #[test]
@@ -196,6 +243,13 @@ mod tests {
         assert_eq!(r.status, "deployed");
         assert_eq!((r.chart_name.as_str(), r.chart_version.as_str()), ("demo", "0.1.0"));
         assert_eq!(r.config["a"], 1);
+    }
+
+    #[test]
+    fn a_release_survives_encoding_as_helm_writes_it() {
+        let raw = serde_json::json!({"name": "a", "info": {"status": "pending-upgrade"}, "config": {"n": 1.5}});
+        assert_eq!(decode_json(&encode_json(&raw)).unwrap(), raw);
+        assert_eq!(decode(&encode_json(&raw)).unwrap().status, "pending-upgrade");
     }
 
     #[test]

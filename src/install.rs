@@ -65,10 +65,7 @@ fn upgrade_args(
         extra.get("maxHistory").and_then(Value::as_i64).unwrap_or(5).to_string().into(),
     ];
     // Integers helm-controller's Helm holds as int64s, which a values file would make float64s.
-    for set in &desired.composed.integer_sets {
-        args.push("--set".into());
-        args.push(set.into());
-    }
+    args.extend(crate::render::values_args(&[], &desired.composed.integer_sets));
     if spec_bool(extra, "install", "createNamespace").unwrap_or(false) {
         args.push("--create-namespace".into());
     }

@@ -15,7 +15,7 @@ use crate::cluster::Cluster;
 use crate::compare::Against;
 use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 
@@ -32,7 +32,11 @@ impl Pipeline {
     pub async fn open(chart_dir: &Path) -> Result<Pipeline> {
         let chart = ChartDir::open(chart_dir)?;
         let helm = Helm::locate().await?;
-        let self_exe = std::env::current_exe()?;
+        let self_exe = std::env::current_exe().map_err(|e| {
+            Error::Failed(format!(
+                "cannot find this program's own path ({e}), which Helm runs as Flux's post-renderer: run it by its full path"
+            ))
+        })?;
         Ok(Pipeline { chart, helm, self_exe })
     }
 
@@ -143,14 +147,7 @@ impl Pipeline {
             "--namespace".into(),
             cluster.namespace.clone().into(),
         ];
-        for f in &user.files {
-            args.push("--values".into());
-            args.push(f.as_os_str().to_owned());
-        }
-        for s in &user.sets {
-            args.push("--set".into());
-            args.push(s.into());
-        }
+        args.extend(crate::render::values_args(&user.files, &user.sets));
         if dry_run {
             args.push("--dry-run=server".into());
         }

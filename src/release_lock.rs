@@ -12,13 +12,11 @@
 //!   with the description `Release unlocked from stale '<status>' state` and an Event `PendingRelease`
 //!   is recorded. We do the same, and say so.
 
-use std::io::{Read, Write};
 use std::time::Duration;
 
-use base64::Engine;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
@@ -63,21 +61,6 @@ fn controller_action(conditions: &[Condition], now: jiff::Timestamp) -> Option<C
     (now < deadline).then(|| ControllerAction { name: name.to_string(), deadline })
 }
 
-/// The newest stored revision's number and status, from the storage Secrets' labels.
-async fn newest(cluster: &Cluster, release: &Release) -> Result<Option<(i64, String)>> {
-    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
-    let lp = ListParams::default().labels(&format!("owner=helm,name={}", release.name));
-    let list = api.list_metadata(&lp).await.map_err(|e| cluster.error(e))?;
-    Ok(list
-        .items
-        .iter()
-        .filter_map(|s| {
-            let labels = s.metadata.labels.as_ref()?;
-            Some((labels.get("version")?.parse::<i64>().ok()?, labels.get("status").cloned().unwrap_or_default()))
-        })
-        .max_by_key(|(v, _)| *v))
-}
-
 /// What was found before helm runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
@@ -116,7 +99,7 @@ pub async fn wait_then_unlock(
         let hr = hrs.get(name).await?;
         let conditions = hr.status.as_ref().map(|s| s.reconcile.conditions.as_slice()).unwrap_or_default();
         let now = jiff::Timestamp::now();
-        let newest = newest(cluster, release).await?;
+        let newest = crate::helmstore::newest_labels(cluster, &release.storage_namespace, &release.name).await?;
         let Some(action) = controller_action(conditions, now) else {
             if announced.is_some() {
                 progress::success("helm-controller's action ended");
@@ -159,25 +142,19 @@ pub async fn wait_then_unlock(
     }
 }
 
-/// Marks revision `revision` of the release `failed`, as helm-controller's unlock does, if it is still
-/// pending (a concurrent writer makes the replace fail on its resourceVersion, and nothing is changed).
+/// Marks revision `revision` of the release `failed`, as helm-controller's unlock does (if it changed
+/// meanwhile, the write fails and nothing is changed), and says so.
 async fn unlock(cluster: &Cluster, release: &Release, revision: i64, was: &str) -> Result<Found> {
-    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
-    let secret_name = format!("sh.helm.release.v1.{}.v{revision}", release.name);
-    let mut secret = api.get(&secret_name).await.map_err(|e| cluster.error(e))?;
-    let bad = |reason: String| Error::Invalid { what: format!("Helm release secret {secret_name}"), reason };
-    let field = secret.data.as_ref().and_then(|d| d.get("release")).ok_or_else(|| bad("no release field".into()))?;
-    let mut raw = decode_release(&field.0).map_err(bad)?;
     let description = format!("Release unlocked from stale '{was}' state");
-    let info = raw.get_mut("info").and_then(Value::as_object_mut).ok_or_else(|| bad("no info".into()))?;
-    info.insert("status".into(), "failed".into());
-    info.insert("description".into(), description.into());
-    let encoded = encode_release(&raw).map_err(bad)?;
-    secret.data.get_or_insert_default().insert("release".into(), k8s_openapi::ByteString(encoded));
-    let labels = secret.metadata.labels.get_or_insert_default();
-    labels.insert("status".into(), "failed".into());
-    labels.insert("modifiedAt".into(), jiff::Timestamp::now().as_second().to_string());
-    api.replace(&secret_name, &PostParams::default(), &secret).await.map_err(|e| cluster.error(e))?;
+    let raw = crate::helmstore::set_status(
+        cluster,
+        &release.storage_namespace,
+        &release.name,
+        revision,
+        "failed",
+        &description,
+    )
+    .await?;
     let chart = |k: &str| raw.pointer(&format!("/chart/metadata/{k}")).and_then(Value::as_str).unwrap_or_default();
     let message = format!(
         "Unlocked Helm release {}/{}.v{revision} with chart {}@{} in {was} state",
@@ -188,24 +165,6 @@ async fn unlock(cluster: &Cluster, release: &Release, revision: i64, was: &str) 
     );
     progress::warning(format!("{message}: the helm that left it pending no longer runs"));
     Ok(Found::Unlocked { revision, was: was.to_string(), message })
-}
-
-/// The release JSON of a storage Secret's `release` field: base64 of gzip, as Helm writes it.
-fn decode_release(field: &[u8]) -> std::result::Result<Value, String> {
-    let zipped =
-        base64::engine::general_purpose::STANDARD.decode(field.trim_ascii()).map_err(|e| format!("not base64: {e}"))?;
-    let mut json = Vec::new();
-    flate2::read::GzDecoder::new(zipped.as_slice()).read_to_end(&mut json).map_err(|e| format!("bad gzip: {e}"))?;
-    serde_json::from_slice(&json).map_err(|e| format!("bad JSON: {e}"))
-}
-
-/// The inverse of [`decode_release`].
-fn encode_release(raw: &Value) -> std::result::Result<Vec<u8>, String> {
-    let json = serde_json::to_vec(raw).map_err(|e| e.to_string())?;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(&json).map_err(|e| e.to_string())?;
-    let zipped = gz.finish().map_err(|e| e.to_string())?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(zipped).into_bytes())
 }
 
 #[cfg(test)]
@@ -246,13 +205,5 @@ mod tests {
         ] {
             assert_eq!(controller_action(&c, now), None, "{c:?}");
         }
-    }
-
-    #[test]
-    fn a_release_survives_the_round_trip() {
-        let raw = serde_json::json!({"name": "a", "info": {"status": "pending-upgrade"}, "config": {"n": 1.5}});
-        let encoded = encode_release(&raw).unwrap();
-        assert_eq!(decode_release(&encoded).unwrap(), raw);
-        assert_eq!(crate::helmstore::decode(&encoded).unwrap().status, "pending-upgrade");
     }
 }

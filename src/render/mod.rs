@@ -22,6 +22,12 @@ pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
 }
 
 pub use crate::error::RenderError;
+
+/// Helm's `--values FILE` for each file, then `--set EXPR` for each expression, in order (later wins).
+pub fn values_args(files: &[std::path::PathBuf], sets: &[String]) -> Vec<std::ffi::OsString> {
+    let files = files.iter().flat_map(|f| ["--values".into(), f.as_os_str().to_owned()]);
+    files.chain(sets.iter().flat_map(|s| ["--set".into(), s.into()])).collect()
+}
 use crate::process::{finish_program, spawn_program};
 
 /// What a chart sees of the cluster while Helm renders it: `.Capabilities`, `lookup` and `.Release`.
@@ -135,14 +141,7 @@ async fn render(
         args.push("--values".into());
         args.push("-".into());
     }
-    for f in &req.values_files {
-        args.push("--values".into());
-        args.push(f.as_os_str().to_owned());
-    }
-    for s in &req.sets {
-        args.push("--set".into());
-        args.push(s.into());
-    }
+    args.extend(values_args(&req.values_files, &req.sets));
     let mut envs = Vec::new();
     if let Some(pr) = post_render {
         args.extend(pr.helm_args(helm.major)?);
