@@ -14,7 +14,7 @@
 //! Around it:
 //! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
 //!   wait) written once over [`flux::FluxObject`], the `status` report, what `get` prints (table,
-//!   documents, watch) and the cluster's answers for command-line completion.
+//!   documents, watch), the dependsOn graph of `tree` and the cluster's answers for command-line completion.
 //! - [`go`]: Go's encoding rules, byte for byte (strconv, time, encoding/json, go-yaml v2/v3, digests).
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.

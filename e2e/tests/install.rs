@@ -315,7 +315,7 @@ fn kubectl_completes_cozyhr_through_the_shim_placed_as_the_caveat_says() {
     std::os::unix::fs::symlink(&shim, krew.bin().join("kubectl_complete-cozyhr")).expect("link shim");
     let out = krew.kubectl(["__complete", "cozyhr", ""]).ok();
     let offered: Vec<&str> = out.stdout.lines().map(|l| l.split('\t').next().unwrap_or(l)).collect();
-    for sub in ["get", "suspend", "resume", "reconcile", "status"] {
+    for sub in ["get", "suspend", "resume", "reconcile", "status", "tree"] {
         assert!(offered.contains(&sub), "kubectl __complete cozyhr offers {offered:?}, not {sub}");
     }
 }
@@ -636,7 +636,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
 #[test]
 fn bash_completion_of_kubectl_cozyhr_offers_its_commands() {
     let offered = bash_completes("kubectl-cozyhr", &["kubectl-cozyhr"]);
-    for sub in ["get", "suspend", "resume", "reconcile", "status"] {
+    for sub in ["get", "suspend", "resume", "reconcile", "status", "tree"] {
         assert!(offered.iter().any(|o| o == sub), "bash completion of kubectl-cozyhr offers {offered:?}, not {sub}");
     }
 }
@@ -669,7 +669,7 @@ fn makefile_snippet_runs_the_loop_with_name_and_namespace() {
     for verb in ["show", "diff", "apply", "values", "delete"] {
         assert_eq!(make(verb, &[]), format!("helm cozy {verb} web -n tenant-a -C {chart}"));
     }
-    for verb in ["suspend", "resume", "status", "reconcile"] {
+    for verb in ["suspend", "resume", "status", "reconcile", "tree"] {
         assert_eq!(make(verb, &[]), format!("kubectl cozyhr {verb} web -n tenant-a"));
     }
     assert_eq!(

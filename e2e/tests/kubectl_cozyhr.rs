@@ -63,24 +63,27 @@ fn parse_table(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let header = lines.next().unwrap_or_else(|| panic!("no table header in {text:?}"));
     let mut starts = Vec::new();
     let mut names = Vec::new();
-    let mut prev_space = true;
+    // Columns are three spaces apart; a single space belongs to a header (WAITING ON).
+    let mut spaces = 2;
     for (i, c) in header.char_indices() {
-        if c != ' ' && prev_space {
+        if c != ' ' && spaces >= 2 {
             starts.push(i);
         }
-        prev_space = c == ' ';
+        spaces = if c == ' ' { spaces + 1 } else { 0 };
     }
     for (n, &s) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(header.len());
         names.push(header[s..end].trim().to_string());
     }
+    // Sliced by characters: the header is ASCII, but a tree's NAME cells hold box-drawing characters.
     let rows = lines
         .map(|line| {
+            let line: Vec<char> = line.chars().collect();
             (0..starts.len())
                 .map(|n| {
                     let s = starts[n].min(line.len());
                     let e = if n + 1 < starts.len() { starts[n + 1].min(line.len()) } else { line.len() };
-                    line[s..e].trim().to_string()
+                    line[s..e].iter().collect::<String>().trim().to_string()
                 })
                 .collect()
         })
@@ -393,6 +396,182 @@ fn status_shows_dependency_readiness() {
     assert_eq!(cache[0], ns);
     assert_eq!(cache[2], "False", "{deps}");
     assert!(out.stdout.contains("DependencyNotReady"), "{}", out.stdout);
+}
+
+/// A HelmRelease whose chart is an ExternalArtifact nobody published: helm-controller reports it
+/// Ready=False (ArtifactFailed) once its dependencies, if any, are Ready; until then it waits on them.
+fn create_unready(ns: &str, name: &str, depends_on: &[(&str, &str)]) {
+    let mut spec = String::new();
+    if !depends_on.is_empty() {
+        spec.push_str("dependsOn:\n");
+        for (dep_ns, dep) in depends_on {
+            spec.push_str(&format!("- name: {dep}\n  namespace: {dep_ns}\n"));
+        }
+    }
+    apply(&helmrelease(ns, name, "no-such-artifact", &spec));
+}
+
+/// Waits until helm-controller's Ready condition of `ns/name` has `reason`; returns its message.
+fn wait_ready_reason(ns: &str, name: &str, reason: &str) -> String {
+    eventually(&format!("{ns}/{name} Ready reason {reason}"), READY_TIMEOUT, || {
+        match condition(&hr(ns, name), "Ready") {
+            Some((s, r, m)) if s == "False" && r == reason => Ok(m),
+            other => Err(format!("Ready {other:?}")),
+        }
+    })
+}
+
+/// The table of `tree` (the lines before those naming cycles and missing releases): its NAME cells as
+/// drawn (indentation kept), and its rows as [`parse_table`] reads them.
+fn tree_table(stdout: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let table: Vec<&str> =
+        stdout.lines().take_while(|l| !l.starts_with("dependsOn cycle:") && !l.starts_with("missing:")).collect();
+    let header = table.first().unwrap_or_else(|| panic!("no tree in {stdout:?}"));
+    // " NAME": NAMESPACE starts with NAME too.
+    let (name, ready) = (header.find(" NAME").expect("NAME") + 1, header.find("READY").expect("READY"));
+    let names = table[1..]
+        .iter()
+        .map(|line| line.chars().skip(name).take(ready - name).collect::<String>().trim_end().to_string())
+        .collect();
+    (names, parse_table(&table.join("\n")).1)
+}
+
+/// The rows of a `status` section (indented table up to the next blank line).
+fn status_section(stdout: &str, title: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let section = stdout.split(&format!("\n{title}:\n")).nth(1).unwrap_or_else(|| panic!("no {title} in {stdout}"));
+    let section = section.split("\n\n").next().unwrap_or_default();
+    parse_table(&section.lines().map(str::trim_start).collect::<Vec<_>>().join("\n"))
+}
+
+#[test]
+fn tree_shows_a_chain_waiting_on_a_release_that_is_not_ready() {
+    // c (in another namespace) depends on b, b on a; a is not Ready (its chart does not exist).
+    let ns = namespace("kc-tree");
+    let other = namespace("kc-tree-other");
+    create_unready(&ns, "a", &[]);
+    create_unready(&ns, "b", &[(&ns, "a")]);
+    create_unready(&other, "c", &[(&ns, "b")]);
+    install(&ns, "ok", "");
+    let a_message = wait_ready_reason(&ns, "a", "ArtifactFailed");
+    let b_message = wait_ready_reason(&ns, "b", "DependencyNotReady");
+    wait_ready_reason(&other, "c", "DependencyNotReady");
+    assert!(b_message.contains(&format!("'{ns}/a'")), "{b_message}");
+
+    let out = cozyhr(&["tree", "b", "-n", &ns]).ok();
+    let (header, _) = parse_table(&out.stdout);
+    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "SUSPENDED", "WAITING ON", "MESSAGE"]);
+    let (names, rows) = tree_table(&out.stdout);
+    assert_eq!(names, ["b", "├── depends on", "│   └── a", "└── required by", "    └── c"], "{}", out.stdout);
+    let expect = |row: &[String], ns: &str, waiting: &str, message: &str| {
+        assert_eq!((row[0].as_str(), row[2].as_str(), row[3].as_str()), (ns, "False", "False"), "{row:?}");
+        assert_eq!(row[4], waiting, "WAITING ON of {row:?}");
+        assert_eq!(row[5], message, "MESSAGE of {row:?}");
+    };
+    expect(&rows[0], &ns, "a", &format!("DependencyNotReady: {b_message}"));
+    expect(
+        &rows[2],
+        &ns,
+        "",
+        &format!("ArtifactFailed: {}", a_message.split_whitespace().collect::<Vec<_>>().join(" ")),
+    );
+    // Across namespaces, the dependency is named with its namespace.
+    expect(&rows[4], &other, &format!("{ns}/b"), &format!("DependencyNotReady: dependency '{ns}/b' is not ready"));
+    assert!(!out.stdout.contains("cycle") && !out.stdout.contains("missing"), "{}", out.stdout);
+
+    // JSON parses back into the same graph, with what the cluster says of each release.
+    let json = cozyhr(&["tree", "c", "-n", &other, "-o", "json"]).ok().json();
+    let release = &json["release"];
+    assert_eq!((release["namespace"].as_str(), release["name"].as_str()), (Some(other.as_str()), Some("c")));
+    assert_eq!(release["waitingOn"], serde_json::json!([{"namespace": ns, "name": "b"}]));
+    assert_eq!(release["dependents"], Value::Null, "nothing depends on c");
+    let b = &release["dependsOn"][0];
+    assert_eq!(
+        (b["name"].as_str(), b["found"].as_str(), b["ready"].as_str()),
+        (Some("b"), Some("True"), Some("False"))
+    );
+    assert_eq!((b["reason"].as_str(), b["message"].as_str()), (Some("DependencyNotReady"), Some(b_message.as_str())));
+    let a = &b["dependsOn"][0];
+    assert_eq!((a["name"].as_str(), a["reason"].as_str()), (Some("a"), Some("ArtifactFailed")));
+    assert_eq!(a["message"].as_str(), Some(a_message.as_str()));
+    assert_eq!(a["waitingOn"], serde_json::json!([]));
+    assert_eq!(a["suspended"], false);
+    assert!(a.get("dependsOn").is_none(), "{a:#}");
+    assert_eq!((json["cycles"].clone(), json["missing"].clone()), (serde_json::json!([]), serde_json::json!([])));
+    let again: Value = serde_json::from_str(&serde_json::to_string(&json).expect("encodes")).expect("parses");
+    assert_eq!(again, json);
+    let yaml = cozyhr(&["tree", "c", "-n", &other, "-o", "yaml"]).ok();
+    assert!(yaml.stdout.starts_with("release:\n  namespace: "), "{}", yaml.stdout);
+
+    // get --status-selector: only what is not Ready, or only what is.
+    let not_ready = cozyhr(&["get", "-n", &ns, "--status-selector", "ready=false", "-o", "name"]).ok();
+    let hr_name = |n: &str| format!("helmrelease.helm.toolkit.fluxcd.io/{n}\n");
+    assert_eq!(not_ready.stdout, [hr_name("a"), hr_name("b")].concat());
+    let ready = cozyhr(&["get", "-A", "--status-selector=Ready=True"]).ok();
+    let (_, rows) = parse_table(&ready.stdout);
+    assert!(rows.iter().any(|r| r[0] == ns && r[1] == "ok"), "{}", ready.stdout);
+    assert!(rows.iter().all(|r| r[4] == "True"), "{}", ready.stdout);
+    let bad = cozyhr(&["get", "-n", &ns, "--status-selector", "ready"]).code(1);
+    assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
+    assert!(bad.stderr.starts_with("error: invalid value 'ready' for '--status-selector"), "{}", bad.stderr);
+
+    // status lists the dependents and which wait on the release.
+    let status = cozyhr(&["status", "a", "-n", &ns]).ok();
+    let (header, rows) = status_section(&status.stdout, "Dependents");
+    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "SUSPENDED", "WAITING ON THIS", "MESSAGE"]);
+    assert_eq!(rows.len(), 1, "{}", status.stdout);
+    assert_eq!(rows[0][..5], [ns.clone(), "b".into(), "False".into(), "False".into(), "True".into()]);
+    let status = cozyhr(&["status", "b", "-n", &ns]).ok();
+    let (_, rows) = status_section(&status.stdout, "Dependents");
+    assert_eq!(rows[0][..5], [other.clone(), "c".into(), "False".into(), "False".into(), "True".into()]);
+    let status = cozyhr(&["status", "ok", "-n", &ns]).ok();
+    assert!(status.stdout.contains("\nDependents:\n  <none>\n"), "{}", status.stdout);
+}
+
+#[test]
+fn tree_flags_a_cycle_and_a_missing_dependency() {
+    let ns = namespace("kc-tree-cycle");
+    create_unready(&ns, "a", &[(&ns, "b")]);
+    create_unready(&ns, "b", &[(&ns, "a"), (&ns, "gone")]);
+
+    let out = cozyhr(&["tree", "a", "-n", &ns]).ok();
+    let (names, rows) = tree_table(&out.stdout);
+    assert_eq!(
+        names,
+        [
+            "a",
+            "├── depends on",
+            "│   └── b",
+            "│       ├── a (cycle)",
+            "│       └── gone",
+            "└── required by",
+            "    └── b",
+            "        └── a (cycle)"
+        ],
+        "{}",
+        out.stdout
+    );
+    assert_eq!(rows[4][2..4], ["-", "-"], "{}", out.stdout);
+    assert!(rows[4][5].starts_with("not found"), "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.contains(&format!("dependsOn cycle: {ns}/a → {ns}/b → {ns}/a (while one of them is not Ready, none of them can become Ready)").as_str()), "{}", out.stdout);
+    assert!(
+        lines.contains(
+            &format!("missing: {ns}/gone does not exist: what depends on it waits until it is created").as_str()
+        ),
+        "{}",
+        out.stdout
+    );
+
+    let json = cozyhr(&["tree", "b", "-n", &ns, "-o", "json"]).ok().json();
+    let r = |name: &str| serde_json::json!({"namespace": ns, "name": name});
+    assert_eq!(json["cycles"], serde_json::json!([[r("a"), r("b")]]));
+    assert_eq!(json["missing"], serde_json::json!([r("gone")]));
+    assert_eq!(json["release"]["dependsOn"][0]["dependsOn"][0]["cycle"], true);
+    assert_eq!(json["release"]["dependsOn"][1]["found"], "False");
+
+    // A name that is not there: the usual one line.
+    let missing = cozyhr(&["tree", "nope", "-n", &ns]).code(1);
+    assert_eq!(missing.stderr.trim(), format!("error: helmrelease \"nope\" not found in namespace \"{ns}\""));
 }
 
 /// `status` of a HelmRelease with targetNamespace names the release helm-controller made

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use cozyhr::flux::condition::StatusSelector;
 use cozyhr_shell::Color;
 
 #[derive(Debug, Parser)]
@@ -11,7 +12,7 @@ use cozyhr_shell::Color;
     name = "kubectl-cozyhr",
     bin_name = "kubectl cozyhr",
     version = cozyhr::VERSION,
-    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status",
+    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree",
     propagate_version = true
 )]
 pub struct Cli {
@@ -93,8 +94,10 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Ask helm-controller to reconcile a HelmRelease now and wait for the result.
     Reconcile(ReconcileArgs),
-    /// Show one HelmRelease in one screen: conditions, history, failures, dependencies, events.
+    /// Show one HelmRelease in one screen: conditions, history, failures, dependencies, dependents, events.
     Status(StatusArgs),
+    /// Show the dependsOn graph around a HelmRelease: what it depends on and what depends on it.
+    Tree(TreeArgs),
     /// Print shell completion code (bash, zsh, fish, elvish, powershell).
     Completion(CompletionArgs),
     /// Print the version.
@@ -132,6 +135,10 @@ pub struct GetArgs {
     /// Only objects whose labels match this selector (e.g. app=web,tier!=db).
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
+
+    /// Only objects whose condition has this status, like flux's (e.g. ready=false, released=true).
+    #[arg(long, value_name = "CONDITION=STATUS")]
+    pub status_selector: Option<StatusSelector>,
 
     /// After listing, keep printing a row for every change until interrupted.
     #[arg(short = 'w', long)]
@@ -208,6 +215,22 @@ pub struct ReconcileArgs {
 pub struct StatusArgs {
     /// The HelmRelease.
     pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct TreeArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// Output format (default: a tree).
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
+    pub output: Option<TreeOutput>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TreeOutput {
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -14,7 +14,7 @@ use cli::{
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-cozyhr");
 
 /// Every visible subcommand; `help_lists_exactly_these_subcommands` keeps the list honest.
-const SUBCOMMANDS: &[&str] = &["get", "suspend", "resume", "reconcile", "status", "completion", "version"];
+const SUBCOMMANDS: &[&str] = &["get", "suspend", "resume", "reconcile", "status", "tree", "completion", "version"];
 
 /// Every subcommand that needs a cluster, with valid arguments and some of its flags.
 const CLUSTER_COMMANDS: &[&[&str]] = &[
@@ -23,6 +23,8 @@ const CLUSTER_COMMANDS: &[&[&str]] = &[
     &["list", "-o", "wide"],
     &["ls", "-o", "yaml", "-l", "app=web"],
     &["get", "-w", "-o", "name"],
+    &["get", "--status-selector", "ready=false"],
+    &["ls", "-A", "--status-selector=Released=True", "-o", "name"],
     &["suspend", "web"],
     &["suspend", "--all"],
     &["resume", "web", "--timeout", "30s"],
@@ -30,6 +32,9 @@ const CLUSTER_COMMANDS: &[&[&str]] = &[
     &["reconcile", "web"],
     &["reconcile", "web", "--with-source", "--force", "--reset", "--timeout", "1m"],
     &["status", "web"],
+    &["tree", "web"],
+    &["tree", "web", "-o", "json"],
+    &["tree", "-o", "yaml", "web"],
 ];
 
 #[test]
@@ -63,14 +68,17 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["resume", "web", "--bogus"], "'--bogus'"),
         (&["reconcile", "web", "--bogus"], "'--bogus'"),
         (&["status", "web", "--bogus"], "'--bogus'"),
+        (&["tree", "web", "--bogus"], "'--bogus'"),
         (&["completion", "bash", "--bogus"], "'--bogus'"),
         (&["version", "--bogus"], "'--bogus'"),
         (&["version", "extra"], "'extra'"),
         (&["status", "web", "db"], "'db'"),
         (&["reconcile", "web", "db"], "'db'"),
+        (&["tree", "web", "db"], "'db'"),
         // A missing required argument.
         (&["status"], "<NAME>"),
         (&["reconcile"], "<NAME>"),
+        (&["tree"], "<NAME>"),
         (&["suspend"], "<NAMES>"),
         (&["resume"], "<NAMES>"),
         (&["completion"], "<SHELL>"),
@@ -80,6 +88,14 @@ fn usage_errors_are_one_line_and_exit_1() {
         // A bad value for an enum or typed flag.
         (&["get", "-o", "table"], "--output"),
         (&["get", "--output=table"], "--output"),
+        (&["tree", "web", "-o", "wide"], "--output"),
+        (&["tree", "web", "-o", "name"], "--output"),
+        // A status selector that is not CONDITION=STATUS with STATUS true, false or unknown.
+        (&["get", "--status-selector", "ready"], "--status-selector"),
+        (&["get", "--status-selector=ready=no"], "--status-selector"),
+        (&["get", "--status-selector", "=false"], "--status-selector"),
+        (&["get", "--status-selector"], "--status-selector"),
+        (&["tree", "web", "--status-selector", "ready=false"], "'--status-selector'"),
         (&["--color", "sometimes", "get"], "--color"),
         (&["get", "--color=sometimes"], "--color"),
         (&["completion", "tcsh"], "'tcsh'"),
@@ -92,6 +108,8 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["resume", "--all", "web"], "--all"),
         (&["-A", "status", "web"], "-A/--all-namespaces"),
         (&["-A", "reconcile", "web"], "-A/--all-namespaces"),
+        (&["-A", "tree", "web"], "-A/--all-namespaces"),
+        (&["tree", "web", "-A"], "'-A'"),
         (&["status", "web", "-A"], "'-A'"),
         (&["get", "--all"], "'--all'"),
         // helm cozy's spelling is not kubectl's.
@@ -187,6 +205,11 @@ fn same_meaning_spellings(other_kubeconfig: &str) -> Vec<Vec<Vec<&str>>> {
             vec!["status", "-n", "ns1", "web"],
         ],
         vec![vec!["--context", "b", "reconcile", "web"], vec!["reconcile", "web", "--context", "b"]],
+        vec![
+            vec!["-n", "ns1", "tree", "web"],
+            vec!["tree", "web", "-n", "ns1"],
+            vec!["tree", "--namespace=ns1", "web"],
+        ],
         vec![vec!["-n", "ns1", "suspend", "web"], vec!["suspend", "web", "--namespace", "ns1"]],
         vec![vec!["--color", "never", "get"], vec!["get", "--color", "never"], vec!["get", "--color=never"]],
         vec![vec!["-v", "0", "get"], vec!["get", "-v", "0"], vec!["get", "--v=0"]],
@@ -285,7 +308,17 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
 
 #[test]
 fn completion_scripts_name_every_subcommand_and_flag() {
-    let flags = ["all-namespaces", "namespace", "context", "kubeconfig", "output", "selector", "watch", "with-source"];
+    let flags = [
+        "all-namespaces",
+        "namespace",
+        "context",
+        "kubeconfig",
+        "output",
+        "selector",
+        "status-selector",
+        "watch",
+        "with-source",
+    ];
     assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["list", "ls", "kubectl-cozyhr"], &flags].concat());
 }
 
@@ -318,9 +351,14 @@ fn dynamic_completion_offers_subcommands_and_values_without_a_cluster() {
         (&["completion", ""], &["bash", "elvish", "fish", "powershell", "zsh"]),
         (&["completion", "z"], &["zsh"]),
         (&["reconcile", "--f"], &["--force"]),
+        (&["tr"], &["tree"]),
+        (&["tree", "web", "-o", ""], &["json", "yaml"]),
+        (&["get", "--status"], &["--status-selector"]),
         // Names, namespaces and contexts need a cluster or a kubeconfig: nothing, and no error.
         (&["get", ""], &[]),
         (&["status", ""], &[]),
+        (&["tree", ""], &[]),
+        (&["get", "--status-selector", ""], &[]),
         (&["-n", ""], &[]),
         (&["--context", ""], &[]),
         (&["reconcile", "web", ""], &[]),
@@ -379,6 +417,7 @@ fn dynamic_completion_of_names_asks_the_cluster_and_keeps_its_refusal_quiet() {
             &["suspend", "web", "--namespace=ns1", ""],
             "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?",
         ),
+        (&["tree", "-n", "ns1", ""], "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?"),
         (&["get", "-n", ""], "GET /api/v1/namespaces?"),
     ];
     for (words, expected) in cases {
@@ -400,4 +439,25 @@ fn the_kubectl_completion_helper_runs_the_plugin() {
     assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(0), "reconcile\nresume\n:4\n", ""));
     let out = sandbox.run(helper, &["get", "-o", ""]);
     assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (Some(0), "json\nname\nwide\nyaml\n:4\n", ""));
+}
+
+#[test]
+fn tree_lists_all_namespaces_once_then_only_its_own_when_that_is_forbidden() {
+    let recorder = ApiRecorder::start();
+    let mut sandbox = Sandbox::new();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", &kubeconfig);
+    // One LIST for the whole graph, never a GET per release; the recorder forbids it, so the namespace
+    // is listed instead (and forbidden too: that is the error).
+    for spelling in [&["-n", "ns1", "tree", "web"][..], &["tree", "web", "-n", "ns1", "-o", "json"]] {
+        sandbox.run(BIN, spelling).one_error_line(&[REFUSED]);
+        assert_eq!(
+            recorder.take(),
+            [
+                "GET /apis/helm.toolkit.fluxcd.io/v2/helmreleases?",
+                "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases?"
+            ],
+            "{spelling:?}"
+        );
+    }
 }

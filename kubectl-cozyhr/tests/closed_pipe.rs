@@ -10,6 +10,7 @@ const SUBCOMMAND_HELP: &[&[&str]] = &[
     &["resume", "--help"],
     &["reconcile", "--help"],
     &["status", "--help"],
+    &["tree", "--help"],
     &["completion", "--help"],
     &["version", "--help"],
 ];

@@ -87,6 +87,57 @@ pub fn verdict(conditions: &[Condition]) -> Readiness {
     }
 }
 
+/// `--status-selector TYPE=STATUS` as the flux CLI reads it (`flux get --status-selector ready=false`):
+/// the object's condition of that type, compared without regard to case, has that status. An object
+/// without such a condition does not match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusSelector {
+    type_: String,
+    status: String,
+}
+
+/// Why a status selector cannot be read; said in one line by the command line parser.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StatusSelectorError {
+    #[error("expected CONDITION=STATUS, e.g. ready=false")]
+    NoEquals,
+    #[error("no condition type before '=' (e.g. ready=false)")]
+    NoType,
+    #[error("the status must be true, false or unknown, not {0:?}")]
+    BadStatus(String),
+}
+
+impl std::str::FromStr for StatusSelector {
+    type Err = StatusSelectorError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (type_, status) = s.split_once('=').ok_or(StatusSelectorError::NoEquals)?;
+        let type_ = type_.trim();
+        if type_.is_empty() {
+            return Err(StatusSelectorError::NoType);
+        }
+        // flux compares any value; only these three can ever match a condition (metav1.ConditionStatus), so
+        // anything else is a typo that would silently select nothing.
+        let status = status.trim();
+        if !["true", "false", "unknown"].iter().any(|v| v.eq_ignore_ascii_case(status)) {
+            return Err(StatusSelectorError::BadStatus(status.to_string()));
+        }
+        Ok(StatusSelector { type_: type_.to_string(), status: status.to_string() })
+    }
+}
+
+impl StatusSelector {
+    /// Whether `conditions` satisfy the selector. Like flux, the last condition of the type decides (there
+    /// is normally one).
+    pub fn matches(&self, conditions: &[Condition]) -> bool {
+        conditions
+            .iter()
+            .rev()
+            .find(|c| c.type_.eq_ignore_ascii_case(&self.type_))
+            .is_some_and(|c| c.status.eq_ignore_ascii_case(&self.status))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +189,22 @@ mod tests {
     fn ready_true_is_ready_and_missing_is_waiting() {
         assert_eq!(readiness(Some(1), Some(1), &[cond(READY, "True", "fine")]), Readiness::Ready("fine".into()));
         assert_eq!(readiness(Some(1), Some(1), &[]), Readiness::Progressing("waiting to be reconciled".into()));
+    }
+
+    #[test]
+    fn status_selectors_read_like_flux() {
+        let conditions = [cond(READY, "False", "boom"), cond("Released", "True", "ok")];
+        let sel = |s: &str| s.parse::<StatusSelector>().expect(s);
+        assert!(sel("ready=false").matches(&conditions));
+        assert!(sel("Ready=FALSE").matches(&conditions));
+        assert!(!sel("ready=true").matches(&conditions));
+        assert!(sel("released=true").matches(&conditions));
+        // No such condition: no match, whatever the status asked for.
+        assert!(!sel("stalled=false").matches(&conditions));
+        assert!(!sel("ready=unknown").matches(&[]));
+        assert_eq!("ready".parse::<StatusSelector>(), Err(StatusSelectorError::NoEquals));
+        assert_eq!("=false".parse::<StatusSelector>(), Err(StatusSelectorError::NoType));
+        assert_eq!("ready=no".parse::<StatusSelector>(), Err(StatusSelectorError::BadStatus("no".into())));
+        assert_eq!("ready=".parse::<StatusSelector>(), Err(StatusSelectorError::BadStatus(String::new())));
     }
 }

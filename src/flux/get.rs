@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use kube::runtime::watcher::Event;
 use serde_json::Value;
 
+use super::condition::StatusSelector;
 use super::kind::Kind;
 use super::object::FluxObject;
 use super::table::{Columns, Tabled};
@@ -129,7 +130,8 @@ fn tone(header: &str, cell: &str) -> Tone {
     }
 }
 
-fn encode(format: Format, value: &Value) -> Result<String> {
+/// A value as `-o yaml` or `-o json` prints it (JSON indented like kubectl's).
+pub fn encode(format: Format, value: &Value) -> Result<String> {
     if format == Format::Yaml {
         return output::to_yaml(value).map_err(|e| Error::Failed(format!("encoding YAML: {e}")));
     }
@@ -160,6 +162,8 @@ pub struct Watch<K> {
     view: View,
     /// Only these objects (all when empty).
     names: Vec<String>,
+    /// Only objects whose conditions match (`--status-selector`).
+    status: Option<StatusSelector>,
     /// The namespace watched, empty across all of them: for the empty result.
     namespace: String,
     /// The objects of a listing until it completes.
@@ -175,11 +179,23 @@ impl<K: Tabled> Watch<K> {
         Watch {
             view,
             names: names.to_vec(),
+            status: None,
             namespace: namespace.to_string(),
             batch: Vec::new(),
             shown: HashMap::new(),
             widths: None,
         }
+    }
+
+    /// Only objects that `status` selects (`--status-selector`). One that stops matching is printed
+    /// once more, so that its last row does not stand for a state it has left; then no more.
+    pub fn with_status_selector(mut self, status: Option<StatusSelector>) -> Self {
+        self.status = status;
+        self
+    }
+
+    fn selected(&self, obj: &K) -> bool {
+        self.status.as_ref().is_none_or(|s| s.matches(obj.conditions()))
     }
 
     /// What to print for one event of the watch, at `now`; an error that ends the watch is returned.
@@ -195,7 +211,7 @@ impl<K: Tabled> Watch<K> {
                 return Ok(out);
             }
             Ok(Event::InitApply(obj)) => {
-                if wanted(&self.names, &obj) {
+                if wanted(&self.names, &obj) && self.selected(&obj) {
                     self.batch.push(obj);
                 }
                 return Ok(out);
@@ -220,14 +236,20 @@ impl<K: Tabled> Watch<K> {
             Ok(Event::InitDone) => std::mem::take(&mut self.batch),
             Ok(Event::Apply(obj)) => vec![obj],
             Ok(Event::Delete(obj)) => {
-                if wanted(&self.names, &obj) {
-                    self.shown.remove(&key(&obj));
+                let was_shown = self.shown.remove(&key(&obj)).is_some();
+                if wanted(&self.names, &obj) && (was_shown || self.selected(&obj)) {
                     out.push(Print::Stdout(self.view.render_one(&obj, self.widths(), now)?));
                 }
                 return Ok(out);
             }
         };
         for obj in changed.iter().filter(|obj| wanted(&self.names, *obj)) {
+            if !self.selected(obj) {
+                if self.shown.remove(&key(obj)).is_some() {
+                    out.push(Print::Stdout(self.view.render_one(obj, self.widths(), now)?));
+                }
+                continue;
+            }
             // Compared on the unpadded rendering: widths do not change what a row says.
             let fingerprint = self.view.render_one(obj, &[], now)?;
             if self.shown.get(&key(obj)) == Some(&fingerprint) {
@@ -362,5 +384,32 @@ mod tests {
         assert!(watch.event(Err(Error::Failed("no CRD".into())), now()).is_err());
         watch.event(Ok(Event::Init), now()).unwrap();
         assert_eq!(watch.event(Ok(Event::InitDone), now()).unwrap(), [Print::Stderr("No resources found".into())]);
+    }
+
+    #[test]
+    fn a_watch_with_a_status_selector_shows_what_matches_and_the_row_that_leaves() {
+        let selector = "ready=false".parse().ok();
+        let mut watch = Watch::new(view(Format::Table), &[], "apps").with_status_selector(selector);
+        for event in
+            [Event::Init, Event::InitApply(release("web", "True", "ok")), Event::InitApply(release("db", "False", "x"))]
+        {
+            assert_eq!(watch.event(Ok(event), now()).unwrap(), []);
+        }
+        assert_eq!(
+            stdout(watch.event(Ok(Event::InitDone), now()).unwrap()),
+            "NAME   REVISION   SUSPENDED   READY   MESSAGE\n\
+             db                False       False   x\n"
+        );
+        // web is Ready: not shown. db becomes Ready: its row is printed once, then no more.
+        assert_eq!(watch.event(Ok(Event::Apply(release("web", "True", "still"))), now()).unwrap(), []);
+        assert_eq!(
+            stdout(watch.event(Ok(Event::Apply(release("db", "True", "ok"))), now()).unwrap()),
+            "db                False       True    ok\n"
+        );
+        assert_eq!(watch.event(Ok(Event::Apply(release("db", "True", "ok again"))), now()).unwrap(), []);
+        assert_eq!(
+            stdout(watch.event(Ok(Event::Apply(release("web", "False", "broke"))), now()).unwrap()),
+            "web               False       False   broke\n"
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod report;
 pub mod source;
 pub mod sources;
 pub mod table;
+pub mod tree;
 pub mod verbs;
 
 pub use condition::{Condition, Readiness};

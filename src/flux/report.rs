@@ -1,13 +1,15 @@
 //! The report `kubectl cozyhr status` prints: one screen about a HelmRelease — conditions, history, counters, suspension, dependsOn with
-//! each dependency's readiness, and recent Events. Gathering talks to the cluster; rendering is pure.
+//! each dependency's readiness, the dependents and which of them wait on it, and recent Events. Gathering
+//! talks to the cluster; rendering is pure.
 
 use kube::Resource;
 
-use super::condition::{self, Condition};
+use super::condition::Condition;
 use super::events::{self, EventLine};
-use super::helmrelease::{DependencyReference, HelmRelease};
+use super::helmrelease::HelmRelease;
 use super::kind;
 use super::object::FluxObject;
+use super::tree::{self, Dependent, Listing, Ref, dependency_namespace, dependency_ready};
 use super::verbs::Objects;
 use crate::cluster::Cluster;
 use crate::error::Result;
@@ -28,33 +30,12 @@ pub struct Dependency {
     pub ready_expr: Option<String>,
 }
 
-/// helm-controller's built-in dependsOn rule (`checkDependencies`): the dependency is ready when the
-/// controller has observed its current generation and it reports Ready=True. Ok carries the Ready
-/// message; Err says why not.
-fn dependency_ready(dep: &HelmRelease) -> Result<String, String> {
-    let generation = dep.meta().generation.unwrap_or_default();
-    let observed = dep.observed_generation().unwrap_or(-1);
-    if generation != observed {
-        return Err(format!("generation {generation} not yet observed (observed {observed})"));
-    }
-    match condition::find(dep.conditions(), condition::READY) {
-        Some(c) if c.status == "True" => Ok(c.message.clone()),
-        Some(c) => Err(format!("Ready={}: {}", c.status, c.message)),
-        None => Err("no Ready condition yet".into()),
-    }
-}
-
-/// The namespace a dependsOn entry points into: its own, else the dependent's.
-fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
-    dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| dependent.namespace())
-}
-
 /// Reads every dependency (uncached, like helm-controller) and judges it.
 pub async fn dependencies(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Dependency>> {
     let mut out = Vec::new();
     for dep in &hr.spec.depends_on {
         let namespace = dependency_namespace(hr, dep).to_string();
-        let ready_expr = dep.extra.get("readyExpr").and_then(|v| v.as_str()).map(str::to_string);
+        let ready_expr = tree::ready_expr(dep).map(str::to_string);
         let objects = Objects::<HelmRelease>::namespaced(cluster, &namespace);
         let (ready, message) = match objects.get_opt(&dep.name).await? {
             None => (false, format!("helmrelease not found in namespace {namespace:?}")),
@@ -72,15 +53,25 @@ pub async fn dependencies(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Dep
 pub struct Report {
     pub hr: HelmRelease,
     pub dependencies: Vec<Dependency>,
+    /// The releases that depend on this one ([`tree::Graph::dependents_of`]).
+    pub dependents: Vec<Dependent>,
+    /// Said under the dependents when they could not all be seen (only one namespace could be listed).
+    pub dependents_note: Option<String>,
     pub events: Vec<EventLine>,
 }
 
 impl Report {
     pub async fn gather(cluster: &Cluster, hr: HelmRelease) -> Result<Report> {
         let dependencies = dependencies(cluster, &hr).await?;
+        // Nothing names its dependents: finding them takes a LIST, across namespaces where allowed. A
+        // release one may read but not list still gets the rest of its screen.
+        let (dependents, dependents_note) = match Listing::fetch(cluster).await {
+            Ok(listing) => (listing.graph().dependents_of(&Ref::of(&hr)), listing.note()),
+            Err(e) => (Vec::new(), Some(format!("dependents unknown: {e}"))),
+        };
         let events =
             events::for_object(cluster, kind::HELM_RELEASE.kind, hr.namespace(), hr.name(), EVENTS_LIMIT).await?;
-        Ok(Report { hr, dependencies, events })
+        Ok(Report { hr, dependencies, dependents, dependents_note, events })
     }
 
     pub fn render(&self, paint: Paint, now: jiff::Timestamp) -> String {
@@ -178,6 +169,32 @@ impl Report {
             ));
         }
 
+        out.push_str("\nDependents:\n");
+        if let Some(note) = &self.dependents_note {
+            out.push_str(&format!("  ({note})\n"));
+        }
+        if self.dependents.is_empty() {
+            out.push_str("  <none>\n");
+        } else {
+            let mut t = Table::new(["NAMESPACE", "NAME", "READY", "SUSPENDED", "WAITING ON THIS", "MESSAGE"]);
+            for d in &self.dependents {
+                let flag = |b: bool| if b { "True" } else { "False" }.to_string();
+                t.row([
+                    d.namespace.clone(),
+                    d.name.clone(),
+                    d.ready.clone(),
+                    flag(d.suspended),
+                    flag(d.waiting),
+                    one_line(&d.message),
+                ]);
+            }
+            out.push_str(&indent(&t.render_styled(paint, |h, c| match h {
+                "READY" => output::status_tone(c),
+                "SUSPENDED" | "WAITING ON THIS" if c == "True" => Tone::Warn,
+                _ => Tone::Plain,
+            })));
+        }
+
         out.push_str("\nEvents:\n");
         if self.events.is_empty() {
             out.push_str("  <none>\n");
@@ -239,26 +256,6 @@ mod tests {
         serde_json::from_value(json).expect("fixture parses")
     }
 
-    fn ready_dep(generation: i64, observed: i64, ready: &str) -> HelmRelease {
-        hr(serde_json::json!({
-            "metadata": {"name": "dep", "namespace": "a", "generation": generation},
-            "status": {"observedGeneration": observed,
-                       "conditions": [{"type": "Ready", "status": ready, "message": "m"}]}
-        }))
-    }
-
-    #[test]
-    fn dependency_rule_needs_observed_generation_and_ready_true() {
-        assert_eq!(dependency_ready(&ready_dep(2, 2, "True")), Ok("m".into()));
-        assert!(dependency_ready(&ready_dep(3, 2, "True")).unwrap_err().contains("not yet observed"));
-        assert!(dependency_ready(&ready_dep(2, 2, "False")).unwrap_err().contains("Ready=False"));
-        let none =
-            hr(serde_json::json!({"metadata": {"name": "d", "generation": 1}, "status": {"observedGeneration": 1}}));
-        assert_eq!(dependency_ready(&none), Err("no Ready condition yet".into()));
-        let fresh = hr(serde_json::json!({"metadata": {"name": "d", "generation": 1}}));
-        assert!(dependency_ready(&fresh).is_err());
-    }
-
     #[test]
     fn dependency_namespace_defaults_to_the_dependent() {
         let h = hr(serde_json::json!({
@@ -293,6 +290,15 @@ mod tests {
                 message: "Ready=False: nope".into(),
                 ready_expr: None,
             }],
+            dependents: vec![Dependent {
+                namespace: "web".into(),
+                name: "front".into(),
+                ready: "False".into(),
+                suspended: false,
+                waiting: true,
+                message: "DependencyNotReady: dependency 'apps/app' is not ready".into(),
+            }],
+            dependents_note: None,
             events: vec![EventLine {
                 type_: "Warning".into(),
                 reason: "InstallFailed".into(),
@@ -311,6 +317,12 @@ mod tests {
         assert!(out.contains("1          app@0.1.0   failed   install"), "{out}");
         assert!(out.contains("sha256:0123456789ab\n"), "{out}");
         assert!(out.contains("apps        db     False   Ready=False: nope"), "{out}");
+        assert!(
+            out.contains(
+                "web         front   False   False       True              DependencyNotReady: dependency 'apps/app' is not ready"
+            ),
+            "{out}"
+        );
         assert!(out.contains("Warning   InstallFailed   5m (x2)   helm-controller   Helm install failed"), "{out}");
     }
 
@@ -320,8 +332,15 @@ mod tests {
             "metadata": {"name": "app", "namespace": "apps"},
             "spec": {"chartRef": {"kind": "ExternalArtifact", "name": "app"}, "targetNamespace": "prod"}
         }));
-        let report = Report { hr: h, dependencies: vec![], events: vec![] };
+        let report = Report {
+            hr: h,
+            dependencies: vec![],
+            dependents: vec![],
+            dependents_note: Some("only namespace apps was read".into()),
+            events: vec![],
+        };
         let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
         assert!(out.contains("prod/prod-app (storage namespace apps)"), "{out}");
+        assert!(out.contains("Dependents:\n  (only namespace apps was read)\n  <none>\n"), "{out}");
     }
 }

@@ -59,12 +59,12 @@ mod tests {
 
     #[test]
     fn names_namespaces_and_contexts_are_looked_up() {
-        for line in ["get", "ls web", "suspend web", "resume", "reconcile", "status -n apps"] {
+        for line in ["get", "ls web", "suspend web", "resume", "reconcile", "status -n apps", "tree"] {
             assert_eq!(lookup_for(line, ""), Some(Lookup::HelmRelease), "{line}");
         }
         assert_eq!(lookup_for("get -n", ""), Some(Lookup::Namespace));
         assert_eq!(lookup_for("--context", "d"), Some(Lookup::Context));
-        for line in ["reconcile web", "status web", "completion", "get -o", ""] {
+        for line in ["reconcile web", "status web", "tree web", "tree -o", "completion", "get -o", ""] {
             assert_eq!(lookup_for(line, ""), None, "{line}");
         }
         assert_eq!(lookup_for("get", "-"), None);

@@ -1,4 +1,5 @@
-//! `get|list|ls [NAME...]`: a table like `flux get hr`, `-o wide|yaml|json|name`, `-l`, `-A`, `-w`.
+//! `get|list|ls [NAME...]`: a table like `flux get hr`, `-o wide|yaml|json|name`, `-l`, `--status-selector`,
+//! `-A`, `-w`.
 
 use std::pin::pin;
 use std::process::ExitCode;
@@ -6,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::bail;
 use cozyhr::cluster::Cluster;
 use cozyhr::flux::get::{self, Format, Print, View, Watch};
-use cozyhr::flux::{HelmRelease, Objects};
+use cozyhr::flux::{FluxObject, HelmRelease, Objects};
 use cozyhr::output::{Paint, progress, stderr_line, write_stdout};
 use futures::StreamExt;
 
@@ -25,10 +26,14 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
     let view = View::new(format(args.output), all, objects.kind(), Paint::stdout());
     let scope = if all { "" } else { &cluster.namespace };
     if args.watch {
-        return watch(&objects, args.selector.as_deref(), Watch::new(view, &args.names, scope)).await;
+        let watch_view = Watch::new(view, &args.names, scope).with_status_selector(args.status_selector.clone());
+        return watch(&objects, args.selector.as_deref(), watch_view).await;
     }
 
-    let (items, missing) = get::fetch(&objects, &args.names, args.selector.as_deref()).await?;
+    let (mut items, missing) = get::fetch(&objects, &args.names, args.selector.as_deref()).await?;
+    if let Some(status) = &args.status_selector {
+        items.retain(|hr| status.matches(hr.conditions()));
+    }
     if items.is_empty() && missing.is_empty() {
         stderr_line(get::no_resources(scope));
         return Ok(ExitCode::SUCCESS);

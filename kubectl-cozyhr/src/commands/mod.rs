@@ -6,6 +6,7 @@ mod get;
 mod reconcile;
 mod status;
 mod suspend;
+mod tree;
 mod version;
 
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => suspend::resume(&connect(&cli.cluster).await?, &args).await,
         Command::Reconcile(args) => reconcile::run(&connect(&cli.cluster).await?, &args).await,
         Command::Status(args) => status::run(&connect(&cli.cluster).await?, &args).await,
+        Command::Tree(args) => tree::run(&connect(&cli.cluster).await?, &args).await,
         Command::Completion(args) => completion::run(&args),
         Command::Version => version::run(),
     }

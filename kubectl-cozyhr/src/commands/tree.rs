@@ -1,0 +1,33 @@
+//! `tree NAME`: the dependsOn graph around a HelmRelease, built by the library from one LIST of
+//! HelmReleases; a tree on stdout, or `-o json|yaml`.
+
+use std::process::ExitCode;
+
+use cozyhr::Error;
+use cozyhr::cluster::Cluster;
+use cozyhr::flux::get::Format;
+use cozyhr::flux::tree::{Listing, Ref};
+use cozyhr::output::{Paint, progress, write_stdout};
+
+use crate::cli::{TreeArgs, TreeOutput};
+
+pub async fn run(cluster: &Cluster, args: &TreeArgs) -> anyhow::Result<ExitCode> {
+    let listing = Listing::fetch(cluster).await?;
+    if let Some(note) = listing.note() {
+        progress::warning(note);
+    }
+    let graph = listing.graph();
+    let root = Ref::new(&cluster.namespace, &args.name);
+    if graph.get(&root).is_none() {
+        let namespace = cluster.namespace.clone();
+        return Err(Error::NotFound { kind: "helmrelease", name: args.name.clone(), namespace }.into());
+    }
+    let tree = graph.tree(&root);
+    let text = match args.output {
+        None => tree.render(Paint::stdout()),
+        Some(TreeOutput::Json) => tree.document(Format::Json)?,
+        Some(TreeOutput::Yaml) => tree.document(Format::Yaml)?,
+    };
+    write_stdout(text)?;
+    Ok(ExitCode::SUCCESS)
+}
