@@ -83,6 +83,10 @@ pub enum Error {
     /// The chart directory.
     #[error(transparent)]
     Chart(#[from] crate::chart::ChartError),
+
+    /// `--release-file`: the HelmRelease and its sources read from files.
+    #[error(transparent)]
+    ReleaseFile(#[from] crate::release_file::ReleaseFileError),
 }
 
 impl Error {

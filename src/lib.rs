@@ -19,6 +19,7 @@
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
 //! - [`process`]: other programs (argument vectors, never a shell), SIGINT/SIGTERM, private temporary files.
+//! - [`release_file`]: a HelmRelease and its valuesFrom sources read from files instead of the cluster.
 //! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
@@ -42,6 +43,7 @@ pub mod par;
 pub mod pipeline;
 pub mod process;
 pub mod release;
+pub mod release_file;
 pub mod release_lock;
 pub mod release_status;
 pub mod render;

@@ -19,6 +19,13 @@ use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 
+/// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
+/// namespace asked for (`-n`; None: whichever namespace the files put the HelmRelease in).
+pub struct FromFiles<'a> {
+    pub files: &'a crate::release_file::ReleaseFiles,
+    pub namespace: Option<&'a str>,
+}
+
 /// A chart directory and the helm that renders and installs it.
 pub struct Pipeline {
     pub chart: ChartDir,
@@ -51,14 +58,75 @@ impl Pipeline {
         Desired::resolve(cluster, hr, &self.chart, user, kubectl).await
     }
 
+    /// HelmRelease `name` and its `valuesFrom` sources from release files instead of the cluster
+    /// (`--release-file`); the rest is what [`desired`](Self::desired) does. A HelmRelease without a
+    /// namespace in the files is in `default_namespace`.
+    pub fn desired_from_files(
+        &self,
+        from: &FromFiles<'_>,
+        default_namespace: &str,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<Desired> {
+        let hr = from.files.helmrelease(name, from.namespace, default_namespace)?;
+        let refs = from.files.values_from(&hr)?;
+        let kubectl = crate::render::locate_kubectl()?;
+        Desired::from_fetched(hr, refs, &self.chart, user, kubectl)
+    }
+
+    /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
+    /// rendered without a cluster with `view` (see [`crate::desired::offline_view`]).
+    pub async fn show_from_files(
+        &self,
+        from: &FromFiles<'_>,
+        name: &str,
+        user: &UserValues,
+        view: &ClusterView,
+    ) -> Result<String> {
+        let desired = self.desired_from_files(from, from.namespace.unwrap_or("default"), name, user)?;
+        Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
+    }
+
+    /// [`diff`](Self::diff) with HelmRelease `name` and its sources read from release files when `from`
+    /// is given; the comparison is still with the cluster (or its stored release).
+    pub async fn diff_with(
+        &self,
+        cluster: &Cluster,
+        from: Option<&FromFiles<'_>>,
+        name: &str,
+        user: &UserValues,
+        against: Against,
+        options: PlanOptions,
+    ) -> Result<Plan> {
+        let (desired, seen) = self.desired_on(cluster, from, name, user).await?;
+        crate::compare::diff(cluster, seen, &self.helm, &desired, against, options, &self.self_exe).await
+    }
+
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
     /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
     async fn desired_on_cluster(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<(Desired, Seen)> {
+        self.desired_on(cluster, None, name, user).await
+    }
+
+    /// [`desired_on_cluster`](Self::desired_on_cluster), the HelmRelease and its sources read from
+    /// `from` when given.
+    async fn desired_on(
+        &self,
+        cluster: &Cluster,
+        from: Option<&FromFiles<'_>>,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<(Desired, Seen)> {
         // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
         let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
         let discovery = crate::discovery::discover(cluster);
         let release = async {
+            if let Some(from) = from {
+                let desired = self.desired_from_files(from, &cluster.namespace, name, user)?;
+                let next = desired.next_action(cluster).await?;
+                return Ok((desired, next));
+            }
             let hr = helmrelease(cluster, name).await?;
             let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
             let next = crate::helmstore::next_action(cluster, &storage_ns, &release);

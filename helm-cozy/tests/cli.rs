@@ -429,6 +429,9 @@ fn completion_scripts_name_every_subcommand_and_flag() {
         "take-ownership",
         "timeout",
         "wait",
+        "release-file",
+        "kube-version",
+        "api-versions",
     ];
     assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["helm-cozy"], &flags].concat());
 }
