@@ -209,7 +209,7 @@ pub fn offline_view(kube_version: Option<String>, api_versions: Vec<String>) -> 
 
 /// Reads every `valuesFrom` source from the HelmRelease's namespace. `optional` only forgives a missing
 /// object or key; anything else is an error that names the source.
-async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
+pub async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
     let ns = hr.namespace();
     let mut out = Vec::new();
     for r in &hr.spec.values_from {

@@ -19,7 +19,8 @@
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
 //! - [`process`]: other programs (argument vectors, never a shell), SIGINT/SIGTERM, private temporary files.
-//! - [`release_file`]: a HelmRelease and its valuesFrom sources read from files instead of the cluster.
+//! - [`release_file`]: a HelmRelease and its valuesFrom sources read from files instead of the cluster;
+//!   [`gitref`]: the chart as it is at a Git ref, for `diff --against git:REF`.
 //! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
@@ -33,6 +34,7 @@ pub mod discovery;
 pub mod duration;
 pub mod error;
 pub mod flux;
+pub mod gitref;
 pub mod go;
 pub mod helmstore;
 pub mod install;

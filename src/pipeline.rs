@@ -17,6 +17,8 @@ use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
 use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
+use crate::manifests::ClusterScoped;
+use crate::release_file::ReleaseFiles;
 use crate::render::{ClusterView, Helm, TemplateRequest};
 
 /// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
@@ -221,6 +223,111 @@ impl Pipeline {
         }
         args.extend(cluster.helm_args());
         Ok(self.helm.run(&args, &[]).await?)
+    }
+}
+
+/// `diff --against git:REF`: what is compared, and how both sides are rendered.
+pub struct GitDiff<'a> {
+    /// The ref, as Git spells it (`origin/main`, a tag, a commit).
+    pub git_ref: &'a str,
+    /// The HelmRelease `diff` is about.
+    pub name: &'a str,
+    /// `--release-file`s: those inside the repository are read as they are at the ref for the old side;
+    /// none: the HelmRelease and its sources come from the cluster, the same for both sides.
+    pub release_files: &'a [PathBuf],
+    /// `-n`, when given.
+    pub namespace: Option<&'a str>,
+    /// What the charts see without a cluster (with one, both sides see the cluster's).
+    pub offline_view: ClusterView,
+    pub user: &'a UserValues,
+    pub options: PlanOptions,
+}
+
+impl Pipeline {
+    /// `diff --against git:REF`: the chart (and the release files inside the repository) as they are at
+    /// the ref against the working tree, both rendered the same way: with the cluster's capabilities,
+    /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
+    /// written into a private temporary directory (see [`crate::gitref`]), removed when this returns.
+    pub async fn diff_against_git(&self, cluster: Option<&Cluster>, git: &GitDiff<'_>) -> Result<Plan> {
+        let repo = crate::gitref::Repo::of(self.chart.path()).await?;
+        let chart_rel = repo.relative(self.chart.path()).unwrap_or_default();
+        let texts = crate::release_file::read_texts(git.release_files)?;
+        // Release files inside the repository are read at the ref too; stdin and files elsewhere are the
+        // same on both sides.
+        let in_repo: Vec<Option<PathBuf>> = git
+            .release_files
+            .iter()
+            .map(|p| if crate::release_file::is_stdin(p) { None } else { repo.relative(p) })
+            .collect();
+        let mut wanted = vec![chart_rel.clone()];
+        wanted.extend(in_repo.iter().flatten().cloned());
+        let tree = repo.materialise(git.git_ref, &wanted).await?;
+        let old_chart = ChartDir::open(&tree.path(&chart_rel))
+            .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git.git_ref)))?;
+        let kubectl = crate::render::locate_kubectl()?;
+
+        let (new, old) = if git.release_files.is_empty() {
+            let Some(cluster) = cluster else {
+                return Err(Error::Failed(
+                    "--against git:REF without --release-file reads the HelmRelease from the cluster: configure one, or pass --release-file".into(),
+                ));
+            };
+            let hr = helmrelease(cluster, git.name).await?;
+            let refs = crate::desired::fetch_values_from(cluster, &hr).await?;
+            let new = Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone())?;
+            let old = Desired::from_fetched(hr, refs, &old_chart, git.user, kubectl)?;
+            (new, old)
+        } else {
+            let default_ns = match cluster {
+                Some(c) => c.namespace.as_str(),
+                None => git.namespace.unwrap_or("default"),
+            };
+            let mut old_texts = Vec::new();
+            for ((label, text), rel) in texts.iter().zip(&in_repo) {
+                old_texts.push(match rel {
+                    Some(rel) => {
+                        let path = tree.path(rel);
+                        let text = std::fs::read_to_string(&path).map_err(|e| {
+                            Error::Failed(format!("--release-file {label} as it is at {}: {e}", git.git_ref))
+                        })?;
+                        (format!("{label} at {}", git.git_ref), text)
+                    }
+                    None => (label.clone(), text.clone()),
+                });
+            }
+            let new_files = ReleaseFiles::parse(texts)?;
+            let old_files = ReleaseFiles::parse(old_texts)?;
+            let side = |files: &ReleaseFiles, chart: &ChartDir| -> Result<Desired> {
+                let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
+                let refs = files.values_from(&hr)?;
+                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone())
+            };
+            (side(&new_files, &self.chart)?, side(&old_files, &old_chart)?)
+        };
+
+        let (new_view, old_view, scoped) = match cluster {
+            Some(cluster) => {
+                let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), new.next_action(cluster))?;
+                let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
+                let old_view = crate::desired::cluster_view(cluster, &apis, &old_chart, action);
+                (new_view, old_view, apis.cluster_scoped())
+            }
+            None => (git.offline_view.clone(), git.offline_view.clone(), ClusterScoped::builtin()),
+        };
+        let (new_text, old_text) = tokio::try_join!(
+            new.render(&self.helm, &new_view, &self.self_exe, None),
+            old.render(&self.helm, &old_view, &self.self_exe, None)
+        )?;
+        let objects = |text: &str, desired: &Desired| -> Result<Vec<(crate::manifests::ObjectId, serde_json::Value)>> {
+            let all = crate::compare::desired_objects(text, &desired.release_namespace, &scoped)?;
+            // Test hooks are left out as in every diff; other hooks are compared like any object.
+            let (plain, hooks) = crate::compare::split_hooks(all);
+            Ok(plain.into_iter().chain(hooks).map(crate::manifests::Manifest::into_pair).collect())
+        };
+        let plan = crate::diff::plan_with(objects(&new_text, &new)?, objects(&old_text, &old)?, git.options)
+            .map_err(|e| Error::Invalid { what: "diff".into(), reason: e.to_string() })?;
+        drop(tree);
+        Ok(plan)
     }
 }
 

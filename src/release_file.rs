@@ -41,26 +41,25 @@ pub enum ReleaseFileError {
     #[error("--release-file {file}: HelmRelease {name:?} cannot be read: {reason}")]
     BadHelmRelease { file: String, name: String, reason: String },
 
+    /// `object`: `Kind namespace/name`.
     #[error(
-        "valuesFrom {kind} {namespace}/{name} is not in --release-file {files} (add it to one of them, or mark the reference optional: true)"
+        "valuesFrom {object} is not in --release-file {files} (add it to one of them, or mark the reference optional: true)"
     )]
-    MissingSource { kind: String, namespace: String, name: String, files: String },
+    MissingSource { object: String, files: String },
+
+    #[error("valuesFrom {object} (in {file}) has no key {key:?} (add it, or mark the reference optional: true)")]
+    MissingKey { object: String, key: String, file: String },
+
+    #[error("{object} appears more than once in --release-file {files}: keep one")]
+    SourceTwice { object: String, files: String },
 
     #[error(
-        "valuesFrom {kind} {namespace}/{name} (in {file}) has no key {key:?} (add it, or mark the reference optional: true)"
+        "--release-file {file}: {object} data key {key:?} is not valid base64 ({reason}); encode it with `base64 -w0`, or put the text under stringData"
     )]
-    MissingKey { kind: String, namespace: String, name: String, key: String, file: String },
+    Base64 { file: String, object: String, key: String, reason: String },
 
-    #[error("{kind} {namespace}/{name} appears more than once in --release-file {files}: keep one")]
-    SourceTwice { kind: String, namespace: String, name: String, files: String },
-
-    #[error(
-        "--release-file {file}: Secret {namespace}/{name} data key {key:?} is not valid base64 ({reason}); encode it with `base64 -w0`, or put the text under stringData"
-    )]
-    Base64 { file: String, namespace: String, name: String, key: String, reason: String },
-
-    #[error("--release-file {file}: {kind} {namespace}/{name} key {key:?} {problem}")]
-    BadValue { file: String, kind: String, namespace: String, name: String, key: String, problem: &'static str },
+    #[error("--release-file {file}: {object} key {key:?} {problem}")]
+    BadValue { file: String, object: String, key: String, problem: &'static str },
 
     #[error("valuesFrom {kind}/{name}: kind must be ConfigMap or Secret")]
     BadKind { kind: String, name: String },
@@ -101,24 +100,31 @@ pub fn is_stdin(path: &Path) -> bool {
 impl ReleaseFiles {
     /// Reads every file (`-`: standard input, read once) and parses its documents.
     pub fn read(paths: &[PathBuf]) -> Result<ReleaseFiles, ReleaseFileError> {
-        let mut texts = Vec::new();
-        for path in paths {
-            let (label, text) = if is_stdin(path) {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                    .map_err(|e| ReleaseFileError::Read { file: "-".into(), reason: e.to_string() })?;
-                ("stdin".to_string(), text)
-            } else {
-                let label = path.display().to_string();
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| ReleaseFileError::Read { file: label.clone(), reason: e.to_string() })?;
-                (label, text)
-            };
-            texts.push((label, text));
-        }
-        Self::parse(texts)
+        Self::parse(read_texts(paths)?)
     }
+}
 
+/// Each file's name as messages give it and its text, in order (`-`: standard input).
+pub fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, ReleaseFileError> {
+    let mut texts = Vec::new();
+    for path in paths {
+        let (label, text) = if is_stdin(path) {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| ReleaseFileError::Read { file: "-".into(), reason: e.to_string() })?;
+            ("stdin".to_string(), text)
+        } else {
+            let label = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| ReleaseFileError::Read { file: label.clone(), reason: e.to_string() })?;
+            (label, text)
+        };
+        texts.push((label, text));
+    }
+    Ok(texts)
+}
+
+impl ReleaseFiles {
     /// Parses `(label, text)` pairs, as [`read`](Self::read) does with the files' contents.
     pub fn parse(texts: Vec<(String, String)>) -> Result<ReleaseFiles, ReleaseFileError> {
         let mut out = ReleaseFiles::default();
@@ -202,6 +208,7 @@ impl ReleaseFiles {
                 return Err(ReleaseFileError::BadKind { kind: r.kind.clone(), name: r.name.clone() });
             }
             let key = r.key();
+            let object = format!("{} {ns}/{}", r.kind, r.name);
             let found: Vec<&Document> = self
                 .docs
                 .iter()
@@ -214,35 +221,23 @@ impl ReleaseFiles {
             let doc = match found.as_slice() {
                 [] if r.optional => None,
                 [] => {
-                    return Err(ReleaseFileError::MissingSource {
-                        kind: r.kind.clone(),
-                        namespace: ns.to_string(),
-                        name: r.name.clone(),
-                        files: self.files(),
-                    });
+                    return Err(ReleaseFileError::MissingSource { object, files: self.files() });
                 }
                 [one] => Some(*one),
                 _ => {
-                    return Err(ReleaseFileError::SourceTwice {
-                        kind: r.kind.clone(),
-                        namespace: ns.to_string(),
-                        name: r.name.clone(),
-                        files: self.files(),
-                    });
+                    return Err(ReleaseFileError::SourceTwice { object, files: self.files() });
                 }
             };
             let data = match doc {
                 None => None,
                 Some(doc) => {
-                    let data = source_data(doc, &r.kind, ns, &r.name)?;
+                    let data = source_data(doc, &r.kind, &object)?;
                     match data.get(key) {
                         Some(text) => Some(text.clone()),
                         None if r.optional => None,
                         None => {
                             return Err(ReleaseFileError::MissingKey {
-                                kind: r.kind.clone(),
-                                namespace: ns.to_string(),
-                                name: r.name.clone(),
+                                object,
                                 key: key.to_string(),
                                 file: doc.file.clone(),
                             });
@@ -257,12 +252,10 @@ impl ReleaseFiles {
 }
 
 /// The text under each key of a ConfigMap (`data`) or Secret (`data` decoded, then `stringData`).
-fn source_data(doc: &Document, kind: &str, ns: &str, name: &str) -> Result<BTreeMap<String, String>, ReleaseFileError> {
+fn source_data(doc: &Document, kind: &str, object: &str) -> Result<BTreeMap<String, String>, ReleaseFileError> {
     let bad = |key: &str, problem| ReleaseFileError::BadValue {
         file: doc.file.clone(),
-        kind: kind.to_string(),
-        namespace: ns.to_string(),
-        name: name.to_string(),
+        object: object.to_string(),
         key: key.to_string(),
         problem,
     };
@@ -287,8 +280,7 @@ fn source_data(doc: &Document, kind: &str, ns: &str, name: &str) -> Result<BTree
             let bytes = base64::engine::general_purpose::STANDARD.decode(compact.as_bytes()).map_err(|e| {
                 ReleaseFileError::Base64 {
                     file: doc.file.clone(),
-                    namespace: ns.to_string(),
-                    name: name.to_string(),
+                    object: object.to_string(),
                     key: key.clone(),
                     reason: e.to_string(),
                 }
