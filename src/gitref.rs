@@ -28,9 +28,6 @@ pub enum GitError {
     )]
     UnknownRef { git_ref: String, repo: String },
 
-    #[error("{path} does not exist at {git_ref} (in {repo})")]
-    NotAtRef { path: String, git_ref: String, repo: String },
-
     #[error("git {command} failed: {stderr}")]
     Failed { command: &'static str, stderr: String },
 
@@ -57,6 +54,11 @@ impl Tree {
     /// Where repository path `rel` is in this tree.
     pub fn path(&self, rel: &Path) -> PathBuf {
         self.dir.path().join(rel)
+    }
+
+    /// Whether the ref has repository path `rel` (a file, or a directory with files).
+    pub fn has(&self, rel: &Path) -> bool {
+        std::fs::symlink_metadata(self.path(rel)).is_ok()
     }
 }
 
@@ -104,7 +106,7 @@ impl Repo {
 
     /// Writes `paths` (repository-relative; an empty path is the whole tree) as they are at `git_ref`
     /// into a private temporary directory, with whatever their symlinks point at inside the repository.
-    /// Each path must exist at the ref.
+    /// A path the ref does not have is simply not there ([`Tree::has`]): a chart or file added since.
     pub async fn materialise(&self, git_ref: &str, paths: &[PathBuf]) -> Result<Tree, GitError> {
         let commit = self.commit(git_ref).await?;
         let io = |source| GitError::Io { git_ref: git_ref.to_string(), source };
@@ -112,19 +114,8 @@ impl Repo {
         let tree = Tree { dir, commit };
         let mut written: BTreeSet<PathBuf> = BTreeSet::new();
         let mut wanted: Vec<PathBuf> = paths.to_vec();
-        for round in 0..MAX_LINK_ROUNDS {
+        for _ in 0..MAX_LINK_ROUNDS {
             let entries = self.ls_tree(&tree.commit, &wanted).await?;
-            if round == 0 {
-                for p in paths {
-                    if !entries.iter().any(|e| is_under(&e.path, p)) {
-                        return Err(GitError::NotAtRef {
-                            path: p.display().to_string(),
-                            git_ref: git_ref.to_string(),
-                            repo: self.top.display().to_string(),
-                        });
-                    }
-                }
-            }
             let new: Vec<Entry> = entries.into_iter().filter(|e| !written.contains(&e.path)).collect();
             if new.is_empty() {
                 break;

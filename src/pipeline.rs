@@ -17,8 +17,8 @@ use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
 use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
-use crate::manifests::ClusterScoped;
-use crate::release_file::ReleaseFiles;
+use crate::manifests::{ClusterScoped, ObjectId};
+use crate::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 
 /// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
@@ -262,8 +262,15 @@ impl Pipeline {
         let mut wanted = vec![chart_rel.clone()];
         wanted.extend(in_repo.iter().flatten().cloned());
         let tree = repo.materialise(git.git_ref, &wanted).await?;
-        let old_chart = ChartDir::open(&tree.path(&chart_rel))
-            .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git.git_ref)))?;
+        // A chart added since the ref has no old side: everything it renders is added.
+        let old_chart = if tree.has(&chart_rel.join("Chart.yaml")) {
+            Some(
+                ChartDir::open(&tree.path(&chart_rel))
+                    .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git.git_ref)))?,
+            )
+        } else {
+            None
+        };
         let kubectl = crate::render::locate_kubectl()?;
 
         let (new, old) = if git.release_files.is_empty() {
@@ -275,7 +282,10 @@ impl Pipeline {
             let hr = helmrelease(cluster, git.name).await?;
             let refs = crate::desired::fetch_values_from(cluster, &hr).await?;
             let new = Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone())?;
-            let old = Desired::from_fetched(hr, refs, &old_chart, git.user, kubectl)?;
+            let old = match &old_chart {
+                Some(chart) => Some(Desired::from_fetched(hr, refs, chart, git.user, kubectl)?),
+                None => None,
+            };
             (new, old)
         } else {
             let default_ns = match cluster {
@@ -284,48 +294,69 @@ impl Pipeline {
             };
             let mut old_texts = Vec::new();
             for ((label, text), rel) in texts.iter().zip(&in_repo) {
-                old_texts.push(match rel {
+                match rel {
+                    // A file added since the ref: the old side has nothing of it.
+                    Some(rel) if !tree.has(rel) => {}
                     Some(rel) => {
-                        let path = tree.path(rel);
-                        let text = std::fs::read_to_string(&path).map_err(|e| {
+                        let text = std::fs::read_to_string(tree.path(rel)).map_err(|e| {
                             Error::Failed(format!("--release-file {label} as it is at {}: {e}", git.git_ref))
                         })?;
-                        (format!("{label} at {}", git.git_ref), text)
+                        old_texts.push((format!("{label} at {}", git.git_ref), text));
                     }
-                    None => (label.clone(), text.clone()),
-                });
+                    None => old_texts.push((label.clone(), text.clone())),
+                }
             }
             let new_files = ReleaseFiles::parse(texts)?;
-            let old_files = ReleaseFiles::parse(old_texts)?;
             let side = |files: &ReleaseFiles, chart: &ChartDir| -> Result<Desired> {
                 let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
                 let refs = files.values_from(&hr)?;
                 Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone())
             };
-            (side(&new_files, &self.chart)?, side(&old_files, &old_chart)?)
+            let new = side(&new_files, &self.chart)?;
+            let old = match &old_chart {
+                None => None,
+                Some(chart) => match side(&ReleaseFiles::parse(old_texts)?, chart) {
+                    // A HelmRelease added since the ref: nothing of it was there.
+                    Err(Error::ReleaseFile(e)) if matches!(*e, ReleaseFileError::NotFound { .. }) => None,
+                    other => Some(other?),
+                },
+            };
+            (new, old)
         };
 
         let (new_view, old_view, scoped) = match cluster {
             Some(cluster) => {
                 let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), new.next_action(cluster))?;
                 let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
-                let old_view = crate::desired::cluster_view(cluster, &apis, &old_chart, action);
+                let old_view = old_chart
+                    .as_ref()
+                    .map(|chart| crate::desired::cluster_view(cluster, &apis, chart, action))
+                    .unwrap_or_default();
                 (new_view, old_view, apis.cluster_scoped())
             }
             None => (git.offline_view.clone(), git.offline_view.clone(), ClusterScoped::builtin()),
         };
-        let (new_text, old_text) = tokio::try_join!(
-            new.render(&self.helm, &new_view, &self.self_exe, None),
-            old.render(&self.helm, &old_view, &self.self_exe, None)
-        )?;
-        let objects = |text: &str, desired: &Desired| -> Result<Vec<(crate::manifests::ObjectId, serde_json::Value)>> {
+        let old_render = async {
+            match &old {
+                Some(old) => old.render(&self.helm, &old_view, &self.self_exe, None).await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (new_text, old_text) =
+            tokio::try_join!(new.render(&self.helm, &new_view, &self.self_exe, None), old_render)?;
+        let objects = |text: &str, desired: &Desired| -> Result<Vec<(ObjectId, serde_json::Value)>> {
             let all = crate::compare::desired_objects(text, &desired.release_namespace, &scoped)?;
             // Test hooks are left out as in every diff; other hooks are compared like any object.
             let (plain, hooks) = crate::compare::split_hooks(all);
             Ok(plain.into_iter().chain(hooks).map(crate::manifests::Manifest::into_pair).collect())
         };
-        let plan = crate::diff::plan_with(objects(&new_text, &new)?, objects(&old_text, &old)?, git.options)
+        let old_objects = match (&old_text, &old) {
+            (Some(text), Some(old)) => objects(text, old)?,
+            _ => Vec::new(),
+        };
+        let plan = crate::diff::plan_with(objects(&new_text, &new)?, old_objects, git.options)
             .map_err(|e| Error::Invalid { what: "diff".into(), reason: e.to_string() })?;
+        // The ref's tree is removed here (and on every early return, when it is dropped).
         drop(tree);
         Ok(plan)
     }
