@@ -439,7 +439,7 @@ fn bad_input_is_one_line_and_changes_nothing() {
     );
     repo.write("other/twice.yaml", &format!("{hr}---\n{first_doc}"));
     repo.write("other/bad-base64.yaml", &hr.replace(&b64(PASSWORD), "not*base64!"));
-    repo.write("other/no-secret.yaml", &hr.split("---\napiVersion: v1\nkind: Secret").next().expect("cut"));
+    repo.write("other/no-secret.yaml", hr.split("---\napiVersion: v1\nkind: Secret").next().expect("cut"));
     let before = repo.state();
     let cases: &[(&[&str], &[&str])] = &[
         (
