@@ -63,6 +63,18 @@ impl Desired {
         kubectl: PathBuf,
     ) -> Result<Desired> {
         let refs = fetch_values_from(cluster, &hr).await?;
+        Self::from_fetched(hr, refs, chart, user, kubectl)
+    }
+
+    /// [`resolve`](Self::resolve) with the `valuesFrom` sources fetched already (from the cluster, or
+    /// from release files: [`crate::release_file`]).
+    pub fn from_fetched(
+        hr: HelmRelease,
+        refs: Vec<FetchedRef>,
+        chart: &ChartDir,
+        user: &UserValues,
+        kubectl: PathBuf,
+    ) -> Result<Desired> {
         let composed = compose(&hr, chart, refs, user)?;
         let values = Value::Object(composed.values.clone());
         let replaced_defaults =
@@ -189,9 +201,15 @@ pub fn cluster_view(cluster: &Cluster, apis: &ClusterApis, chart: &ChartDir, act
     }
 }
 
+/// What a chart sees when it is rendered without a cluster: the given `--kube-version` and
+/// `--api-versions` (Helm's defaults when absent), `lookup` answering nothing, an install.
+pub fn offline_view(kube_version: Option<String>, api_versions: Vec<String>) -> ClusterView {
+    ClusterView { kube_version, api_versions, lookup: None, is_upgrade: false, revision: 1 }
+}
+
 /// Reads every `valuesFrom` source from the HelmRelease's namespace. `optional` only forgives a missing
 /// object or key; anything else is an error that names the source.
-async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
+pub async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<FetchedRef>> {
     let ns = hr.namespace();
     let mut out = Vec::new();
     for r in &hr.spec.values_from {

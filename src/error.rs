@@ -83,6 +83,21 @@ pub enum Error {
     /// The chart directory.
     #[error(transparent)]
     Chart(#[from] crate::chart::ChartError),
+
+    /// `--release-file`: the HelmRelease and its sources read from files.
+    #[error(transparent)]
+    ReleaseFile(Box<crate::release_file::ReleaseFileError>),
+
+    /// `--against git:REF`: the chart as it is at a Git ref.
+    #[error(transparent)]
+    Git(#[from] crate::gitref::GitError),
+}
+
+/// Boxed: its messages carry several names, and every `Result` of the library would grow with it.
+impl From<crate::release_file::ReleaseFileError> for Error {
+    fn from(e: crate::release_file::ReleaseFileError) -> Self {
+        Error::ReleaseFile(Box::new(e))
+    }
 }
 
 impl Error {

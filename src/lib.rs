@@ -19,6 +19,8 @@
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
 //! - [`process`]: other programs (argument vectors, never a shell), SIGINT/SIGTERM, private temporary files.
+//! - [`release_file`]: a HelmRelease and its valuesFrom sources read from files instead of the cluster;
+//!   [`gitref`]: the chart as it is at a Git ref, for `diff --against git:REF`.
 //! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
@@ -32,6 +34,7 @@ pub mod discovery;
 pub mod duration;
 pub mod error;
 pub mod flux;
+pub mod gitref;
 pub mod go;
 pub mod helmstore;
 pub mod install;
@@ -42,6 +45,7 @@ pub mod par;
 pub mod pipeline;
 pub mod process;
 pub mod release;
+pub mod release_file;
 pub mod release_lock;
 pub mod release_status;
 pub mod render;

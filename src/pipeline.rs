@@ -17,7 +17,16 @@ use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
 use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
+use crate::manifests::{ClusterScoped, ObjectId};
+use crate::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::render::{ClusterView, Helm, TemplateRequest};
+
+/// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
+/// namespace asked for (`-n`; None: whichever namespace the files put the HelmRelease in).
+pub struct FromFiles<'a> {
+    pub files: &'a crate::release_file::ReleaseFiles,
+    pub namespace: Option<&'a str>,
+}
 
 /// A chart directory and the helm that renders and installs it.
 pub struct Pipeline {
@@ -51,14 +60,75 @@ impl Pipeline {
         Desired::resolve(cluster, hr, &self.chart, user, kubectl).await
     }
 
+    /// HelmRelease `name` and its `valuesFrom` sources from release files instead of the cluster
+    /// (`--release-file`); the rest is what [`desired`](Self::desired) does. A HelmRelease without a
+    /// namespace in the files is in `default_namespace`.
+    pub fn desired_from_files(
+        &self,
+        from: &FromFiles<'_>,
+        default_namespace: &str,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<Desired> {
+        let hr = from.files.helmrelease(name, from.namespace, default_namespace)?;
+        let refs = from.files.values_from(&hr)?;
+        let kubectl = crate::render::locate_kubectl()?;
+        Desired::from_fetched(hr, refs, &self.chart, user, kubectl)
+    }
+
+    /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
+    /// rendered without a cluster with `view` (see [`crate::desired::offline_view`]).
+    pub async fn show_from_files(
+        &self,
+        from: &FromFiles<'_>,
+        name: &str,
+        user: &UserValues,
+        view: &ClusterView,
+    ) -> Result<String> {
+        let desired = self.desired_from_files(from, from.namespace.unwrap_or("default"), name, user)?;
+        Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
+    }
+
+    /// [`diff`](Self::diff) with HelmRelease `name` and its sources read from release files when `from`
+    /// is given; the comparison is still with the cluster (or its stored release).
+    pub async fn diff_with(
+        &self,
+        cluster: &Cluster,
+        from: Option<&FromFiles<'_>>,
+        name: &str,
+        user: &UserValues,
+        against: Against,
+        options: PlanOptions,
+    ) -> Result<Plan> {
+        let (desired, seen) = self.desired_on(cluster, from, name, user).await?;
+        crate::compare::diff(cluster, seen, &self.helm, &desired, against, options, &self.self_exe).await
+    }
+
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
     /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
     async fn desired_on_cluster(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<(Desired, Seen)> {
+        self.desired_on(cluster, None, name, user).await
+    }
+
+    /// [`desired_on_cluster`](Self::desired_on_cluster), the HelmRelease and its sources read from
+    /// `from` when given.
+    async fn desired_on(
+        &self,
+        cluster: &Cluster,
+        from: Option<&FromFiles<'_>>,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<(Desired, Seen)> {
         // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
         let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
         let discovery = crate::discovery::discover(cluster);
         let release = async {
+            if let Some(from) = from {
+                let desired = self.desired_from_files(from, &cluster.namespace, name, user)?;
+                let next = desired.next_action(cluster).await?;
+                return Ok((desired, next));
+            }
             let hr = helmrelease(cluster, name).await?;
             let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
             let next = crate::helmstore::next_action(cluster, &storage_ns, &release);
@@ -153,6 +223,142 @@ impl Pipeline {
         }
         args.extend(cluster.helm_args());
         Ok(self.helm.run(&args, &[]).await?)
+    }
+}
+
+/// `diff --against git:REF`: what is compared, and how both sides are rendered.
+pub struct GitDiff<'a> {
+    /// The ref, as Git spells it (`origin/main`, a tag, a commit).
+    pub git_ref: &'a str,
+    /// The HelmRelease `diff` is about.
+    pub name: &'a str,
+    /// `--release-file`s: those inside the repository are read as they are at the ref for the old side;
+    /// none: the HelmRelease and its sources come from the cluster, the same for both sides.
+    pub release_files: &'a [PathBuf],
+    /// `-n`, when given.
+    pub namespace: Option<&'a str>,
+    /// What the charts see without a cluster (with one, both sides see the cluster's).
+    pub offline_view: ClusterView,
+    pub user: &'a UserValues,
+    pub options: PlanOptions,
+}
+
+impl Pipeline {
+    /// `diff --against git:REF`: the chart (and the release files inside the repository) as they are at
+    /// the ref against the working tree, both rendered the same way: with the cluster's capabilities,
+    /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
+    /// written into a private temporary directory (see [`crate::gitref`]), removed when this returns.
+    pub async fn diff_against_git(&self, cluster: Option<&Cluster>, git: &GitDiff<'_>) -> Result<Plan> {
+        let repo = crate::gitref::Repo::of(self.chart.path()).await?;
+        let chart_rel = repo.relative(self.chart.path()).unwrap_or_default();
+        let texts = crate::release_file::read_texts(git.release_files)?;
+        // Release files inside the repository are read at the ref too; stdin and files elsewhere are the
+        // same on both sides.
+        let in_repo: Vec<Option<PathBuf>> = git
+            .release_files
+            .iter()
+            .map(|p| if crate::release_file::is_stdin(p) { None } else { repo.relative(p) })
+            .collect();
+        let mut wanted = vec![chart_rel.clone()];
+        wanted.extend(in_repo.iter().flatten().cloned());
+        let tree = repo.materialise(git.git_ref, &wanted).await?;
+        // A chart added since the ref has no old side: everything it renders is added.
+        let old_chart = if tree.has(&chart_rel.join("Chart.yaml")) {
+            Some(
+                ChartDir::open(&tree.path(&chart_rel))
+                    .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git.git_ref)))?,
+            )
+        } else {
+            None
+        };
+        let kubectl = crate::render::locate_kubectl()?;
+
+        let (new, old) = if git.release_files.is_empty() {
+            let Some(cluster) = cluster else {
+                return Err(Error::Failed(
+                    "--against git:REF without --release-file reads the HelmRelease from the cluster: configure one, or pass --release-file".into(),
+                ));
+            };
+            let hr = helmrelease(cluster, git.name).await?;
+            let refs = crate::desired::fetch_values_from(cluster, &hr).await?;
+            let new = Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone())?;
+            let old = match &old_chart {
+                Some(chart) => Some(Desired::from_fetched(hr, refs, chart, git.user, kubectl)?),
+                None => None,
+            };
+            (new, old)
+        } else {
+            let default_ns = match cluster {
+                Some(c) => c.namespace.as_str(),
+                None => git.namespace.unwrap_or("default"),
+            };
+            let mut old_texts = Vec::new();
+            for ((label, text), rel) in texts.iter().zip(&in_repo) {
+                match rel {
+                    // A file added since the ref: the old side has nothing of it.
+                    Some(rel) if !tree.has(rel) => {}
+                    Some(rel) => {
+                        let text = std::fs::read_to_string(tree.path(rel)).map_err(|e| {
+                            Error::Failed(format!("--release-file {label} as it is at {}: {e}", git.git_ref))
+                        })?;
+                        old_texts.push((format!("{label} at {}", git.git_ref), text));
+                    }
+                    None => old_texts.push((label.clone(), text.clone())),
+                }
+            }
+            let new_files = ReleaseFiles::parse(texts)?;
+            let side = |files: &ReleaseFiles, chart: &ChartDir| -> Result<Desired> {
+                let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
+                let refs = files.values_from(&hr)?;
+                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone())
+            };
+            let new = side(&new_files, &self.chart)?;
+            let old = match &old_chart {
+                None => None,
+                Some(chart) => match side(&ReleaseFiles::parse(old_texts)?, chart) {
+                    // A HelmRelease added since the ref: nothing of it was there.
+                    Err(Error::ReleaseFile(e)) if matches!(*e, ReleaseFileError::NotFound { .. }) => None,
+                    other => Some(other?),
+                },
+            };
+            (new, old)
+        };
+
+        let (new_view, old_view, scoped) = match cluster {
+            Some(cluster) => {
+                let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), new.next_action(cluster))?;
+                let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
+                let old_view = old_chart
+                    .as_ref()
+                    .map(|chart| crate::desired::cluster_view(cluster, &apis, chart, action))
+                    .unwrap_or_default();
+                (new_view, old_view, apis.cluster_scoped())
+            }
+            None => (git.offline_view.clone(), git.offline_view.clone(), ClusterScoped::builtin()),
+        };
+        let old_render = async {
+            match &old {
+                Some(old) => old.render(&self.helm, &old_view, &self.self_exe, None).await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let (new_text, old_text) =
+            tokio::try_join!(new.render(&self.helm, &new_view, &self.self_exe, None), old_render)?;
+        let objects = |text: &str, desired: &Desired| -> Result<Vec<(ObjectId, serde_json::Value)>> {
+            let all = crate::compare::desired_objects(text, &desired.release_namespace, &scoped)?;
+            // Test hooks are left out as in every diff; other hooks are compared like any object.
+            let (plain, hooks) = crate::compare::split_hooks(all);
+            Ok(plain.into_iter().chain(hooks).map(crate::manifests::Manifest::into_pair).collect())
+        };
+        let old_objects = match (&old_text, &old) {
+            (Some(text), Some(old)) => objects(text, old)?,
+            _ => Vec::new(),
+        };
+        let plan = crate::diff::plan_with(objects(&new_text, &new)?, old_objects, git.options)
+            .map_err(|e| Error::Invalid { what: "diff".into(), reason: e.to_string() })?;
+        // The ref's tree is removed here (and on every early return, when it is dropped).
+        drop(tree);
+        Ok(plan)
     }
 }
 

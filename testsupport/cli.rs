@@ -118,15 +118,29 @@ impl Sandbox {
     /// Runs `program ARGS` in the sandbox (its root is the working directory) with only the sandbox's
     /// environment and stdin closed.
     pub fn run<S: AsRef<OsStr>>(&self, program: impl AsRef<OsStr>, args: &[S]) -> Run {
+        self.run_with_stdin(program, args, None)
+    }
+
+    /// [`Sandbox::run`] with `stdin` written to the program's standard input (None: closed).
+    pub fn run_with_stdin<S: AsRef<OsStr>>(&self, program: impl AsRef<OsStr>, args: &[S], stdin: Option<&str>) -> Run {
         let program = program.as_ref();
-        let out = Command::new(program)
+        let mut child = Command::new(program)
             .args(args)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&self.root)
-            .stdin(Stdio::null())
-            .output()
+            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            let text = text.to_string();
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(text.as_bytes());
+            });
+        }
+        let out = child.wait_with_output().unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
         let name = Path::new(program).file_name().unwrap_or(program).to_string_lossy();
         let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
         Run {

@@ -105,6 +105,52 @@ impl ValuesFlags {
     }
 }
 
+/// The HelmRelease and its `valuesFrom` sources from files instead of the cluster.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReleaseFileFlags {
+    /// Read HelmRelease NAME and the ConfigMaps and Secrets its valuesFrom names from FILE instead of the
+    /// cluster: multi-document YAML as `kustomize build` prints it, `-` for stdin (repeatable). Then no
+    /// cluster is needed (but for diff --against live|release).
+    #[arg(long = "release-file", value_name = "FILE")]
+    pub release_file: Vec<PathBuf>,
+}
+
+impl ReleaseFileFlags {
+    /// The files, read and parsed; None without --release-file.
+    pub fn read(&self) -> Result<Option<cozyhr::release_file::ReleaseFiles>, cozyhr::Error> {
+        if self.release_file.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(cozyhr::release_file::ReleaseFiles::read(&self.release_file)?))
+    }
+}
+
+/// What templates see of a cluster when there is none (with --release-file), spelt as Helm spells them.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CapabilitiesFlags {
+    /// With --release-file: the Kubernetes version templates see (.Capabilities.KubeVersion), as `helm
+    /// template --kube-version` takes it (default: Helm's built-in one).
+    #[arg(long = "kube-version", value_name = "VERSION", requires = "release_file")]
+    pub kube_version: Option<String>,
+
+    /// With --release-file: an API templates see in .Capabilities.APIVersions, group/version or
+    /// group/version/Kind, as `helm template --api-versions` takes it (repeatable, comma-separated).
+    #[arg(long = "api-versions", value_name = "VERSION", value_delimiter = ',', requires = "release_file")]
+    pub api_versions: Vec<String>,
+}
+
+impl CapabilitiesFlags {
+    /// What a chart sees rendered without a cluster with these capabilities.
+    pub fn view(&self) -> cozyhr::render::ClusterView {
+        let apis = self.api_versions.iter().map(|a| a.trim().to_string()).filter(|a| !a.is_empty()).collect();
+        cozyhr::desired::offline_view(self.kube_version.clone(), apis)
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.kube_version.is_some() || !self.api_versions.is_empty()
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The HelmRelease (with --plain: the Helm release name).
@@ -112,7 +158,7 @@ pub struct ShowArgs {
 
     /// Render the chart alone, as `helm install` into -n would: no HelmRelease, no Flux post-rendering
     /// (with the cluster's capabilities and lookup when a cluster is configured).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "release_file")]
     pub plain: bool,
 
     /// With --plain: use no cluster at all (Helm's built-in capabilities, lookup finds nothing).
@@ -125,6 +171,12 @@ pub struct ShowArgs {
 
     #[command(flatten)]
     pub values: ValuesFlags,
+
+    #[command(flatten)]
+    pub release: ReleaseFileFlags,
+
+    #[command(flatten)]
+    pub capabilities: CapabilitiesFlags,
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +198,9 @@ pub struct ValuesArgs {
 
     #[command(flatten)]
     pub values: ValuesFlags,
+
+    #[command(flatten)]
+    pub release: ReleaseFileFlags,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -159,8 +214,11 @@ pub struct DiffArgs {
     /// The HelmRelease.
     pub name: String,
 
-    /// Compare with the live objects (after a server-side dry run) or with the stored Helm release manifest.
-    #[arg(long, value_enum, default_value_t = AgainstArg::Live)]
+    /// Compare with the live objects (`live`, after a server-side dry run), the stored Helm release
+    /// manifest (`release`), or the chart as it is at a Git ref (`git:REF`, e.g. git:origin/main: the chart
+    /// directory, and a --release-file inside the repository, as at REF, rendered the same way; the
+    /// checkout is not touched).
+    #[arg(long, value_parser = parse_against, default_value = "live", value_name = "live|release|git:REF")]
     pub against: AgainstArg,
 
     /// Print Secret values instead of masking them.
@@ -171,7 +229,8 @@ pub struct DiffArgs {
     #[arg(long = "detailed-exitcode")]
     pub detailed_exitcode: bool,
 
-    /// Output format: a unified diff per object, only the object list and plan, or JSON.
+    /// Output format: a unified diff per object, only the object list and plan, JSON, or Markdown for a
+    /// pull-request comment (a collapsible diff per object, under 65,536 characters).
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
     pub output: DiffFormat,
 
@@ -185,12 +244,31 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub values: ValuesFlags,
+
+    #[command(flatten)]
+    pub release: ReleaseFileFlags,
+
+    #[command(flatten)]
+    pub capabilities: CapabilitiesFlags,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgainstArg {
     Live,
     Release,
+    /// `git:REF`: the ref as Git spells it.
+    Git(String),
+}
+
+fn parse_against(value: &str) -> Result<AgainstArg, String> {
+    match value {
+        "live" => Ok(AgainstArg::Live),
+        "release" => Ok(AgainstArg::Release),
+        _ => match value.strip_prefix("git:").filter(|r| !r.is_empty()) {
+            Some(git_ref) => Ok(AgainstArg::Git(git_ref.to_string())),
+            None => Err("expected live, release or git:REF (a branch, tag or commit, e.g. git:origin/main)".into()),
+        },
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -198,6 +276,7 @@ pub enum DiffFormat {
     Diff,
     Summary,
     Json,
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,7 @@ const CHART_COMMANDS: &[&[&str]] = &[
     &["diff", "web"],
     &["diff", "web", "--against", "release", "-o", "summary", "--detailed-exitcode", "--context=-1"],
     &["diff", "web", "--show-secrets", "--color", "never", "-o", "json"],
+    &["diff", "web", "--against", "git:HEAD", "-o", "markdown"],
     &["apply", "web"],
     &["apply", "web", "--dry-run", "--resume", "--take-ownership", "--timeout", "2m", "--wait=false"],
     &["apply", "web", "--plain"],
@@ -117,6 +118,14 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["diff", "web", "--output=yaml"], "--output"),
         (&["diff", "web", "--color", "sometimes"], "--color"),
         (&["diff", "web", "--against", "git"], "--against"),
+        (&["diff", "web", "--against", "git:"], "--against"),
+        (&["diff", "web", "-o", "html"], "--output"),
+        // --release-file replaces the HelmRelease, which --plain does without; capabilities need it.
+        (&["show", "web", "--plain", "--release-file", "hr.yaml"], "--release-file"),
+        (&["show", "web", "--kube-version", "v1.30.0"], "--release-file"),
+        (&["diff", "web", "--api-versions", "x/v1"], "--release-file"),
+        (&["values", "web", "--kube-version", "v1.30.0"], "'--kube-version'"),
+        (&["show", "web", "--release-file"], "--release-file"),
         (&["diff", "web", "--context", "many"], "--context"),
         (&["completion", "tcsh"], "'tcsh'"),
         (&["apply", "web", "--timeout", "soon"], "--timeout"),
@@ -429,6 +438,9 @@ fn completion_scripts_name_every_subcommand_and_flag() {
         "take-ownership",
         "timeout",
         "wait",
+        "release-file",
+        "kube-version",
+        "api-versions",
     ];
     assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["helm-cozy"], &flags].concat());
 }

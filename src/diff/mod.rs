@@ -4,7 +4,8 @@
 //! Pure logic: the caller fetches and parses objects ([`crate::manifests`]) and decides colour
 //! ([`crate::output::ColorChoice`]); this module only compares and prints into strings. Here: the plan;
 //! `normalize.rs`: what is taken out of both sides before comparing ([`normalize()`]); `mask.rs`: Secret
-//! values hidden ([`mask_secrets`]); `print.rs`: `-o diff|summary|json` and the display YAML ([`to_yaml`]).
+//! values hidden ([`mask_secrets`]); `print.rs`: `-o diff|summary|json` and the display YAML ([`to_yaml`]);
+//! `markdown.rs`: `-o markdown`, for a pull-request comment.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,10 +16,12 @@ use serde_json::Value;
 use crate::manifests::{self, ClusterScoped};
 use crate::manifests::{ManifestError, ObjectId};
 
+mod markdown;
 mod mask;
 mod normalize;
 mod print;
 
+pub use markdown::COMMENT_LIMIT;
 pub use mask::{LAST_APPLIED_ANNOTATION, mask_secrets};
 pub use normalize::normalize;
 pub use print::{DEFAULT_CONTEXT, RenderOptions, to_yaml};

@@ -83,7 +83,7 @@ impl Entry {
 
 impl Plan {
     /// `Plan: N to add, M to change, K to remove.`
-    fn plan_line(&self) -> String {
+    pub(crate) fn plan_line(&self) -> String {
         let c = self.counts();
         format!("Plan: {} to add, {} to change, {} to remove.", c.add, c.change, c.remove)
     }

@@ -53,3 +53,12 @@ fn helmrelease_hint(e: cozyhr::Error) -> anyhow::Error {
         e => e.into(),
     }
 }
+
+/// Without a cluster `lookup` finds nothing: said once, on stderr, when a chart rendered may call it.
+fn note_offline_lookup(charts: &[&cozyhr::chart::ChartDir]) {
+    if charts.iter().any(|c| c.may_use_lookup()) {
+        cozyhr::output::stderr_line(format_args!(
+            "helm cozy: rendering without a cluster: lookup finds nothing (the chart calls lookup)"
+        ));
+    }
+}

@@ -2,16 +2,21 @@
 
 use std::process::ExitCode;
 
-use cozyhr::pipeline::Pipeline;
+use cozyhr::pipeline::{FromFiles, Pipeline};
 
 use crate::cli::{ClusterFlags, ShowArgs};
-use crate::commands::helmrelease_hint;
+use crate::commands::{helmrelease_hint, note_offline_lookup};
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
     let pipeline = Pipeline::open(chart_dir).await?;
     let user = args.values.user();
-    let rendered = if !args.plain {
+    let rendered = if let Some(files) = args.release.read()? {
+        let namespace = flags.options().namespace;
+        let from = FromFiles { files: &files, namespace: namespace.as_deref() };
+        note_offline_lookup(&[&pipeline.chart]);
+        pipeline.show_from_files(&from, &args.name, &user, &args.capabilities.view()).await?
+    } else if !args.plain {
         let cluster = flags.options().connect().await?;
         pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
     } else if args.offline || !flags.options().is_configured() {

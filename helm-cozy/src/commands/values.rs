@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use cozyhr::output::Table;
-use cozyhr::pipeline::Pipeline;
+use cozyhr::pipeline::{FromFiles, Pipeline};
 use serde_json::Value;
 
 use crate::cli::{ClusterFlags, ValuesArgs, ValuesFormat};
@@ -11,8 +11,22 @@ use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
-    let cluster = cluster.options().connect().await?;
-    let desired = pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?;
+    let desired = match args.release.read()? {
+        Some(files) => {
+            let namespace = cluster.options().namespace;
+            let from = FromFiles { files: &files, namespace: namespace.as_deref() };
+            pipeline.desired_from_files(
+                &from,
+                namespace.as_deref().unwrap_or("default"),
+                &args.name,
+                &args.values.user(),
+            )?
+        }
+        None => {
+            let cluster = cluster.options().connect().await?;
+            pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?
+        }
+    };
     let composed = &desired.composed;
     if args.sources {
         let (values, sources) = if args.with_defaults {
