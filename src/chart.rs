@@ -4,15 +4,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-#[derive(Debug, thiserror::Error)]
-pub enum ChartError {
-    #[error("{dir} is not a chart directory: it has no Chart.yaml (run from the chart directory or pass -C DIR)")]
-    NotAChart { dir: String },
-    #[error("{path}: {reason}")]
-    Invalid { path: String, reason: String },
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
+/// Defined with the other error types (see `crate::error`), which wrap it.
+pub use crate::error::ChartError;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ChartMeta {

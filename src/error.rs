@@ -82,20 +82,20 @@ pub enum Error {
 
     /// The chart directory.
     #[error(transparent)]
-    Chart(#[from] crate::chart::ChartError),
+    Chart(#[from] ChartError),
 
     /// `--release-file`: the HelmRelease and its sources read from files.
     #[error(transparent)]
-    ReleaseFile(Box<crate::release_file::ReleaseFileError>),
+    ReleaseFile(Box<ReleaseFileError>),
 
     /// `--against git:REF`: the chart as it is at a Git ref.
     #[error(transparent)]
-    Git(#[from] crate::gitref::GitError),
+    Git(#[from] GitError),
 }
 
 /// Boxed: its messages carry several names, and every `Result` of the library would grow with it.
-impl From<crate::release_file::ReleaseFileError> for Error {
-    fn from(e: crate::release_file::ReleaseFileError) -> Self {
+impl From<ReleaseFileError> for Error {
+    fn from(e: ReleaseFileError) -> Self {
         Error::ReleaseFile(Box::new(e))
     }
 }
@@ -216,10 +216,104 @@ fn helm_hint(from_env: bool) -> &'static str {
     }
 }
 
+/// The chart directory ([`crate::chart`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("{dir} is not a chart directory: it has no Chart.yaml (run from the chart directory or pass -C DIR)")]
+    NotAChart { dir: String },
+    #[error("{path}: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// `--against git:REF` ([`crate::gitref`]).
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("git not found: install git (it reads the chart as it is at the ref)")]
+    Missing,
+
+    #[error(
+        "{dir} is not inside a Git repository: --against git:REF compares the chart with a commit of its repository"
+    )]
+    NotARepo { dir: String },
+
+    #[error(
+        "unknown Git ref {git_ref:?} in {repo}: name a branch, tag or commit that exists there (for a remote branch fetch it first, e.g. git fetch origin main)"
+    )]
+    UnknownRef { git_ref: String, repo: String },
+
+    #[error("git {command} failed: {stderr}")]
+    Failed { command: &'static str, stderr: String },
+
+    #[error("writing the tree of {git_ref} into a temporary directory: {source}")]
+    Io { git_ref: String, source: std::io::Error },
+}
+
+/// Why the release files cannot give what a command needs; each one line naming the file(s) and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ReleaseFileError {
+    #[error("cannot read --release-file {file}: {reason}")]
+    Read { file: String, reason: String },
+
+    #[error("--release-file {file}: {message}")]
+    Yaml { file: String, message: String },
+
+    #[error("no HelmRelease {name:?}{} in --release-file {files}{}", in_namespace(namespace.as_deref()), found_list(found))]
+    NotFound { name: String, namespace: Option<String>, files: String, found: Vec<String> },
+
+    #[error("HelmRelease {namespace}/{name} appears more than once in --release-file {files}: keep one")]
+    Twice { name: String, namespace: String, files: String },
+
+    #[error(
+        "HelmRelease {name:?} is in more than one namespace ({}) in --release-file {files}: choose one with -n NAMESPACE",
+        namespaces.join(", ")
+    )]
+    Ambiguous { name: String, namespaces: Vec<String>, files: String },
+
+    #[error("--release-file {file}: HelmRelease {name:?} cannot be read: {reason}")]
+    BadHelmRelease { file: String, name: String, reason: String },
+
+    /// `object`: `Kind namespace/name`.
+    #[error(
+        "valuesFrom {object} is not in --release-file {files} (add it to one of them, or mark the reference optional: true)"
+    )]
+    MissingSource { object: String, files: String },
+
+    #[error("valuesFrom {object} (in {file}) has no key {key:?} (add it, or mark the reference optional: true)")]
+    MissingKey { object: String, key: String, file: String },
+
+    #[error("{object} appears more than once in --release-file {files}: keep one")]
+    SourceTwice { object: String, files: String },
+
+    #[error(
+        "--release-file {file}: {object} data key {key:?} is not valid base64 ({reason}); encode it with `base64 -w0`, or put the text under stringData"
+    )]
+    Base64 { file: String, object: String, key: String, reason: String },
+
+    #[error("--release-file {file}: {object} key {key:?} {problem}")]
+    BadValue { file: String, object: String, key: String, problem: &'static str },
+
+    #[error("valuesFrom {kind}/{name}: kind must be ConfigMap or Secret")]
+    BadKind { kind: String, name: String },
+}
+
+fn in_namespace(ns: Option<&str>) -> String {
+    ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default()
+}
+
+fn found_list(found: &[String]) -> String {
+    if found.is_empty() {
+        " (it holds no HelmRelease)".to_string()
+    } else {
+        format!(" (it holds HelmRelease {})", found.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::ChartError;
     use super::*;
-    use crate::chart::ChartError;
     use crate::manifests::{IdError, Location, ManifestError};
     use crate::render::RenderError;
 

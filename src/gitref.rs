@@ -13,27 +13,8 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::RenderError;
 
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    #[error("git not found: install git (it reads the chart as it is at the ref)")]
-    Missing,
-
-    #[error(
-        "{dir} is not inside a Git repository: --against git:REF compares the chart with a commit of its repository"
-    )]
-    NotARepo { dir: String },
-
-    #[error(
-        "unknown Git ref {git_ref:?} in {repo}: name a branch, tag or commit that exists there (for a remote branch fetch it first, e.g. git fetch origin main)"
-    )]
-    UnknownRef { git_ref: String, repo: String },
-
-    #[error("git {command} failed: {stderr}")]
-    Failed { command: &'static str, stderr: String },
-
-    #[error("writing the tree of {git_ref} into a temporary directory: {source}")]
-    Io { git_ref: String, source: std::io::Error },
-}
+/// Defined with the other error types (see `crate::error`), which wrap it.
+pub use crate::error::GitError;
 
 /// The repository a directory is in.
 #[derive(Debug, Clone)]

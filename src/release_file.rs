@@ -17,65 +17,8 @@ use crate::desired::FetchedRef;
 use crate::flux::HelmRelease;
 use crate::manifests::split_documents;
 
-/// Why the release files cannot give what a command needs; each one line naming the file(s) and the fix.
-#[derive(Debug, thiserror::Error)]
-pub enum ReleaseFileError {
-    #[error("cannot read --release-file {file}: {reason}")]
-    Read { file: String, reason: String },
-
-    #[error("--release-file {file}: {message}")]
-    Yaml { file: String, message: String },
-
-    #[error("no HelmRelease {name:?}{} in --release-file {files}{}", in_namespace(namespace.as_deref()), found_list(found))]
-    NotFound { name: String, namespace: Option<String>, files: String, found: Vec<String> },
-
-    #[error("HelmRelease {namespace}/{name} appears more than once in --release-file {files}: keep one")]
-    Twice { name: String, namespace: String, files: String },
-
-    #[error(
-        "HelmRelease {name:?} is in more than one namespace ({}) in --release-file {files}: choose one with -n NAMESPACE",
-        namespaces.join(", ")
-    )]
-    Ambiguous { name: String, namespaces: Vec<String>, files: String },
-
-    #[error("--release-file {file}: HelmRelease {name:?} cannot be read: {reason}")]
-    BadHelmRelease { file: String, name: String, reason: String },
-
-    /// `object`: `Kind namespace/name`.
-    #[error(
-        "valuesFrom {object} is not in --release-file {files} (add it to one of them, or mark the reference optional: true)"
-    )]
-    MissingSource { object: String, files: String },
-
-    #[error("valuesFrom {object} (in {file}) has no key {key:?} (add it, or mark the reference optional: true)")]
-    MissingKey { object: String, key: String, file: String },
-
-    #[error("{object} appears more than once in --release-file {files}: keep one")]
-    SourceTwice { object: String, files: String },
-
-    #[error(
-        "--release-file {file}: {object} data key {key:?} is not valid base64 ({reason}); encode it with `base64 -w0`, or put the text under stringData"
-    )]
-    Base64 { file: String, object: String, key: String, reason: String },
-
-    #[error("--release-file {file}: {object} key {key:?} {problem}")]
-    BadValue { file: String, object: String, key: String, problem: &'static str },
-
-    #[error("valuesFrom {kind}/{name}: kind must be ConfigMap or Secret")]
-    BadKind { kind: String, name: String },
-}
-
-fn in_namespace(ns: Option<&str>) -> String {
-    ns.map(|n| format!(" in namespace {n:?}")).unwrap_or_default()
-}
-
-fn found_list(found: &[String]) -> String {
-    if found.is_empty() {
-        " (it holds no HelmRelease)".to_string()
-    } else {
-        format!(" (it holds HelmRelease {})", found.join(", "))
-    }
-}
+/// Defined with the other error types (see `crate::error`), which wrap it.
+pub use crate::error::ReleaseFileError;
 
 /// One document of a release file: the object and the file it came from.
 #[derive(Debug, Clone)]
