@@ -183,6 +183,11 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
 
+    /// Print the diff again on every change of the chart (linked charts included), the -f files, the
+    /// HelmRelease or its valuesFrom sources, until Ctrl-C.
+    #[arg(long, conflicts_with = "detailed_exitcode")]
+    pub watch: bool,
+
     #[command(flatten)]
     pub values: ValuesFlags,
 }
@@ -228,6 +233,12 @@ pub struct ApplyArgs {
     /// Install the chart alone with helm: no HelmRelease, no Flux post-rendering, no status.
     #[arg(long)]
     pub plain: bool,
+
+    /// Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease
+    /// or its valuesFrom sources; the HelmRelease stays suspended until `kubectl cozyhr resume`. Ctrl-C
+    /// ends the loop after the round in progress.
+    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"])]
+    pub watch: bool,
 
     #[command(flatten)]
     pub values: ValuesFlags,
