@@ -15,7 +15,7 @@
 //!   second signal reaches it (see [`Stop`]) — an apply is never cut off by the first.
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -536,36 +536,27 @@ pub struct Ended {
     pub cut_off: bool,
 }
 
-/// What the loop prints about itself on stderr: on a terminal one line rewritten in place, else one line
-/// per round (logs and CI read those).
+/// What the loop prints about itself on stderr: on a terminal one line rewritten in place
+/// ([`crate::output::show_status`]), else one line per round (logs and CI read those).
 pub struct StatusLine {
     tty: bool,
-    shown: bool,
 }
 
 impl StatusLine {
     pub fn new() -> StatusLine {
-        StatusLine { tty: std::io::stderr().is_terminal(), shown: false }
+        StatusLine { tty: std::io::stderr().is_terminal() }
     }
 
-    /// On a terminal, replaces the status line with `text`.
+    /// On a terminal, replaces the status line with `text`; elsewhere nothing.
     pub fn show(&mut self, text: &str) {
         if self.tty {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K{text}");
-            let _ = err.flush();
-            self.shown = true;
+            crate::output::show_status(text);
         }
     }
 
-    /// Clears the status line (before a round prints), so output never lands after it.
+    /// Clears the status line (the end of the loop leaves none behind).
     pub fn clear(&mut self) {
-        if self.tty && self.shown {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-            self.shown = false;
-        }
+        crate::output::clear_status();
     }
 
     /// The line for a round that ended: the status line on a terminal, a line of its own elsewhere.
@@ -577,9 +568,8 @@ impl StatusLine {
         }
     }
 
-    /// A line that stays (the end of the loop, a note), whatever the stream.
+    /// A line that stays (an error, a note), whatever the stream.
     pub fn line(&mut self, line: impl std::fmt::Display) {
-        self.clear();
         crate::output::stderr_line(line);
     }
 }
@@ -621,8 +611,8 @@ pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) ->
     loop {
         rounds += 1;
         let cause = describe(&burst, watched);
+        // Stays until the round prints (output clears it first) or ends.
         status.show(&format!("◎ round {rounds} ({cause}): working…"));
-        status.clear();
         let started = Instant::now();
         let before = stop.count();
         let outcome = {

@@ -294,12 +294,7 @@ fn apply_watch(helm: Helm) {
         message.starts_with(&format!("Helm upgrade succeeded for release {ns}/a.v")),
         "the status says what was last applied: {message}"
     );
-    assert_eq!(
-        obj.pointer("/status/history/0/status").and_then(Value::as_str),
-        Some("deployed"),
-        "{}",
-        obj["status"]
-    );
+    assert_eq!(obj.pointer("/status/history/0/status").and_then(Value::as_str), Some("deployed"), "{}", obj["status"]);
 
     // Handed back, helm-controller finds the last round's release its own.
     resume_without_an_upgrade(&ns, "a");
@@ -319,7 +314,10 @@ fn diff_watch(helm: Helm) {
         "demo",
         "0.1.0",
         "message: default\n",
-        &[("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n")],
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n",
+        )],
     );
     chart.publish("a", &ns);
     apply(&format!(
@@ -336,8 +334,18 @@ fn diff_watch(helm: Helm) {
     assert!(first.contains("round 1 (start): diff printed: 0 to add, 0 to change"), "{first}\n{}", w.dump());
     let printed = w.stdout().len();
 
-    kubectl(["-n", &ns, "patch", "configmap", "vals", "--type", "merge", "-p", r#"{"data":{"values.yaml":"message: two"}}"#])
-        .ok();
+    kubectl([
+        "-n",
+        &ns,
+        "patch",
+        "configmap",
+        "vals",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"values.yaml":"message: two"}}"#,
+    ])
+    .ok();
     let line = w.round(2);
     assert!(line.contains("(ConfigMap vals): diff printed: 0 to add, 1 to change"), "{line}\n{}", w.dump());
     let diff: Vec<String> = w.stdout()[printed..].to_vec();
