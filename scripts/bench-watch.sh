@@ -68,14 +68,14 @@ export PATH=$work/bin:$PATH HELM_BIN=$helm NO_COLOR=1
 chart=$work/chart
 mkdir -p "$chart/templates"
 printf 'apiVersion: v2\nname: bench-watch\nversion: 0.1.0\ntype: application\n' >"$chart/Chart.yaml"
-printf 'n: "0"\n' >"$chart/values.yaml"
+printf 'count: "0"\n' >"$chart/values.yaml"
 cat >"$chart/templates/cm.yaml" <<'EOF'
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{ .Release.Name }}-cm
 data:
-  n: {{ .Values.n | quote }}
+  count: {{ .Values.count | quote }}
 EOF
 ns=cozyhr-bench-watch-$$
 "$KUBECTL" create namespace "$ns" >/dev/null
@@ -103,9 +103,9 @@ EOF
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# Saves values.yaml with n: VALUE as editors do (write beside, rename over).
+# Saves values.yaml with count: VALUE as editors do (write beside, rename over).
 save() {
-  printf 'n: "%s"\n' "$1" >"$chart/.values.yaml.swp"
+  printf 'count: "%s"\n' "$1" >"$chart/.values.yaml.swp"
   mv "$chart/.values.yaml.swp" "$chart/values.yaml"
 }
 
@@ -153,7 +153,7 @@ printf '  diff round (printed): '; awk '{ printf "%d\n", $1 * 1000 }' "$work/dif
 # --- apply --watch: save → applied object in the cluster -----------------------------------------
 # Every value the ConfigMap takes, with the time (ms) the watch saw it.
 # ($! is kubectl's pid: the timestamping reader ends when kubectl does.)
-"$KUBECTL" -n "$ns" get configmap a-cm -w -o 'jsonpath={.data.n}{"\n"}' \
+"$KUBECTL" -n "$ns" get configmap a-cm -w -o 'jsonpath={.data.count}{"\n"}' \
   > >(while IFS= read -r v; do echo "$(now_ms) $v"; done >"$work/cm.seen") &
 pids+=($!)
 "$bin" apply a --watch -n "$ns" -C "$chart" >"$work/apply.out" 2>"$work/apply.err" &
@@ -173,4 +173,4 @@ for i in $(seq 1 "$runs"); do
   round_time "$work/apply.err" >>"$work/apply.round"
 done
 printf '  save → applied:       '; stats <"$work/apply.ms"
-printf '  apply round (printed):'; awk '{ printf "%d\n", $1 * 1000 }' "$work/apply.round" | stats
+printf '  apply round (printed): '; awk '{ printf "%d\n", $1 * 1000 }' "$work/apply.round" | stats
