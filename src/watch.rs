@@ -485,6 +485,13 @@ impl Stop {
         Ok(Stop { count: rx })
     }
 
+    /// A stop whose signals are sent by hand, for tests of the loop.
+    #[cfg(test)]
+    fn by_hand() -> (Stop, tokio::sync::watch::Sender<(u32, &'static str)>) {
+        let (tx, rx) = tokio::sync::watch::channel((0u32, ""));
+        (Stop { count: rx }, tx)
+    }
+
     /// Resolves with the signal's name once `n` signals have come.
     pub fn after(&self, n: u32) -> impl std::future::Future<Output = String> + 'static {
         let mut rx = self.count.clone();
@@ -603,7 +610,17 @@ pub fn describe(changes: &[Change], watched: &Watched) -> String {
 /// docs).
 pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) -> Ended {
     let Watches { watched, changes, what, .. } = watches;
-    let (watched, what) = (&*watched, what.as_str());
+    drive(round, changes, watched, what, stop).await
+}
+
+/// [`run`] over its parts: the changes as they arrive, what names them, and what is watched in words.
+async fn drive<R: Round>(
+    round: &mut R,
+    changes: &mut mpsc::UnboundedReceiver<Change>,
+    watched: &Watched,
+    what: &str,
+    stop: &Stop,
+) -> Ended {
     let mut status = StatusLine::new();
     let mut rounds = 0u32;
     let mut burst = vec![Change::Start];
@@ -794,6 +811,86 @@ mod tests {
         std::fs::write(root.join("lib/templates/_h.tpl"), "{{/* x */}}").unwrap();
         let burst = tokio::time::timeout(Duration::from_secs(5), debounce(&mut rx, QUIET)).await.unwrap().unwrap();
         assert!(burst.iter().any(|c| matches!(c, Change::File(p) if p.ends_with("_h.tpl"))), "{burst:?}");
+    }
+
+    /// A round that records what it saw, sends a signal part-way when told to, and takes 100 ms.
+    struct Recorder<const CHANGES: bool> {
+        runs: u32,
+        signal_in_round: Option<u32>,
+        signals: tokio::sync::watch::Sender<(u32, &'static str)>,
+        /// Whether the second signal reached the round (it stops helm in an apply).
+        saw_second: bool,
+    }
+
+    impl<const CHANGES: bool> Round for Recorder<CHANGES> {
+        const CHANGES_CLUSTER: bool = CHANGES;
+
+        async fn run(&mut self, stop: &Stop) -> Outcome {
+            self.runs += 1;
+            if self.signal_in_round == Some(self.runs) {
+                self.signals.send_modify(|(n, name)| {
+                    *n += 1;
+                    *name = "SIGINT";
+                });
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                self.signals.send_modify(|(n, _)| *n += 1);
+                tokio::select! {
+                    _ = stop.second() => self.saw_second = true,
+                    () = tokio::time::sleep(Duration::from_secs(5)) => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Outcome::Done(format!("run {}", self.runs))
+        }
+    }
+
+    fn recorder<const CHANGES: bool>(signal_in_round: Option<u32>) -> (Recorder<CHANGES>, Stop) {
+        let (stop, signals) = Stop::by_hand();
+        (Recorder { runs: 0, signal_in_round, signals, saw_second: false }, stop)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_at_the_start_then_one_per_burst_until_a_signal() {
+        let (mut round, stop) = recorder::<true>(None);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let signals = round.signals.clone();
+        tokio::spawn(async move {
+            for name in ["a", "b"] {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                // Two events of one save: one round.
+                tx.send(Change::File(PathBuf::from(name))).unwrap();
+                tx.send(Change::File(PathBuf::from(name))).unwrap();
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            signals.send_modify(|(n, name)| {
+                *n += 1;
+                *name = "SIGTERM";
+            });
+            // Kept open: the loop ends by the signal, not because the watches are gone.
+            std::future::pending::<()>().await;
+        });
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert_eq!(ended, Ended { signal: "SIGTERM".into(), rounds: 3, cut_off: false });
+        assert_eq!(round.runs, 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_that_changes_the_cluster_is_finished_and_only_a_second_signal_reaches_it() {
+        let (mut round, stop) = recorder::<true>(Some(1));
+        let (_tx, mut rx) = mpsc::unbounded_channel();
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert_eq!(round.runs, 1, "no round after the signal");
+        assert!(round.saw_second, "the second signal reached the round");
+        assert_eq!(ended, Ended { signal: "SIGINT".into(), rounds: 1, cut_off: true });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_that_changes_nothing_is_dropped_at_the_first_signal() {
+        let (mut round, stop) = recorder::<false>(Some(1));
+        let (_tx, mut rx) = mpsc::unbounded_channel();
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert!(!round.saw_second, "the round was dropped before it could see the second signal");
+        assert_eq!((ended.rounds, ended.cut_off), (1, false));
     }
 
     #[test]
