@@ -243,16 +243,26 @@ fn object_changes<K>(
 ) -> impl Stream<Item = Option<K>> + Send + 'static
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    K::DynamicType: Default,
 {
     use watcher::Event;
     // known: None until the first listing is complete; then the fingerprint (None: no such object).
     let mut known: Option<Option<String>> = None;
     let mut listing: Option<(Option<String>, Option<K>)> = None;
+    let what = format!("{} {name}", K::kind(&Default::default()));
+    let mut warned = false;
     watcher(api, watcher::Config::default().fields(&format!("metadata.name={name}"))).default_backoff().filter_map(
         move |event| {
             let changed = match event {
                 // A lost connection is retried by the backoff; the relisting after it is compared below.
+                // Said once, so that a watch RBAC forbids is not a silent gap in what starts a round.
                 Err(e) => {
+                    if !warned {
+                        warned = true;
+                        crate::output::progress::warning(format!(
+                            "cannot watch {what} ({e}); retrying: until then its changes start no round"
+                        ));
+                    }
                     tracing::debug!(error = %e, "watch");
                     None
                 }
