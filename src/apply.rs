@@ -9,7 +9,8 @@
 //!
 //! On failure the status says Ready=False with Helm's message and the release stays suspended. Ctrl-C or
 //! SIGTERM stops helm (the child is killed when its future is dropped), records that the apply was
-//! interrupted, and removes temporary files on the way out.
+//! interrupted, and removes temporary files on the way out. Under `--watch` ([`apply_round`]) the same
+//! steps run once per round.
 
 use std::time::{Duration, Instant};
 
@@ -118,6 +119,32 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
     // runs) instead of killing the process half-way.
     let interrupted = crate::process::interrupted();
+    run(req, interrupted, Voice::Command).await
+}
+
+/// One round of `apply --watch` ([`crate::watch`]): the same apply, stopped only when `interrupted`
+/// resolves (the loop's second Ctrl-C: the first one lets the round finish), and quiet about what the
+/// loop says once for all rounds (the suspension, the hand-back) and about what its round line says.
+pub async fn apply_round(
+    req: ApplyRequest<'_>,
+    interrupted: impl std::future::Future<Output = String>,
+) -> Result<Outcome> {
+    run(req, interrupted, Voice::Round).await
+}
+
+/// Who speaks for an apply: the command itself, or a watch loop that prints one line per round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Voice {
+    Command,
+    Round,
+}
+
+async fn run(
+    req: ApplyRequest<'_>,
+    interrupted: impl std::future::Future<Output = String>,
+    voice: Voice,
+) -> Result<Outcome> {
+    let says = voice == Voice::Command;
     let cluster = req.cluster;
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     // Everything that can be checked without changing anything is checked first, what needs no cluster
@@ -144,10 +171,12 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
         return Ok(Outcome::DryRun);
     }
 
-    progress::action(format!(
-        "suspending helmrelease {} in {ns} namespace, so Flux does not race this apply",
-        req.name
-    ));
+    if says {
+        progress::action(format!(
+            "suspending helmrelease {} in {ns} namespace, so Flux does not race this apply",
+            req.name
+        ));
+    }
     let hr = objects.set_suspend(req.name, true).await?;
     // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
     let release = crate::install::Release::of(&hr);
@@ -161,14 +190,16 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     let installed = installed(cluster, &desired).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
 
-    progress::action(format!(
-        "helm {} {}/{} with chart {}@{}",
-        action.as_str(),
-        desired.release_namespace,
-        desired.release_name,
-        chart.meta.name,
-        chart.meta.version
-    ));
+    if says {
+        progress::action(format!(
+            "helm {} {}/{} with chart {}@{}",
+            action.as_str(),
+            desired.release_namespace,
+            desired.release_name,
+            chart.meta.name,
+            chart.meta.version
+        ));
+    }
     let started = Instant::now();
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
@@ -205,7 +236,9 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
                 .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
                 .await?;
             emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
-            progress::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
+            if says {
+                progress::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
+            }
             Err(Error::Failed(message))
         }
         Ok(Err(e)) => {
@@ -217,12 +250,14 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
             let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
             emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
-            progress::failure(format!(
-                "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
-                action.as_str(),
-                req.name,
-                req.name
-            ));
+            if says {
+                progress::failure(format!(
+                    "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
+                    action.as_str(),
+                    req.name,
+                    req.name
+                ));
+            }
             Err(Error::Failed(message))
         }
         Ok(Ok(())) => {
@@ -257,8 +292,14 @@ pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
             );
             let reason = if action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
             emit(cluster, &hr, EventType::Normal, reason, &message).await;
-            progress::success(&message);
+            if says {
+                progress::success(&message);
+            }
             nudge_dependents(cluster, &hr).await;
+            if !says {
+                // The loop says once, at its end, how to hand back (and what Flux would find then).
+                return Ok(Outcome::Applied);
+            }
             if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
                 progress::warning(warning);
             }

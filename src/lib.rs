@@ -11,6 +11,9 @@
 //! - [`apply`]: suspend, wait for helm-controller ([`release_lock`]), install ([`install`]), and the status
 //!   helm-controller would write ([`release_status`], digests from [`snapshot`]).
 //!
+//! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
+//!   per change until Ctrl-C.
+//!
 //! Around it:
 //! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
 //!   wait) written once over [`flux::FluxObject`], the `status` report, what `get` prints (table,
@@ -51,6 +54,7 @@ pub mod release_status;
 pub mod render;
 pub mod snapshot;
 pub mod values;
+pub mod watch;
 
 pub use error::{Error, Result};
 

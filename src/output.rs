@@ -295,13 +295,37 @@ mod tests {
 /// nobody reads any more (`2>&1 | head`) is no panic: the command goes on and ends as it would have,
 /// an `apply` included, rather than stopping half-way.
 pub fn stderr_line(line: impl std::fmt::Display) {
+    clear_status();
     let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Whether a status line ([`show_status`]) is on the terminal now, without its newline.
+static STATUS_SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Shows `text` as the status line: the last line of a terminal on stderr, rewritten in place (`--watch`
+/// says so what it is doing). Whatever this module writes next clears it first, so no output lands after
+/// it. The caller shows one only when stderr is a terminal.
+pub fn show_status(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\r\x1b[2K{text}");
+    let _ = err.flush();
+    STATUS_SHOWN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Clears the status line, if one is shown.
+pub fn clear_status() {
+    if STATUS_SHOWN.swap(false, std::sync::atomic::Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+    }
 }
 
 /// Writes data to stdout, all of it. A closed pipe (`| head`, `| less` then `q`) is
 /// [`StdoutError::ReaderGone`], which the binaries turn into a quiet exit 0, as ripgrep and kubectl end:
 /// it travels as an error so that everything on the way out (temporary files) is dropped as usual.
 pub fn write_stdout(bytes: impl AsRef<[u8]>) -> Result<(), StdoutError> {
+    clear_status();
     let mut out = std::io::stdout().lock();
     out.write_all(bytes.as_ref()).and_then(|()| out.flush()).map_err(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => StdoutError::ReaderGone,

@@ -25,6 +25,22 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref.
+    pub fn checked(self) -> Result<Cli, clap::Error> {
+        if let Command::Diff(d) = &self.command
+            && d.watch
+            && matches!(d.against, AgainstArg::Git(_))
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--watch follows the chart directory and the cluster: it does not combine with --against git:REF",
+            ));
+        }
+        Ok(self)
+    }
+}
+
 /// Under Helm, `-n`, `--kube-context` and `--kubeconfig` are consumed by Helm and handed over as
 /// HELM_NAMESPACE, HELM_KUBECONTEXT and KUBECONFIG; standalone, we take them ourselves.
 #[derive(Debug, Args, Clone)]
@@ -242,6 +258,12 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
     pub color: Color,
 
+    /// Print the diff again on every change of the chart (linked charts included), the -f files, the
+    /// HelmRelease or its valuesFrom sources, until Ctrl-C. It follows the cluster: not with
+    /// --release-file, --kube-version, --api-versions or --against git:REF.
+    #[arg(long, conflicts_with_all = ["detailed_exitcode", "release_file", "kube_version", "api_versions"])]
+    pub watch: bool,
+
     #[command(flatten)]
     pub values: ValuesFlags,
 
@@ -307,6 +329,12 @@ pub struct ApplyArgs {
     /// Install the chart alone with helm: no HelmRelease, no Flux post-rendering, no status.
     #[arg(long)]
     pub plain: bool,
+
+    /// Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease
+    /// or its valuesFrom sources; the HelmRelease stays suspended until `kubectl cozyhr resume`. Ctrl-C
+    /// ends the loop after the round in progress.
+    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"])]
+    pub watch: bool,
 
     #[command(flatten)]
     pub values: ValuesFlags,

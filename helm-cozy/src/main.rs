@@ -5,7 +5,7 @@ mod cli;
 mod commands;
 
 fn main() -> std::process::ExitCode {
-    let cli: cli::Cli = cozyhr_shell::parse(Ok);
+    let cli: cli::Cli = cozyhr_shell::parse(cli::Cli::checked);
     init_logging();
     cozyhr_shell::run(commands::run(cli))
 }

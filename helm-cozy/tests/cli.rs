@@ -126,6 +126,10 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["diff", "web", "--api-versions", "x/v1"], "--release-file"),
         (&["values", "web", "--kube-version", "v1.30.0"], "'--kube-version'"),
         (&["show", "web", "--release-file"], "--release-file"),
+        // --watch follows the chart directory and the cluster; files or offline capabilities do not move.
+        (&["diff", "web", "--watch", "--release-file", "hr.yaml"], "--release-file"),
+        (&["diff", "web", "--watch", "--kube-version", "v1.30.0"], "--kube-version"),
+        (&["diff", "web", "--watch", "--against", "git:HEAD"], "--watch"),
         (&["diff", "web", "--context", "many"], "--context"),
         (&["completion", "tcsh"], "'tcsh'"),
         (&["apply", "web", "--timeout", "soon"], "--timeout"),

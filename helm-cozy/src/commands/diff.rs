@@ -1,10 +1,12 @@
-//! `helm cozy diff NAME`: what `apply` would change.
+//! `helm cozy diff NAME`: what `apply` would change; with `--watch`, again on every change.
 
 use std::process::ExitCode;
 
+use cozyhr::cluster::Cluster;
 use cozyhr::compare::Against;
 use cozyhr::diff::{Plan, PlanOptions, RenderOptions};
 use cozyhr::pipeline::{FromFiles, GitDiff, Pipeline};
+use cozyhr::watch::{Outcome, Round, Stop, Watches};
 
 use crate::cli::{AgainstArg, ClusterFlags, DiffArgs, DiffFormat};
 use crate::commands::{helmrelease_hint, note_offline_lookup};
@@ -14,6 +16,11 @@ const CHANGES: u8 = 2;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
+    // --watch excludes release files, offline capabilities and git: refs (see cli.rs).
+    if args.watch {
+        let cluster = flags.options().connect().await?;
+        return watch(&pipeline, &cluster, args).await;
+    }
     let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
     let namespace = flags.options().namespace;
     let user = args.values.user();
@@ -43,7 +50,8 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
                 note_offline_lookup(&[&pipeline.chart]);
                 pipeline.diff_against_git(None, &git).await?
             };
-            return print(&plan, args);
+            print(&plan, args)?;
+            return Ok(exit_code(&plan, args));
         }
     };
     let files = args.release.read()?;
@@ -58,11 +66,27 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
         .diff_with(&cluster, from.as_ref(), &args.name, &user, against, options)
         .await
         .map_err(helmrelease_hint)?;
-    print(&plan, args)
+    print(&plan, args)?;
+    Ok(exit_code(&plan, args))
 }
 
-/// Prints the plan as `-o` asks and gives the exit code.
-fn print(plan: &Plan, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+/// With `--detailed-exitcode`, 2 when the plan changes something.
+fn exit_code(plan: &Plan, args: &DiffArgs) -> ExitCode {
+    if args.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS }
+}
+
+/// One round of `--watch`: the diff against the cluster, as a plain `diff` computes it.
+async fn diff(pipeline: &Pipeline, cluster: &Cluster, args: &DiffArgs) -> cozyhr::Result<Plan> {
+    let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
+    let against = match args.against {
+        AgainstArg::Release => Against::Release,
+        _ => Against::Live,
+    };
+    pipeline.diff_with(cluster, None, &args.name, &args.values.user(), against, options).await
+}
+
+/// Prints the plan as `-o` asks.
+fn print(plan: &Plan, args: &DiffArgs) -> anyhow::Result<()> {
     let color = cozyhr::output::ColorChoice::from(args.color).for_stdout();
     let context = RenderOptions::with_context_flag(args.context, false).context;
     let out = match args.output {
@@ -83,7 +107,42 @@ fn print(plan: &Plan, args: &DiffArgs) -> anyhow::Result<ExitCode> {
             )),
         }
     }
-    Ok(if args.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
+    Ok(())
+}
+
+/// `--watch`: the diff at the start and after every change, until Ctrl-C (exit 0).
+async fn watch(pipeline: &Pipeline, cluster: &Cluster, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let stop = Stop::listen()?;
+    let hr = cozyhr::pipeline::helmrelease(cluster, &args.name).await.map_err(helmrelease_hint)?;
+    let mut watches = Watches::start(cluster, pipeline.chart.path(), &args.values.values, &hr)?;
+    let mut round = DiffRound { pipeline, cluster, args };
+    let ended = cozyhr::watch::run(&mut round, &mut watches, &stop).await;
+    cozyhr::output::stderr_line(format_args!(
+        "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
+        ended.rounds, ended.signal
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+struct DiffRound<'a> {
+    pipeline: &'a Pipeline,
+    cluster: &'a Cluster,
+    args: &'a DiffArgs,
+}
+
+impl Round for DiffRound<'_> {
+    const CHANGES_CLUSTER: bool = false;
+
+    async fn run(&mut self, _stop: &Stop) -> Outcome {
+        let plan = match diff(self.pipeline, self.cluster, self.args).await {
+            Ok(plan) => plan,
+            Err(e) => return Outcome::Failed(e.to_string()),
+        };
+        match print(&plan, self.args) {
+            Ok(()) => Outcome::Done(format!("diff printed: {}", cozyhr::watch::plan_words(&plan))),
+            Err(e) => Outcome::Failed(format!("{e:#}")),
+        }
+    }
 }
 
 /// What the Markdown's first line says was compared.

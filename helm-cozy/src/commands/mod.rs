@@ -16,6 +16,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Show(args) => stop_on_signal(show::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Values(args) => stop_on_signal(values::run(&cli.cluster, &cli.chart_dir, args)).await,
+        // The watch loop handles Ctrl-C itself: it ends between rounds.
+        Command::Diff(args) if args.watch => diff::run(&cli.cluster, &cli.chart_dir, args).await,
         Command::Diff(args) => stop_on_signal(diff::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Apply(args) => apply::run(&cli.cluster, &cli.chart_dir, args).await,
         Command::Delete(args) => delete::run(&cli.cluster, args).await,

@@ -1,0 +1,916 @@
+//! `--watch`: the inner loop of `diff` and `apply`. A save in the chart, in a linked library chart or in a
+//! `-f` file, or an edit of the HelmRelease or of its `valuesFrom` sources in the cluster, starts a round;
+//! what a round does (print a diff, or apply) is the caller's [`Round`].
+//!
+//! - Files: filesystem notifications ([`notify`]: inotify, FSEvents, kqueue), never polling. The chart is
+//!   watched as a tree; a symlink in it that leads out of it (a library chart kept beside the chart) is
+//!   resolved and its target watched too, since a write there reaches no watch on the chart itself.
+//! - Cluster: `watcher`s on the HelmRelease and on each `valuesFrom` ConfigMap and Secret. A HelmRelease
+//!   counts as changed when its generation moves (its spec changed), so the status an apply writes, and
+//!   helm-controller's own status writes, start no round; a source counts when its resourceVersion moves.
+//! - Debounce: a round starts once no event came for [`QUIET`]; an editor's write, rename and chmod of one
+//!   save (and a checkout touching many files) are one change.
+//! - Ctrl-C (SIGINT) or SIGTERM ends the loop between rounds. A round that changes nothing is dropped at
+//!   once; one that may change the cluster ([`Round::CHANGES_CLUSTER`]) is finished first, and only a
+//!   second signal reaches it (see [`Stop`]) — an apply is never cut off by the first.
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, watcher};
+use notify::Watcher as _;
+use tokio::sync::mpsc;
+
+use crate::cluster::Cluster;
+use crate::flux::HelmRelease;
+use crate::flux::helmrelease::ValuesReference;
+use crate::output::{Paint, Tone};
+
+/// How long the files and the cluster must stay quiet before a round starts: long enough for an editor's
+/// write-rename dance to end, short enough not to be felt.
+pub const QUIET: Duration = Duration::from_millis(150);
+
+/// A burst of events never delays a round longer than this (a build writing into the chart for minutes
+/// still gets rounds).
+const MAX_DELAY: Duration = Duration::from_secs(2);
+
+/// How deep symlinks are followed when looking for linked charts (a loop ends here).
+const MAX_DEPTH: usize = 32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot watch {}: {source} (on Linux, raise fs.inotify.max_user_watches if the limit is reached)", path.display())]
+    Watch { path: PathBuf, source: notify::Error },
+    #[error("cannot start the file watcher: {0}")]
+    Start(notify::Error),
+    #[error("cannot listen for Ctrl-C: {0}")]
+    Signal(std::io::Error),
+}
+
+/// What is watched on disk: trees (recursively) and single files (through their directory, since an
+/// editor that saves by renaming replaces the file's inode, and a watch on the old inode hears nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Watched {
+    pub trees: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
+}
+
+impl Watched {
+    /// The chart directory, every linked directory or file it reaches outside itself (resolved), and the
+    /// user's `-f` files.
+    pub fn for_chart(chart_dir: &Path, user_files: &[PathBuf]) -> Watched {
+        let root = std::fs::canonicalize(chart_dir).unwrap_or_else(|_| chart_dir.to_path_buf());
+        let mut w = Watched { trees: vec![root.clone()], files: Vec::new() };
+        let mut seen = BTreeSet::from([root.clone()]);
+        linked(&root, &mut w, &mut seen, 0);
+        for f in user_files {
+            // A file that does not exist yet is watched where it will appear; `-f -` (stdin) is no file.
+            if f.as_os_str() == "-" {
+                continue;
+            }
+            let f = std::fs::canonicalize(f).unwrap_or_else(|_| std::path::absolute(f).unwrap_or_else(|_| f.clone()));
+            if !w.covers(&f) {
+                w.files.push(f);
+            }
+        }
+        w
+    }
+
+    /// Whether a change at `path` concerns the release: inside a watched tree (but a VCS directory or an
+    /// editor's swap and backup files), or one of the watched files.
+    pub fn covers(&self, path: &Path) -> bool {
+        if ignored(path) {
+            return false;
+        }
+        self.trees.iter().any(|t| path.starts_with(t)) || self.files.iter().any(|f| f == path)
+    }
+
+    /// `path` as a person reads it: relative to the chart when inside it, a linked chart's path from the
+    /// directory that holds it (`lib/templates/_h.tpl`). Links are resolved first, so a save seen both
+    /// through the link and at its target reads the same.
+    pub fn describe(&self, path: &Path) -> String {
+        let resolved = match (path.parent().and_then(|p| std::fs::canonicalize(p).ok()), path.file_name()) {
+            (Some(dir), Some(name)) => dir.join(name),
+            _ => path.to_path_buf(),
+        };
+        let path = resolved.as_path();
+        for (i, tree) in self.trees.iter().enumerate() {
+            let base = if i == 0 { Some(tree.as_path()) } else { tree.parent() };
+            if let Some(rel) = base.and_then(|b| path.strip_prefix(b).ok())
+                && !rel.as_os_str().is_empty()
+            {
+                return rel.display().to_string();
+            }
+        }
+        path.display().to_string()
+    }
+
+    /// The directories to ask the notifier for, with whether recursively.
+    fn watches(&self) -> Vec<(PathBuf, bool)> {
+        let mut out: Vec<(PathBuf, bool)> = self.trees.iter().map(|t| (t.clone(), true)).collect();
+        for f in &self.files {
+            if let Some(dir) = f.parent()
+                && !out.iter().any(|(d, _)| d == dir)
+            {
+                out.push((dir.to_path_buf(), false));
+            }
+        }
+        out
+    }
+}
+
+/// Walks `dir` (following links) and records every symlink whose target lies outside the watched trees.
+fn linked(dir: &Path, w: &mut Watched, seen: &mut BTreeSet<PathBuf>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        // A broken link is nothing to render and nothing to watch.
+        let Ok(target) = std::fs::canonicalize(&path) else { continue };
+        let is_dir = target.is_dir();
+        if is_link && !w.trees.iter().any(|t| target.starts_with(t)) {
+            if is_dir {
+                w.trees.push(target.clone());
+            } else if !w.files.contains(&target) {
+                w.files.push(target.clone());
+            }
+        }
+        if is_dir && seen.insert(target.clone()) {
+            linked(&target, w, seen, depth + 1);
+        }
+    }
+}
+
+/// Paths no render reads: version control and what editors write beside the file they save.
+fn ignored(path: &Path) -> bool {
+    if path.components().any(|c| matches!(c.as_os_str().to_str(), Some(".git" | ".hg" | ".svn"))) {
+        return true;
+    }
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    name.ends_with('~')
+        || name.starts_with(".#")
+        || [".swp", ".swx", ".swo", ".tmp"].iter().any(|s| name.ends_with(s))
+        // vim probes whether it may write a directory with a file of this name.
+        || name == "4913"
+}
+
+/// Whether a notification is a change of content or of the directory (not a read: inotify also reports
+/// opens, and every render opens the chart's files).
+fn is_change(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind};
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any => true,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        EventKind::Modify(_) => true,
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) | EventKind::Other => false,
+    }
+}
+
+/// What started a round.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// The first round, when the loop starts.
+    Start,
+    File(PathBuf),
+    /// An object in the cluster, as `Kind name`.
+    Object(String),
+}
+
+/// The files watched for changes; dropping it stops the notifications.
+pub struct FileWatch {
+    _watcher: notify::RecommendedWatcher,
+}
+
+/// Starts watching `watched`; relevant changes arrive on `tx`.
+pub fn watch_files(watched: &Watched, tx: mpsc::UnboundedSender<Change>) -> Result<FileWatch, WatchError> {
+    let filter = watched.clone();
+    // The notifier calls this on its own thread; an unbounded channel never blocks it.
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else { return };
+        if !is_change(&event.kind) {
+            return;
+        }
+        for path in event.paths {
+            if filter.covers(&path) {
+                let _ = tx.send(Change::File(path));
+            }
+        }
+    })
+    .map_err(WatchError::Start)?;
+    for (dir, recursive) in watched.watches() {
+        let mode = if recursive { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
+        watcher.watch(&dir, mode).map_err(|source| WatchError::Watch { path: dir.clone(), source })?;
+    }
+    Ok(FileWatch { _watcher: watcher })
+}
+
+/// Waits for the next change and for the quiet that ends its burst; returns every change of the burst
+/// (sorted, once each), or None when the senders are gone.
+pub async fn debounce(rx: &mut mpsc::UnboundedReceiver<Change>, quiet: Duration) -> Option<Vec<Change>> {
+    let first = rx.recv().await?;
+    let mut burst = BTreeSet::from([first]);
+    let started = tokio::time::Instant::now();
+    loop {
+        let until = (tokio::time::Instant::now() + quiet).min(started + MAX_DELAY);
+        match tokio::time::timeout_at(until, rx.recv()).await {
+            Ok(Some(c)) => {
+                burst.insert(c);
+            }
+            // Quiet (or waited long enough), or the senders are gone: the burst is complete.
+            Ok(None) | Err(_) => return Some(burst.into_iter().collect()),
+        }
+    }
+}
+
+/// A stream of the changes of object `name` that matter: after the watch's initial listing, each time
+/// `fingerprint` of the object differs from the last seen one, or the object appears or goes.
+fn object_changes<K>(
+    api: Api<K>,
+    name: &str,
+    fingerprint: fn(&K) -> Option<String>,
+) -> impl Stream<Item = Option<K>> + Send + 'static
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    K::DynamicType: Default,
+{
+    use watcher::Event;
+    // known: None until the first listing is complete; then the fingerprint (None: no such object).
+    let mut known: Option<Option<String>> = None;
+    let mut listing: Option<(Option<String>, Option<K>)> = None;
+    let what = format!("{} {name}", K::kind(&Default::default()));
+    let mut warned = false;
+    watcher(api, watcher::Config::default().fields(&format!("metadata.name={name}"))).default_backoff().filter_map(
+        move |event| {
+            let changed = match event {
+                // A lost connection is retried by the backoff; the relisting after it is compared below.
+                // Said once, so that a watch RBAC forbids is not a silent gap in what starts a round.
+                Err(e) => {
+                    if !warned {
+                        warned = true;
+                        crate::output::progress::warning(format!(
+                            "cannot watch {what} ({e}); retrying: until then its changes start no round"
+                        ));
+                    }
+                    tracing::debug!(error = %e, "watch");
+                    None
+                }
+                Ok(Event::Init) => {
+                    listing = Some((None, None));
+                    None
+                }
+                Ok(Event::InitApply(obj)) => {
+                    listing = Some((fingerprint(&obj), Some(obj)));
+                    None
+                }
+                Ok(Event::InitDone) => {
+                    let (fp, obj) = listing.take().unwrap_or((None, None));
+                    let before = known.replace(fp.clone());
+                    // The first listing is the baseline; a relisting reports what changed meanwhile.
+                    match before {
+                        Some(before) if before != fp => Some(obj),
+                        _ => None,
+                    }
+                }
+                Ok(Event::Apply(obj)) => {
+                    let fp = fingerprint(&obj);
+                    if known.as_ref() == Some(&fp) {
+                        None
+                    } else {
+                        known = Some(fp);
+                        Some(Some(obj))
+                    }
+                }
+                Ok(Event::Delete(_)) => {
+                    known = Some(None);
+                    Some(None)
+                }
+            };
+            futures::future::ready(changed)
+        },
+    )
+}
+
+/// The HelmRelease's generation: it moves with its spec only.
+fn generation(hr: &HelmRelease) -> Option<String> {
+    kube::Resource::meta(hr).generation.map(|g| g.to_string())
+}
+
+fn resource_version<K: kube::Resource>(obj: &K) -> Option<String> {
+    obj.meta().resource_version.clone()
+}
+
+/// The `valuesFrom` sources of a HelmRelease, as (kind, name).
+fn sources(refs: &[ValuesReference]) -> BTreeSet<(String, String)> {
+    refs.iter().map(|r| (r.kind.clone(), r.name.clone())).collect()
+}
+
+/// Watches HelmRelease `hr` (in its namespace) and its `valuesFrom` ConfigMaps and Secrets; sends a
+/// [`Change::Object`] for each change that matters. The sources follow the HelmRelease's spec: when it
+/// names others, those are watched instead. Runs until `tx` is closed.
+pub fn watch_cluster(
+    cluster: &Cluster,
+    hr: &HelmRelease,
+    tx: mpsc::UnboundedSender<Change>,
+) -> tokio::task::JoinHandle<()> {
+    let client = cluster.client.clone();
+    let ns = hr.namespace().to_string();
+    let name = hr.name().to_string();
+    let mut current = sources(&hr.spec.values_from);
+    tokio::spawn(async move {
+        let hrs: Api<HelmRelease> = Api::namespaced(client.clone(), &ns);
+        let mut hr_changes = object_changes(hrs, &name, generation).boxed();
+        let source_changes = |set: &BTreeSet<(String, String)>| {
+            let streams = set.iter().filter_map(|(kind, name)| {
+                let label = format!("{kind} {name}");
+                let stream = match kind.as_str() {
+                    "ConfigMap" => {
+                        object_changes(Api::<ConfigMap>::namespaced(client.clone(), &ns), name, resource_version)
+                            .map(|_| ())
+                            .boxed()
+                    }
+                    "Secret" => object_changes(Api::<Secret>::namespaced(client.clone(), &ns), name, resource_version)
+                        .map(|_| ())
+                        .boxed(),
+                    // Anything else fails the round with a clear message; there is nothing to watch.
+                    _ => return None,
+                };
+                Some(stream.map(move |()| label.clone()))
+            });
+            futures::stream::select_all(streams)
+        };
+        let mut source_stream = source_changes(&current);
+        loop {
+            let change = tokio::select! {
+                Some(changed) = hr_changes.next() => {
+                    if let Some(hr) = &changed {
+                        let now = sources(&hr.spec.values_from);
+                        if now != current {
+                            source_stream = source_changes(&now);
+                            current = now;
+                        }
+                    }
+                    format!("HelmRelease {name}")
+                }
+                Some(label) = source_stream.next(), if !source_stream.is_empty() => label,
+                else => break,
+            };
+            if tx.send(Change::Object(change)).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Everything a loop watches for one HelmRelease and its chart, and the channel its changes arrive on.
+/// Dropping it stops every watch.
+pub struct Watches {
+    pub watched: Watched,
+    pub changes: mpsc::UnboundedReceiver<Change>,
+    /// What is watched, in a few words, for the status line.
+    pub what: String,
+    _files: FileWatch,
+    cluster: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watches {
+    fn drop(&mut self) {
+        self.cluster.abort();
+    }
+}
+
+impl Watches {
+    /// Starts watching the chart in `chart_dir` (linked charts included), the `-f` files, HelmRelease
+    /// `hr` and its `valuesFrom` sources.
+    pub fn start(
+        cluster: &Cluster,
+        chart_dir: &Path,
+        user_files: &[PathBuf],
+        hr: &HelmRelease,
+    ) -> Result<Watches, WatchError> {
+        let watched = Watched::for_chart(chart_dir, user_files);
+        let (tx, changes) = mpsc::unbounded_channel();
+        let files = watch_files(&watched, tx.clone())?;
+        let cluster_task = watch_cluster(cluster, hr, tx);
+        let linked = watched.trees.len() - 1;
+        let mut what = String::from("the chart");
+        if linked > 0 {
+            what.push_str(&format!(", {linked} linked chart{}", if linked == 1 { "" } else { "s" }));
+        }
+        if !watched.files.is_empty() {
+            let n = watched.files.len();
+            what.push_str(&format!(", {n} file{}", if n == 1 { "" } else { "s" }));
+        }
+        what.push_str(&format!(" and helmrelease {}", hr.name()));
+        let n = hr.spec.values_from.len();
+        if n > 0 {
+            what.push_str(&format!(" with {n} valuesFrom source{}", if n == 1 { "" } else { "s" }));
+        }
+        Ok(Watches { watched, changes, what, _files: files, cluster: cluster_task })
+    }
+}
+
+/// The plan of a round in words: `1 to add, 2 to change, 0 to remove`.
+pub fn plan_words(plan: &crate::diff::Plan) -> String {
+    let c = plan.counts();
+    format!("{} to add, {} to change, {} to remove", c.add, c.change, c.remove)
+}
+
+/// `apply --watch` suspends the HelmRelease once, for the whole loop: no round races helm-controller, and
+/// the rounds' own status writes start no round (they leave the generation alone).
+pub async fn suspend(cluster: &Cluster, name: &str) -> crate::Result<HelmRelease> {
+    let objects = crate::flux::Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    crate::output::progress::action(format!(
+        "suspending helmrelease {name} in {} namespace while watching, so Flux does not race the rounds",
+        cluster.namespace
+    ));
+    objects.set_suspend(name, true).await
+}
+
+/// The last lines of `apply --watch`: the HelmRelease stays suspended with the status of the last round,
+/// and how to hand it back (with what Flux would find then, when its source differs from the chart).
+pub async fn hand_back(cluster: &Cluster, name: &str) {
+    let objects = crate::flux::Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    if let Ok(hr) = objects.get(name).await
+        && let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await
+    {
+        crate::output::progress::warning(warning);
+    }
+    crate::output::progress::success(format!(
+        "helmrelease {name} stays suspended with the status of the last round; hand it back to Flux with: kubectl cozyhr resume {name} -n {}",
+        cluster.namespace
+    ));
+}
+
+/// The signals that stop the loop, counted: the first ends the loop after the round, the second reaches
+/// a round that changes the cluster (helm is asked to stop, as a plain `apply` would on the first).
+#[derive(Clone)]
+pub struct Stop {
+    count: tokio::sync::watch::Receiver<(u32, &'static str)>,
+}
+
+impl Stop {
+    /// Listens for SIGINT and SIGTERM from now on: they no longer end the process by themselves.
+    pub fn listen() -> Result<Stop, WatchError> {
+        let (tx, rx) = tokio::sync::watch::channel((0u32, ""));
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut int = signal(SignalKind::interrupt()).map_err(WatchError::Signal)?;
+            let mut term = signal(SignalKind::terminate()).map_err(WatchError::Signal)?;
+            tokio::spawn(async move {
+                loop {
+                    let name = tokio::select! {
+                        Some(()) = int.recv() => "SIGINT",
+                        Some(()) = term.recv() => "SIGTERM",
+                        else => break,
+                    };
+                    tx.send_modify(|(n, last)| {
+                        *n += 1;
+                        *last = name;
+                    });
+                }
+            });
+        }
+        #[cfg(not(unix))]
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                tx.send_modify(|(n, last)| {
+                    *n += 1;
+                    *last = "SIGINT";
+                });
+            }
+        });
+        Ok(Stop { count: rx })
+    }
+
+    /// A stop whose signals are sent by hand, for tests of the loop.
+    #[cfg(test)]
+    fn by_hand() -> (Stop, tokio::sync::watch::Sender<(u32, &'static str)>) {
+        let (tx, rx) = tokio::sync::watch::channel((0u32, ""));
+        (Stop { count: rx }, tx)
+    }
+
+    /// Resolves with the signal's name once `n` signals have come.
+    pub fn after(&self, n: u32) -> impl std::future::Future<Output = String> + 'static {
+        let mut rx = self.count.clone();
+        async move {
+            match rx.wait_for(|(count, _)| *count >= n).await {
+                Ok(v) => v.1.to_string(),
+                // The listener is gone (the runtime is ending): never resolve rather than stop by mistake.
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
+
+    /// The second signal, for a round that changes the cluster to stop helm gracefully.
+    pub fn second(&self) -> impl std::future::Future<Output = String> + 'static {
+        self.after(2)
+    }
+
+    fn count(&self) -> u32 {
+        self.count.borrow().0
+    }
+}
+
+/// What a round reports for the round line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; the text says what was done (`3 to change, applied`).
+    Done(String),
+    /// Failed (a render error, a failed apply); the text is the error. The loop goes on.
+    Failed(String),
+}
+
+/// One turn of the loop: render and print a diff, or apply. It writes its own output (the diff, the plan)
+/// and reports how it went; the loop writes the round line.
+pub trait Round {
+    /// Whether a round may change the cluster: then it is never dropped half-way on the first signal.
+    const CHANGES_CLUSTER: bool;
+
+    /// Runs one round. `stop` tells a round that changes the cluster when to cut its work short.
+    fn run(&mut self, stop: &Stop) -> impl std::future::Future<Output = Outcome>;
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// The signal that ended it.
+    pub signal: String,
+    pub rounds: u32,
+    /// A round was cut off by a second signal (helm was stopped).
+    pub cut_off: bool,
+}
+
+/// What the loop prints about itself on stderr: on a terminal one line rewritten in place
+/// ([`crate::output::show_status`]), else one line per round (logs and CI read those).
+pub struct StatusLine {
+    tty: bool,
+}
+
+impl StatusLine {
+    pub fn new() -> StatusLine {
+        StatusLine { tty: std::io::stderr().is_terminal() }
+    }
+
+    /// On a terminal, replaces the status line with `text`; elsewhere nothing.
+    pub fn show(&mut self, text: &str) {
+        if self.tty {
+            crate::output::show_status(text);
+        }
+    }
+
+    /// Clears the status line (the end of the loop leaves none behind).
+    pub fn clear(&mut self) {
+        crate::output::clear_status();
+    }
+
+    /// The line for a round that ended: the status line on a terminal, a line of its own elsewhere.
+    pub fn round(&mut self, line: &str) {
+        if self.tty {
+            self.show(line);
+        } else {
+            crate::output::stderr_line(line);
+        }
+    }
+
+    /// A line that stays (an error, a note), whatever the stream.
+    pub fn line(&mut self, line: impl std::fmt::Display) {
+        crate::output::stderr_line(line);
+    }
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        StatusLine::new()
+    }
+}
+
+/// What the changes of a burst were, in a few words: `templates/cm.yaml`, `values.yaml and 2 more`.
+pub fn describe(changes: &[Change], watched: &Watched) -> String {
+    let names: Vec<String> = changes
+        .iter()
+        .map(|c| match c {
+            Change::Start => "start".to_string(),
+            Change::File(p) => watched.describe(p),
+            Change::Object(o) => o.clone(),
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    match names.as_slice() {
+        [] => "nothing".into(),
+        [one] => one.clone(),
+        [first, rest @ ..] => format!("{first} and {} more", rest.len()),
+    }
+}
+
+/// The loop: a round at the start, then one per burst of changes, until SIGINT or SIGTERM (see the module
+/// docs).
+pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) -> Ended {
+    let Watches { watched, changes, what, .. } = watches;
+    drive(round, changes, watched, what, stop).await
+}
+
+/// [`run`] over its parts: the changes as they arrive, what names them, and what is watched in words.
+async fn drive<R: Round>(
+    round: &mut R,
+    changes: &mut mpsc::UnboundedReceiver<Change>,
+    watched: &Watched,
+    what: &str,
+    stop: &Stop,
+) -> Ended {
+    let mut status = StatusLine::new();
+    let mut rounds = 0u32;
+    let mut burst = vec![Change::Start];
+    let paint = Paint::stderr();
+    loop {
+        rounds += 1;
+        let cause = describe(&burst, watched);
+        // Stays until the round prints (output clears it first) or ends.
+        status.show(&format!("◎ round {rounds} ({cause}): working…"));
+        let started = Instant::now();
+        let before = stop.count();
+        let outcome = {
+            let work = round.run(stop);
+            tokio::pin!(work);
+            let first = stop.after(before + 1);
+            tokio::pin!(first);
+            let mut finishing = false;
+            loop {
+                tokio::select! {
+                    outcome = &mut work => break Some(outcome),
+                    _ = &mut first, if !finishing => {
+                        if !R::CHANGES_CLUSTER {
+                            // Nothing of this round is in the cluster: stop now (its temporary files go with it).
+                            break None;
+                        }
+                        finishing = true;
+                        status.line(format!(
+                            "{} finishing this round, then stopping (Ctrl-C again stops helm now)",
+                            paint.tone("◎", Tone::Plain)
+                        ));
+                    }
+                }
+            }
+        };
+        let took = started.elapsed();
+        let stamp = jiff::Zoned::now().strftime("%H:%M:%S");
+        match &outcome {
+            Some(Outcome::Done(text)) => status.round(&format!(
+                "{} {stamp} round {rounds} ({cause}): {text} in {:.2}s; watching {what} (Ctrl-C to stop)",
+                paint.tone("✔", Tone::Good),
+                took.as_secs_f64()
+            )),
+            Some(Outcome::Failed(error)) => {
+                status.line(format!("{} {error}", paint.tone("✗", Tone::Bad)));
+                status.round(&format!(
+                    "{} {stamp} round {rounds} ({cause}): failed in {:.2}s; watching {what} for the next change (Ctrl-C to stop)",
+                    paint.tone("✗", Tone::Bad),
+                    took.as_secs_f64()
+                ));
+            }
+            None => {}
+        }
+        if stop.count() > 0 {
+            status.clear();
+            let signal = stop.after(1).await;
+            return Ended { signal, rounds, cut_off: stop.count() > 1 && R::CHANGES_CLUSTER };
+        }
+        let next = tokio::select! {
+            burst = debounce(changes, QUIET) => burst,
+            signal = stop.after(1) => {
+                status.clear();
+                return Ended { signal, rounds, cut_off: false };
+            }
+        };
+        match next {
+            Some(b) => burst = b,
+            // Every watch is gone (cannot happen while the watchers live): nothing will change again.
+            None => {
+                status.clear();
+                return Ended { signal: String::new(), rounds, cut_off: false };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let chart = dir.path().join("chart");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        std::fs::create_dir_all(chart.join("charts")).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "name: c\nversion: 0.1.0\n").unwrap();
+        let lib = dir.path().join("lib");
+        std::fs::create_dir_all(lib.join("templates")).unwrap();
+        std::fs::write(lib.join("templates/_h.tpl"), "").unwrap();
+        std::os::unix::fs::symlink(&lib, chart.join("charts/lib")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn linked_library_charts_and_values_files_are_watched() {
+        let dir = tree();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let values = root.join("extra.yaml");
+        std::fs::write(&values, "a: 1\n").unwrap();
+        let inside = root.join("chart/values.yaml");
+        let w = Watched::for_chart(&root.join("chart"), &[values.clone(), inside]);
+        assert_eq!(w.trees, [root.join("chart"), root.join("lib")]);
+        assert_eq!(w.files.as_slice(), std::slice::from_ref(&values), "a file in the chart is covered by the tree");
+        assert!(w.covers(&root.join("lib/templates/_h.tpl")));
+        assert!(w.covers(&root.join("chart/templates/x.yaml")));
+        assert!(w.covers(&values));
+        assert!(!w.covers(&root.join("other.yaml")), "a neighbour of a -f file is not watched");
+        assert!(!w.covers(&root.join("chart/templates/.x.yaml.swp")));
+        assert!(!w.covers(&root.join("chart/.git/index")));
+        assert!(!w.covers(&root.join("chart/templates/x.yaml~")));
+        assert_eq!(w.describe(&root.join("chart/templates/x.yaml")), "templates/x.yaml");
+        assert_eq!(w.describe(&root.join("lib/templates/_h.tpl")), "lib/templates/_h.tpl");
+        assert_eq!(w.describe(&root.join("chart/charts/lib/templates/_h.tpl")), "lib/templates/_h.tpl");
+        assert_eq!(w.watches(), [(root.join("chart"), true), (root.join("lib"), true), (root.clone(), false)]);
+    }
+
+    #[test]
+    fn a_symlink_loop_ends() {
+        let dir = tree();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("lib/up")).unwrap();
+        let w = Watched::for_chart(&dir.path().join("chart"), &[]);
+        assert!(w.trees.len() <= 3, "{w:?}");
+    }
+
+    #[test]
+    fn reads_are_no_change() {
+        use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind, RenameMode};
+        assert!(!is_change(&EventKind::Access(AccessKind::Open(AccessMode::Any))));
+        assert!(!is_change(&EventKind::Access(AccessKind::Close(AccessMode::Read))));
+        assert!(is_change(&EventKind::Access(AccessKind::Close(AccessMode::Write))));
+        assert!(is_change(&EventKind::Modify(ModifyKind::Name(RenameMode::To))));
+        assert!(is_change(&EventKind::Create(CreateKind::File)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_is_one_change() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let f = |s: &str| Change::File(PathBuf::from(s));
+        tx.send(f("a")).unwrap();
+        let sender = tokio::spawn({
+            let tx = tx.clone();
+            async move {
+                // An editor's dance: write the swap file, rename it over, fix the mode, 40 ms apart.
+                for name in ["b", "a", "a"] {
+                    tokio::time::sleep(Duration::from_millis(40)).await;
+                    tx.send(Change::File(PathBuf::from(name))).unwrap();
+                }
+                // A save well after the quiet period is the next change.
+                tokio::time::sleep(QUIET * 3).await;
+                tx.send(Change::File(PathBuf::from("c"))).unwrap();
+            }
+        });
+        let burst = debounce(&mut rx, QUIET).await.unwrap();
+        assert_eq!(burst, [f("a"), f("b")]);
+        let next = debounce(&mut rx, QUIET).await.unwrap();
+        assert_eq!(next, [f("c")]);
+        sender.await.unwrap();
+        drop(tx);
+        assert_eq!(debounce(&mut rx, QUIET).await, None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_of_events_still_gets_rounds() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                if tx.send(Change::Object("ConfigMap x".into())).is_err() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+        let started = tokio::time::Instant::now();
+        debounce(&mut rx, QUIET).await.unwrap();
+        assert!(started.elapsed() <= MAX_DELAY + Duration::from_millis(60), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn file_saves_arrive_and_reads_do_not() {
+        let dir = tree();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let w = Watched::for_chart(&root.join("chart"), &[]);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let _watch = watch_files(&w, tx).unwrap();
+        // Reading is no change.
+        std::fs::read_to_string(root.join("lib/templates/_h.tpl")).unwrap();
+        assert!(tokio::time::timeout(Duration::from_millis(300), rx.recv()).await.is_err(), "a read started a round");
+        // A save through the link's target (the library chart) is.
+        std::fs::write(root.join("lib/templates/_h.tpl"), "{{/* x */}}").unwrap();
+        let burst = tokio::time::timeout(Duration::from_secs(5), debounce(&mut rx, QUIET)).await.unwrap().unwrap();
+        assert!(burst.iter().any(|c| matches!(c, Change::File(p) if p.ends_with("_h.tpl"))), "{burst:?}");
+    }
+
+    /// A round that records what it saw, sends a signal part-way when told to, and takes 100 ms.
+    struct Recorder<const CHANGES: bool> {
+        runs: u32,
+        signal_in_round: Option<u32>,
+        signals: tokio::sync::watch::Sender<(u32, &'static str)>,
+        /// Whether the second signal reached the round (it stops helm in an apply).
+        saw_second: bool,
+    }
+
+    impl<const CHANGES: bool> Round for Recorder<CHANGES> {
+        const CHANGES_CLUSTER: bool = CHANGES;
+
+        async fn run(&mut self, stop: &Stop) -> Outcome {
+            self.runs += 1;
+            if self.signal_in_round == Some(self.runs) {
+                self.signals.send_modify(|(n, name)| {
+                    *n += 1;
+                    *name = "SIGINT";
+                });
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                self.signals.send_modify(|(n, _)| *n += 1);
+                tokio::select! {
+                    _ = stop.second() => self.saw_second = true,
+                    () = tokio::time::sleep(Duration::from_secs(5)) => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Outcome::Done(format!("run {}", self.runs))
+        }
+    }
+
+    fn recorder<const CHANGES: bool>(signal_in_round: Option<u32>) -> (Recorder<CHANGES>, Stop) {
+        let (stop, signals) = Stop::by_hand();
+        (Recorder { runs: 0, signal_in_round, signals, saw_second: false }, stop)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_at_the_start_then_one_per_burst_until_a_signal() {
+        let (mut round, stop) = recorder::<true>(None);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let signals = round.signals.clone();
+        tokio::spawn(async move {
+            for name in ["a", "b"] {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                // Two events of one save: one round.
+                tx.send(Change::File(PathBuf::from(name))).unwrap();
+                tx.send(Change::File(PathBuf::from(name))).unwrap();
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            signals.send_modify(|(n, name)| {
+                *n += 1;
+                *name = "SIGTERM";
+            });
+            // Kept open: the loop ends by the signal, not because the watches are gone.
+            std::future::pending::<()>().await;
+        });
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert_eq!(ended, Ended { signal: "SIGTERM".into(), rounds: 3, cut_off: false });
+        assert_eq!(round.runs, 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_that_changes_the_cluster_is_finished_and_only_a_second_signal_reaches_it() {
+        let (mut round, stop) = recorder::<true>(Some(1));
+        let (_tx, mut rx) = mpsc::unbounded_channel();
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert_eq!(round.runs, 1, "no round after the signal");
+        assert!(round.saw_second, "the second signal reached the round");
+        assert_eq!(ended, Ended { signal: "SIGINT".into(), rounds: 1, cut_off: true });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_round_that_changes_nothing_is_dropped_at_the_first_signal() {
+        let (mut round, stop) = recorder::<false>(Some(1));
+        let (_tx, mut rx) = mpsc::unbounded_channel();
+        let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
+        assert!(!round.saw_second, "the round was dropped before it could see the second signal");
+        assert_eq!((ended.rounds, ended.cut_off), (1, false));
+    }
+
+    #[test]
+    fn bursts_are_described_briefly() {
+        let w = Watched { trees: vec![PathBuf::from("/c")], files: vec![] };
+        let f = |s: &str| Change::File(PathBuf::from(s));
+        assert_eq!(describe(&[f("/c/values.yaml")], &w), "values.yaml");
+        assert_eq!(
+            describe(&[f("/c/a"), f("/c/b"), Change::Object("ConfigMap x".into())], &w),
+            "ConfigMap x and 2 more"
+        );
+    }
+}
