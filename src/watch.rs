@@ -531,6 +531,30 @@ pub enum Outcome {
     Done(String),
     /// Failed (a render error, a failed apply); the text is the error. The loop goes on.
     Failed(String),
+    /// Standard output's reader is gone (`| head` ended, `less` quit): the loop ends, quietly.
+    ReaderGone,
+}
+
+/// Resolves when standard output is a pipe whose reader has gone: the kernel reports an error on the
+/// pipe's write end, so this waits on epoll, without polling, and the loop ends then rather than at its
+/// next write. Never resolves when standard output is a terminal or a file.
+async fn stdout_reader_gone() {
+    use std::os::fd::AsFd;
+    use tokio::io::{Interest, unix::AsyncFd};
+    let is_pipe = std::fs::metadata("/dev/stdout")
+        .map(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+        .unwrap_or(false);
+    // A duplicate of standard output: the same pipe, and a descriptor this function owns.
+    let Some(fd) = is_pipe.then(|| std::io::stdout().as_fd().try_clone_to_owned().ok()).flatten() else {
+        return std::future::pending().await;
+    };
+    // SAFETY: `fd` is owned by the AsyncFd for its whole life, so it stays open and names the same pipe.
+    match unsafe { AsyncFd::register_with_interest(fd, Interest::ERROR) } {
+        Ok(fd) => {
+            let _ = fd.ready(Interest::ERROR).await;
+        }
+        Err(_) => std::future::pending().await,
+    }
 }
 
 /// One turn of the loop: render and print a diff, or apply. It writes its own output (the diff, the plan)
@@ -546,7 +570,7 @@ pub trait Round {
 /// How the loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
-    /// The signal that ended it.
+    /// The signal that ended it, or [`READER_GONE`].
     pub signal: String,
     pub rounds: u32,
     /// A round was cut off by a second signal (helm was stopped).
@@ -616,6 +640,9 @@ pub fn describe(changes: &[Change], watched: &Watched) -> String {
     }
 }
 
+/// [`Ended::signal`] when the loop ended because standard output's reader went away.
+pub const READER_GONE: &str = "standard output closed";
+
 /// The loop: a round at the start, then one per burst of changes, until SIGINT or SIGTERM (see the module
 /// docs).
 pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) -> Ended {
@@ -681,6 +708,10 @@ async fn drive<R: Round>(
                     took.as_secs_f64()
                 ));
             }
+            Some(Outcome::ReaderGone) => {
+                status.clear();
+                return Ended { signal: READER_GONE.into(), rounds, cut_off: false };
+            }
             None => {}
         }
         if stop.count() > 0 {
@@ -693,6 +724,10 @@ async fn drive<R: Round>(
             signal = stop.after(1) => {
                 status.clear();
                 return Ended { signal, rounds, cut_off: false };
+            }
+            () = stdout_reader_gone() => {
+                status.clear();
+                return Ended { signal: READER_GONE.into(), rounds, cut_off: false };
             }
         };
         match next {

@@ -3,7 +3,8 @@
 //! a save in the chart, in its values or in a linked library chart reaches the cluster within 2 s, one
 //! round per edit; a template that does not parse fails its round and the loop goes on; SIGINT ends the
 //! loop cleanly (the HelmRelease suspended with the last round's status, no temporary file, and
-//! helm-controller in sync after resume); an edit of a valuesFrom ConfigMap alone starts a diff.
+//! helm-controller in sync after resume); an edit of a valuesFrom ConfigMap alone starts a diff, and a
+//! `diff --watch` whose reader goes away ends at once, quietly.
 //!
 //! Every wait is bounded and names what it waited for; the watching process is killed when a test fails.
 
@@ -359,6 +360,41 @@ fn diff_watch(helm: Helm) {
     assert!(!suspended(&obj), "diff --watch changes nothing: the HelmRelease is not suspended");
     assert_eq!(obj.pointer("/metadata/generation").cloned(), generation, "diff --watch changed the HelmRelease");
     assert_eq!(cm_data(&ns, "a-cm", "message").as_deref(), Some("one"), "diff --watch applied something");
+
+    // Its reader going away (`| head` ended, `less` quit) ends the loop at once, quietly, with exit 0:
+    // the first line of the first round's summary is read, then the pipe is closed while the loop waits.
+    let mut c = cozy_home(helm).command();
+    c.args(["cozy", "diff", "a", "--watch", "-o", "summary", "-C"])
+        .arg(chart.path())
+        .args(["-n", &ns])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn helm cozy diff --watch");
+    let stderr = Arc::default();
+    let reader = collect(child.stderr.take().expect("stderr piped"), Arc::clone(&stderr));
+    let mut plan = String::new();
+    BufReader::new(child.stdout.take().expect("stdout piped")).read_line(&mut plan).expect("read the first plan");
+    assert!(plan.starts_with("~ ConfigMap") && plan.contains("/a-cm"), "first line of -o summary: {plan:?}");
+    // The reader was dropped with the line read: the pipe's read end is closed.
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            panic!("diff --watch still running 15 s after its reader went away");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = reader.join();
+    let stderr = stderr.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
+    assert_eq!(status.code(), Some(0), "exit after the reader went away; stderr:\n{stderr}");
+    for word in ["error", "panicked", "stopped watching", "Broken pipe"] {
+        assert!(!stderr.contains(word), "a closed reader is a quiet end, but stderr says {word:?}:\n{stderr}");
+    }
+    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
 }
 
 helm_tests! {

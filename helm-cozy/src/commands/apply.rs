@@ -80,8 +80,10 @@ impl Round for ApplyRound<'_> {
                 Err(e) => return Outcome::Failed(e.to_string()),
             };
         let color = cozyhr::output::ColorChoice::Auto.for_stdout();
-        if let Err(e) = cozyhr::output::write_stdout(plan.render_summary(color)) {
-            return Outcome::Failed(e.to_string());
+        match cozyhr::output::write_stdout(plan.render_summary(color)) {
+            Err(e) if e.is_reader_gone() => return Outcome::ReaderGone,
+            Err(e) => return Outcome::Failed(e.to_string()),
+            Ok(()) => {}
         }
         match apply_round(request(self.cluster, self.pipeline, self.args), stop.second()).await {
             Ok(_) => Outcome::Done(format!("applied: {}", cozyhr::watch::plan_words(&plan))),

@@ -117,6 +117,10 @@ async fn watch(pipeline: &Pipeline, cluster: &Cluster, args: &DiffArgs) -> anyho
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &args.values.values, &hr)?;
     let mut round = DiffRound { pipeline, cluster, args };
     let ended = cozyhr::watch::run(&mut round, &mut watches, &stop).await;
+    // Output cut off by its reader is a normal end, and a quiet one.
+    if ended.signal == cozyhr::watch::READER_GONE {
+        return Ok(ExitCode::SUCCESS);
+    }
     cozyhr::output::stderr_line(format_args!(
         "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
         ended.rounds, ended.signal
@@ -140,6 +144,9 @@ impl Round for DiffRound<'_> {
         };
         match print(&plan, self.args) {
             Ok(()) => Outcome::Done(format!("diff printed: {}", cozyhr::watch::plan_words(&plan))),
+            Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
+                Outcome::ReaderGone
+            }
             Err(e) => Outcome::Failed(format!("{e:#}")),
         }
     }
