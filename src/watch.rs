@@ -531,8 +531,9 @@ pub enum Outcome {
     Done(String),
     /// Failed (a render error, a failed apply); the text is the error. The loop goes on.
     Failed(String),
-    /// Standard output's reader is gone (`| head` ended, `less` quit): the loop ends, quietly.
-    ReaderGone,
+    /// The loop ends; the text says why ([`READER_GONE`] when standard output's reader is gone: `| head`
+    /// ended, `less` quit).
+    End(String),
 }
 
 /// Resolves when standard output is a pipe whose reader has gone: the kernel reports an error on the
@@ -570,7 +571,7 @@ pub trait Round {
 /// How the loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
-    /// The signal that ended it, or [`READER_GONE`].
+    /// The signal that ended it, or what a round ended it with ([`Outcome::End`]).
     pub signal: String,
     pub rounds: u32,
     /// A round was cut off by a second signal (helm was stopped).
@@ -708,9 +709,9 @@ async fn drive<R: Round>(
                     took.as_secs_f64()
                 ));
             }
-            Some(Outcome::ReaderGone) => {
+            Some(Outcome::End(why)) => {
                 status.clear();
-                return Ended { signal: READER_GONE.into(), rounds, cut_off: false };
+                return Ended { signal: why.clone(), rounds, cut_off: false };
             }
             None => {}
         }

@@ -4,7 +4,7 @@
 //! round per edit; a template that does not parse fails its round and the loop goes on; SIGINT ends the
 //! loop cleanly (the HelmRelease suspended with the last round's status, no temporary file, and
 //! helm-controller in sync after resume); an edit of a valuesFrom ConfigMap alone starts a diff, and a
-//! `diff --watch` whose reader goes away ends at once, quietly.
+//! `diff --watch` whose reader goes away ends at once, quietly; a resume under `apply --watch` ends it.
 //!
 //! Every wait is bounded and names what it waited for; the watching process is killed when a test fails.
 
@@ -300,6 +300,27 @@ fn apply_watch(helm: Helm) {
     // Handed back, helm-controller finds the last round's release its own.
     resume_without_an_upgrade(&ns, "a");
     assert_eq!(cm_data(&ns, "a-extra", "ok").as_deref(), Some("yes"), "helm-controller reverted the last round");
+
+    // Resumed under a running loop, the HelmRelease is Flux's again: the loop ends rather than take it back.
+    let mut w = Watching::start(helm, chart.path(), &ns, tmp.path(), &["apply", "a", "--watch"]);
+    w.round(1);
+    assert!(suspended(&hr(&ns, "a")), "apply --watch suspends the HelmRelease\n{}", w.dump());
+    kubectl(["cozyhr", "resume", "a", "-n", &ns, "--wait=false"]).ok();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = w.child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "apply --watch still running after resume\n{}", w.dump());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for r in std::mem::take(&mut w.readers) {
+        let _ = r.join();
+    }
+    assert_eq!(status.code(), Some(0), "exit after resume\n{}", w.dump());
+    let last = w.stderr().last().cloned().unwrap_or_default();
+    assert!(last.contains("helmrelease a was resumed"), "the last line says why the loop ended: {last}\n{}", w.dump());
+    assert!(!suspended(&hr(&ns, "a")), "the loop took the HelmRelease back after resume\n{}", w.dump());
 }
 
 helm_tests! {

@@ -13,6 +13,9 @@ use cozyhr::watch::{Outcome, Round, Stop, Watches};
 
 use crate::cli::{ApplyArgs, ClusterFlags};
 
+/// Why the loop ended when the HelmRelease was resumed under it.
+const RESUMED: &str = "the HelmRelease was resumed";
+
 /// Exit status when a second Ctrl-C stopped helm half-way, as shells report a process stopped by SIGINT.
 const INTERRUPTED: u8 = 130;
 
@@ -56,6 +59,13 @@ async fn watch(pipeline: &Pipeline, cluster: &Cluster, args: &ApplyArgs) -> anyh
     let mut round = ApplyRound { pipeline, cluster, args };
     let ended = cozyhr::watch::run(&mut round, &mut watches, &stop).await;
     drop(watches);
+    if ended.signal == RESUMED {
+        cozyhr::output::progress::success(format!(
+            "helmrelease {} was resumed: Flux reconciles it again, stopped watching",
+            args.name
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
     cozyhr::watch::hand_back(cluster, &args.name).await;
     Ok(if ended.cut_off { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS })
 }
@@ -72,6 +82,13 @@ impl Round for ApplyRound<'_> {
     /// The objects that change and the plan line, then the apply itself (a render error stops the round
     /// before anything changes).
     async fn run(&mut self, stop: &Stop) -> Outcome {
+        // Resumed by someone (`kubectl cozyhr resume`): Flux owns the release again, and a round would
+        // take it back. The loop ends instead.
+        match cozyhr::pipeline::helmrelease(self.cluster, &self.args.name).await {
+            Ok(hr) if !hr.spec.suspend => return Outcome::End(RESUMED.into()),
+            Ok(_) => {}
+            Err(e) => return Outcome::Failed(e.to_string()),
+        }
         let user = self.args.values.user();
         let plan =
             match self.pipeline.diff(self.cluster, &self.args.name, &user, Against::Live, PlanOptions::default()).await
@@ -81,7 +98,7 @@ impl Round for ApplyRound<'_> {
             };
         let color = cozyhr::output::ColorChoice::Auto.for_stdout();
         match cozyhr::output::write_stdout(plan.render_summary(color)) {
-            Err(e) if e.is_reader_gone() => return Outcome::ReaderGone,
+            Err(e) if e.is_reader_gone() => return Outcome::End(cozyhr::watch::READER_GONE.into()),
             Err(e) => return Outcome::Failed(e.to_string()),
             Ok(()) => {}
         }

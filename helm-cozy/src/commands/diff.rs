@@ -145,7 +145,7 @@ impl Round for DiffRound<'_> {
         match print(&plan, self.args) {
             Ok(()) => Outcome::Done(format!("diff printed: {}", cozyhr::watch::plan_words(&plan))),
             Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
-                Outcome::ReaderGone
+                Outcome::End(cozyhr::watch::READER_GONE.into())
             }
             Err(e) => Outcome::Failed(format!("{e:#}")),
         }
