@@ -123,17 +123,22 @@ impl Watching {
 
     /// SIGINT to the plugin (as Ctrl-C would), then waits at most 60 s for everything to exit; returns
     /// the exit code and the output.
-    fn interrupt(mut self) -> (Option<i32>, Vec<String>, Vec<String>) {
+    fn interrupt(self) -> (Option<i32>, Vec<String>, Vec<String>) {
         let plugin = self.plugin_pid();
         let mut kill = std::process::Command::new("kill");
         kill.args(["-INT", &plugin.to_string()]);
         cozyhr_e2e::run(kill).ok();
+        self.exit_within(Duration::from_secs(60), "SIGINT")
+    }
+
+    /// Waits at most `within` for everything to exit after `what`; returns the exit code and the output.
+    fn exit_within(mut self, within: Duration, what: &str) -> (Option<i32>, Vec<String>, Vec<String>) {
         let start = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 break status;
             }
-            assert!(start.elapsed() < Duration::from_secs(60), "no exit within 60s of SIGINT\n{}", self.dump());
+            assert!(start.elapsed() < within, "no exit within {within:?} of {what}\n{}", self.dump());
             std::thread::sleep(Duration::from_millis(100));
         };
         for r in std::mem::take(&mut self.readers) {
@@ -306,21 +311,11 @@ fn apply_watch(helm: Helm) {
     w.round(1);
     assert!(suspended(&hr(&ns, "a")), "apply --watch suspends the HelmRelease\n{}", w.dump());
     kubectl(["cozyhr", "resume", "a", "-n", &ns, "--wait=false"]).ok();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = w.child.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "apply --watch still running after resume\n{}", w.dump());
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    for r in std::mem::take(&mut w.readers) {
-        let _ = r.join();
-    }
-    assert_eq!(status.code(), Some(0), "exit after resume\n{}", w.dump());
-    let last = w.stderr().last().cloned().unwrap_or_default();
-    assert!(last.contains("helmrelease a was resumed"), "the last line says why the loop ended: {last}\n{}", w.dump());
-    assert!(!suspended(&hr(&ns, "a")), "the loop took the HelmRelease back after resume\n{}", w.dump());
+    let (code, _stdout, stderr) = w.exit_within(Duration::from_secs(30), "kubectl cozyhr resume");
+    assert_eq!(code, Some(0), "exit after resume\n{}", stderr.join("\n"));
+    let last = stderr.last().cloned().unwrap_or_default();
+    assert!(last.contains("helmrelease a was resumed"), "the last line says why the loop ended: {last}");
+    assert!(!suspended(&hr(&ns, "a")), "the loop took the HelmRelease back after resume");
 }
 
 helm_tests! {
