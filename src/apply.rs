@@ -35,6 +35,9 @@ use crate::render::postrender::PostRenderSession;
 pub enum Outcome {
     Applied,
     DryRun,
+    /// A round of `apply --watch` found the HelmRelease resumed since the loop suspended it: Flux owns the
+    /// release again, and nothing was changed.
+    Resumed,
 }
 
 pub struct ApplyRequest<'a> {
@@ -151,6 +154,11 @@ async fn run(
     // before anything is asked of it.
     let kubectl = crate::render::locate_kubectl()?;
     let hr = objects.get(req.name).await?;
+    // The loop suspended the release once; a round never takes back one resumed since (`kubectl cozyhr
+    // resume` while watching hands it to Flux).
+    if voice == Voice::Round && !hr.spec.suspend {
+        return Ok(Outcome::Resumed);
+    }
     let (helm, chart) = (&req.pipeline.helm, &req.pipeline.chart);
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())

@@ -540,13 +540,17 @@ pub enum Outcome {
 /// pipe's write end, so this waits on epoll, without polling, and the loop ends then rather than at its
 /// next write. Never resolves when standard output is a terminal or a file.
 async fn stdout_reader_gone() {
-    use std::os::fd::AsFd;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
     use tokio::io::{Interest, unix::AsyncFd};
-    let is_pipe = std::fs::metadata("/dev/stdout")
-        .map(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
-        .unwrap_or(false);
     // A duplicate of standard output: the same pipe, and a descriptor this function owns.
-    let Some(fd) = is_pipe.then(|| std::io::stdout().as_fd().try_clone_to_owned().ok()).flatten() else {
+    let pipe = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.file_type().is_fifo()));
+    let Some(fd) = pipe.map(OwnedFd::from) else {
         return std::future::pending().await;
     };
     // SAFETY: `fd` is owned by the AsyncFd for its whole life, so it stays open and names the same pipe.

@@ -529,6 +529,17 @@ pub fn resume_without_an_upgrade(ns: &str, name: &str) {
     assert_eq!(actions(&log), before, "helm-controller ran a Helm action after resume: {log:#?}");
 }
 
+/// The names in `dir` (a temporary directory a command was given), sorted: empty when it left nothing.
+pub fn dir_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Every file under `dir`, in subdirectories too.
 pub fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();

@@ -14,7 +14,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, Run, apply, children, condition, controller_log, cozy_home, eventually, get_json,
+    Chart, Helm, Run, apply, children, condition, controller_log, cozy_home, dir_entries, eventually, get_json,
     helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, resume_without_an_upgrade, running,
     wait_hr_ready,
 };
@@ -414,16 +414,6 @@ helm_tests! {
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("read TMPDIR")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Reads a pipe to its end on a thread.
 fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
@@ -497,7 +487,7 @@ fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: 
         get_json("deployment", deployment.0, deployment.1).map(|_| ()).ok_or_else(|| "no Deployment yet".to_string())
     });
     let (plugin, upgrade) = plugin_and_its_helm(helm_pid);
-    let during = entries(tmp);
+    let during = dir_entries(tmp);
     assert!(
         during.iter().any(|n| n.starts_with("cozyhr-values-")),
         "the values file is in TMPDIR while helm runs (else the emptiness check below proves nothing): {during:?}"
@@ -534,7 +524,7 @@ fn interrupted_apply(helm: Helm) {
     eventually("the helm upgrade to be stopped", Duration::from_secs(10), || {
         if running(upgrade) { Err(format!("helm upgrade {upgrade} still runs")) } else { Ok(()) }
     });
-    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
+    assert_eq!(dir_entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
 
     let obj = hr(&ns, "a");
     assert!(suspended(&obj), "A stays suspended after an interrupted apply");

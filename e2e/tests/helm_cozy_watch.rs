@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, children, condition, cozy_home, eventually, get_json, helm_tests, helmrelease, kubectl,
-    namespace, resume_without_an_upgrade, wait_hr_ready,
+    Chart, Helm, apply, children, condition, cozy_home, dir_entries, eventually, get_json, helm_tests, helmrelease,
+    kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -187,16 +187,6 @@ fn save_and_see(w: &Watching, path: &Path, text: &str, what: &str, check: impl F
     }
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("read TMPDIR")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n  greeting: {{ include \"lib.greeting\" . | quote }}\n";
 
 /// A chart `demo` whose library subchart `lib` is a symlink to a directory beside it (kept alive by the
@@ -290,7 +280,7 @@ fn apply_watch(helm: Helm) {
     assert!(matches!(code, Some(0 | 130)), "exit {code:?} after SIGINT\n{}", stderr.join("\n"));
     let last = stderr.last().cloned().unwrap_or_default();
     assert!(last.contains(&format!("kubectl cozyhr resume a -n {ns}")), "the last line says how to hand back: {last}");
-    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
+    assert_eq!(dir_entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
 
     let obj = hr(&ns, "a");
     assert!(suspended(&obj), "the HelmRelease stays suspended after the loop");
@@ -371,7 +361,7 @@ fn diff_watch(helm: Helm) {
 
     let (code, _stdout, stderr) = w.interrupt();
     assert!(matches!(code, Some(0 | 130)), "exit {code:?} after SIGINT\n{}", stderr.join("\n"));
-    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
+    assert_eq!(dir_entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
     let obj = hr(&ns, "a");
     assert!(!suspended(&obj), "diff --watch changes nothing: the HelmRelease is not suspended");
     assert_eq!(obj.pointer("/metadata/generation").cloned(), generation, "diff --watch changed the HelmRelease");
@@ -410,7 +400,7 @@ fn diff_watch(helm: Helm) {
     for word in ["error", "panicked", "stopped watching", "Broken pipe"] {
         assert!(!stderr.contains(word), "a closed reader is a quiet end, but stderr says {word:?}:\n{stderr}");
     }
-    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
+    assert_eq!(dir_entries(tmp.path()), Vec::<String>::new(), "temporary files left behind");
 }
 
 helm_tests! {

@@ -82,13 +82,6 @@ impl Round for ApplyRound<'_> {
     /// The objects that change and the plan line, then the apply itself (a render error stops the round
     /// before anything changes).
     async fn run(&mut self, stop: &Stop) -> Outcome {
-        // Resumed by someone (`kubectl cozyhr resume`): Flux owns the release again, and a round would
-        // take it back. The loop ends instead.
-        match cozyhr::pipeline::helmrelease(self.cluster, &self.args.name).await {
-            Ok(hr) if !hr.spec.suspend => return Outcome::End(RESUMED.into()),
-            Ok(_) => {}
-            Err(e) => return Outcome::Failed(e.to_string()),
-        }
         let user = self.args.values.user();
         let plan =
             match self.pipeline.diff(self.cluster, &self.args.name, &user, Against::Live, PlanOptions::default()).await
@@ -103,6 +96,8 @@ impl Round for ApplyRound<'_> {
             Ok(()) => {}
         }
         match apply_round(request(self.cluster, self.pipeline, self.args), stop.second()).await {
+            // Resumed under the loop (`kubectl cozyhr resume`): Flux owns it again; the loop ends.
+            Ok(cozyhr::apply::Outcome::Resumed) => Outcome::End(RESUMED.into()),
             Ok(_) => Outcome::Done(format!("applied: {}", cozyhr::watch::plan_words(&plan))),
             Err(e) => Outcome::Failed(e.to_string()),
         }
