@@ -89,19 +89,21 @@ impl Pipeline {
         Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
     }
 
-    /// [`diff`](Self::diff) with HelmRelease `name` and its sources read from release files when `from`
-    /// is given; the comparison is still with the cluster (or its stored release).
-    pub async fn diff_with(
-        &self,
-        cluster: &Cluster,
-        from: Option<&FromFiles<'_>>,
-        name: &str,
-        user: &UserValues,
-        against: Against,
-        options: PlanOptions,
-    ) -> Result<Plan> {
-        let (desired, seen) = self.desired_on(cluster, from, name, user).await?;
-        crate::compare::diff(cluster, seen, &self.helm, &desired, against, options, &self.self_exe).await
+    /// `helm cozy diff`, whatever it compares with: the cluster's live objects or stored release, or
+    /// the chart as it is at a Git ref. `cluster` is needed unless [`DiffRequest::needs_cluster`] says
+    /// otherwise (a Git ref with release files renders both sides offline).
+    pub async fn diff_request(&self, cluster: Option<&Cluster>, req: &DiffRequest<'_>) -> Result<Plan> {
+        let against = match req.against {
+            DiffAgainst::Git(git_ref) => return self.diff_against_git(cluster, git_ref, req).await,
+            DiffAgainst::Cluster(against) => against,
+        };
+        let Some(cluster) = cluster else {
+            return Err(Error::Failed("diff against the live objects or the stored release needs a cluster".into()));
+        };
+        let files = if req.release_files.is_empty() { None } else { Some(ReleaseFiles::read(req.release_files)?) };
+        let from = files.as_ref().map(|files| FromFiles { files, namespace: req.namespace });
+        let (desired, seen) = self.desired_on(cluster, from.as_ref(), req.name, req.user).await?;
+        crate::compare::diff(cluster, seen, &self.helm, &desired, against, req.options, &self.self_exe).await
     }
 
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
@@ -226,21 +228,38 @@ impl Pipeline {
     }
 }
 
-/// `diff --against git:REF`: what is compared, and how both sides are rendered.
-pub struct GitDiff<'a> {
-    /// The ref, as Git spells it (`origin/main`, a tag, a commit).
-    pub git_ref: &'a str,
+/// What `diff` compares the rendering with.
+#[derive(Clone, Copy, Debug)]
+pub enum DiffAgainst<'a> {
+    /// The cluster: its live objects or its stored release.
+    Cluster(Against),
+    /// The chart (and the release files inside the repository) as they are at a Git ref, as Git spells
+    /// it (`origin/main`, a tag, a commit).
+    Git(&'a str),
+}
+
+/// `helm cozy diff`: what is compared, and how it is rendered.
+pub struct DiffRequest<'a> {
     /// The HelmRelease `diff` is about.
     pub name: &'a str,
-    /// `--release-file`s: those inside the repository are read as they are at the ref for the old side;
-    /// none: the HelmRelease and its sources come from the cluster, the same for both sides.
+    pub user: &'a UserValues,
+    pub against: DiffAgainst<'a>,
+    /// `--release-file`s the HelmRelease and its sources are read from instead of the cluster. Against a
+    /// Git ref, those inside the repository are read as they are at the ref for the old side, and nothing
+    /// is read from a cluster.
     pub release_files: &'a [PathBuf],
     /// `-n`, when given.
     pub namespace: Option<&'a str>,
-    /// What the charts see without a cluster (with one, both sides see the cluster's).
+    /// What the charts see without a cluster (a Git ref with release files).
     pub offline_view: ClusterView,
-    pub user: &'a UserValues,
     pub options: PlanOptions,
+}
+
+impl DiffRequest<'_> {
+    /// Whether this diff reads anything from a cluster: all do but a Git ref with release files.
+    pub fn needs_cluster(&self) -> bool {
+        !matches!(self.against, DiffAgainst::Git(_)) || self.release_files.is_empty()
+    }
 }
 
 impl Pipeline {
@@ -248,7 +267,7 @@ impl Pipeline {
     /// the ref against the working tree, both rendered the same way: with the cluster's capabilities,
     /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
     /// written into a private temporary directory (see [`crate::gitref`]), removed when this returns.
-    pub async fn diff_against_git(&self, cluster: Option<&Cluster>, git: &GitDiff<'_>) -> Result<Plan> {
+    async fn diff_against_git(&self, cluster: Option<&Cluster>, git_ref: &str, git: &DiffRequest<'_>) -> Result<Plan> {
         let repo = crate::gitref::Repo::of(self.chart.path()).await?;
         let chart_rel = repo.relative(self.chart.path()).unwrap_or_default();
         let texts = crate::release_file::read_texts(git.release_files)?;
@@ -261,12 +280,12 @@ impl Pipeline {
             .collect();
         let mut wanted = vec![chart_rel.clone()];
         wanted.extend(in_repo.iter().flatten().cloned());
-        let tree = repo.materialise(git.git_ref, &wanted).await?;
+        let tree = repo.materialise(git_ref, &wanted).await?;
         // A chart added since the ref has no old side: everything it renders is added.
         let old_chart = if tree.has(&chart_rel.join("Chart.yaml")) {
             Some(
                 ChartDir::open(&tree.path(&chart_rel))
-                    .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git.git_ref)))?,
+                    .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git_ref)))?,
             )
         } else {
             None
@@ -299,9 +318,9 @@ impl Pipeline {
                     Some(rel) if !tree.has(rel) => {}
                     Some(rel) => {
                         let text = std::fs::read_to_string(tree.path(rel)).map_err(|e| {
-                            Error::Failed(format!("--release-file {label} as it is at {}: {e}", git.git_ref))
+                            Error::Failed(format!("--release-file {label} as it is at {}: {e}", git_ref))
                         })?;
-                        old_texts.push((format!("{label} at {}", git.git_ref), text));
+                        old_texts.push((format!("{label} at {}", git_ref), text));
                     }
                     None => old_texts.push((label.clone(), text.clone())),
                 }

@@ -37,6 +37,15 @@ impl Cli {
                 "--watch follows the chart directory and the cluster: it does not combine with --against git:REF",
             ));
         }
+        if let Command::Diff(d) = &self.command
+            && d.capabilities.is_set()
+            && !matches!(d.against, AgainstArg::Git(_))
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--kube-version and --api-versions render without a cluster: diff takes them with --against git:REF (--against live|release renders with the cluster's own)",
+            ));
+        }
         Ok(self)
     }
 }

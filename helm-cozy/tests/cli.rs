@@ -124,6 +124,7 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["show", "web", "--plain", "--release-file", "hr.yaml"], "--release-file"),
         (&["show", "web", "--kube-version", "v1.30.0"], "--release-file"),
         (&["diff", "web", "--api-versions", "x/v1"], "--release-file"),
+        (&["diff", "web", "--release-file", "hr.yaml", "--kube-version", "v1.30.0"], "--against git:REF"),
         (&["values", "web", "--kube-version", "v1.30.0"], "'--kube-version'"),
         (&["show", "web", "--release-file"], "--release-file"),
         // --watch follows the chart directory and the cluster; files or offline capabilities do not move.

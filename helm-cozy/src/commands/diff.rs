@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use cozyhr::cluster::Cluster;
 use cozyhr::compare::Against;
 use cozyhr::diff::{Plan, PlanOptions, RenderOptions};
-use cozyhr::pipeline::{FromFiles, GitDiff, Pipeline};
+use cozyhr::pipeline::{DiffAgainst, DiffRequest, Pipeline};
 use cozyhr::watch::{Outcome, Round, Stop, Watches};
 
 use crate::cli::{AgainstArg, ClusterFlags, DiffArgs, DiffFormat};
@@ -21,68 +21,40 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
         let cluster = flags.options().connect().await?;
         return watch(&pipeline, &cluster, args).await;
     }
-    let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
     let namespace = flags.options().namespace;
     let user = args.values.user();
-    let against = match &args.against {
-        AgainstArg::Live => Against::Live,
-        AgainstArg::Release => Against::Release,
-        AgainstArg::Git(git_ref) => {
-            let git = GitDiff {
-                git_ref,
-                name: &args.name,
-                release_files: &args.release.release_file,
-                namespace: namespace.as_deref(),
-                offline_view: args.capabilities.view(),
-                user: &user,
-                options,
-            };
-            // With release files nothing is read from a cluster: both sides render offline.
-            let plan = if args.release.release_file.is_empty() {
-                if args.capabilities.is_set() {
-                    anyhow::bail!(
-                        "--kube-version and --api-versions are for rendering without a cluster (with --release-file); without it both sides see the cluster's"
-                    );
-                }
-                let cluster = flags.options().connect().await?;
-                pipeline.diff_against_git(Some(&cluster), &git).await.map_err(helmrelease_hint)?
-            } else {
-                note_offline_lookup(&[&pipeline.chart]);
-                pipeline.diff_against_git(None, &git).await?
-            };
-            print(&plan, args)?;
-            return Ok(exit_code(&plan, args));
-        }
+    let request = DiffRequest { namespace: namespace.as_deref(), ..request(args, &user) };
+    let cluster = if request.needs_cluster() {
+        Some(flags.options().connect().await?)
+    } else {
+        note_offline_lookup(&[&pipeline.chart]);
+        None
     };
-    let files = args.release.read()?;
-    let from = files.as_ref().map(|files| FromFiles { files, namespace: namespace.as_deref() });
-    if args.capabilities.is_set() {
-        anyhow::bail!(
-            "--kube-version and --api-versions are for rendering without a cluster: diff --against live|release renders with the cluster's own (use them with --against git:REF)"
-        );
-    }
-    let cluster = flags.options().connect().await?;
-    let plan = pipeline
-        .diff_with(&cluster, from.as_ref(), &args.name, &user, against, options)
-        .await
-        .map_err(helmrelease_hint)?;
+    let plan = pipeline.diff_request(cluster.as_ref(), &request).await.map_err(helmrelease_hint)?;
     print(&plan, args)?;
     Ok(exit_code(&plan, args))
+}
+
+/// The diff the flags ask for (the namespace is the cluster's unless set).
+fn request<'a>(args: &'a DiffArgs, user: &'a cozyhr::desired::UserValues) -> DiffRequest<'a> {
+    DiffRequest {
+        name: &args.name,
+        user,
+        against: match &args.against {
+            AgainstArg::Live => DiffAgainst::Cluster(Against::Live),
+            AgainstArg::Release => DiffAgainst::Cluster(Against::Release),
+            AgainstArg::Git(git_ref) => DiffAgainst::Git(git_ref),
+        },
+        release_files: &args.release.release_file,
+        namespace: None,
+        offline_view: args.capabilities.view(),
+        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
+    }
 }
 
 /// With `--detailed-exitcode`, 2 when the plan changes something.
 fn exit_code(plan: &Plan, args: &DiffArgs) -> ExitCode {
     if args.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS }
-}
-
-/// One round of `--watch`: the diff against the cluster, as a plain `diff` computes it.
-async fn diff(pipeline: &Pipeline, cluster: &Cluster, args: &DiffArgs) -> cozyhr::Result<Plan> {
-    let options = PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() };
-    let against = match args.against {
-        AgainstArg::Release => Against::Release,
-        _ => Against::Live,
-    };
-    pipeline.diff_with(cluster, None, &args.name, &args.values.user(), against, options).await
 }
 
 /// Prints the plan as `-o` asks.
@@ -138,7 +110,8 @@ impl Round for DiffRound<'_> {
     const CHANGES_CLUSTER: bool = false;
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
-        let plan = match diff(self.pipeline, self.cluster, self.args).await {
+        let user = self.args.values.user();
+        let plan = match self.pipeline.diff_request(Some(self.cluster), &request(self.args, &user)).await {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
