@@ -13,11 +13,13 @@
 //! - [`yaml_v2`]: go-yaml v2's scalar rules (YAML 1.1), which Helm and Flux read and hash values with;
 //!   `!!binary` through `encoding/base64`'s `StdEncoding`.
 //! - [`yaml_v2_emit`]: go-yaml v2's emitter (`yaml.Marshal`), which Flux hashes values with.
+//! - [`path`]: `path.Match`, the globs of Helm's `--show-only`.
 //! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with.
 
 pub mod digest;
 pub mod float;
 pub mod json;
+pub mod path;
 pub mod strconv;
 pub mod time;
 pub mod yaml_v2;

@@ -231,32 +231,27 @@ pub fn check_show_only(globs: &[String]) -> Result<(), RenderError> {
     show_only_globs(globs).map(drop)
 }
 
-fn show_only_globs(globs: &[String]) -> Result<globset::GlobSet, RenderError> {
-    let mut set = globset::GlobSetBuilder::new();
-    for g in globs {
-        set.add(
-            globset::GlobBuilder::new(g)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| RenderError::ShowOnly(format!("--show-only {g:?}: {e}")))?,
-        );
-    }
-    set.build().map_err(|e| RenderError::ShowOnly(format!("--show-only: {e}")))
+/// Helm matches `--show-only` with Go's `filepath.Match`.
+fn show_only_globs(globs: &[String]) -> Result<Vec<crate::go::path::Pattern>, RenderError> {
+    globs
+        .iter()
+        .map(|g| crate::go::path::Pattern::new(g).map_err(|e| RenderError::ShowOnly(format!("--show-only {g:?}: {e}"))))
+        .collect()
 }
 
 /// Keeps the documents whose `# Source:` template matches one of `globs` (Helm's `--show-only`: the path
-/// without the chart name, e.g. `templates/cm.yaml`, shell-style globs). No glob keeps everything.
+/// without the chart name, e.g. `templates/cm.yaml`, Go's globs). No glob keeps everything.
 pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, RenderError> {
     if globs.is_empty() {
         return Ok(rendered.to_string());
     }
-    let set = show_only_globs(globs)?;
+    let patterns = show_only_globs(globs)?;
     let mut out = String::new();
     for doc in split_documents(rendered) {
         let Some(source) = doc.source.as_deref() else { continue };
         // Helm matches the path below the chart's own directory.
         let below_chart = source.split_once('/').map_or(source, |(_, rest)| rest);
-        if set.is_match(below_chart) || set.is_match(source) {
+        if patterns.iter().any(|p| p.matches(below_chart) || p.matches(source)) {
             // The document's own `# Source:` line is part of its text.
             push_document(&mut out, None, &doc.text);
         }
