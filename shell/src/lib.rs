@@ -30,15 +30,21 @@ impl From<Color> for cozyhr::output::ColorChoice {
 
 /// Logs to stderr, filtered by `RUST_LOG` when set, else by `default_filter` (`off` keeps a command
 /// quiet: its failures are one `error:` line either way). `uptime` stamps each line with the time since
-/// start, for reading where the time goes.
+/// start, for reading where the time goes. The filter is a list of `target=level` and `level` directives,
+/// as `RUST_LOG` is usually written (`debug`, `cozyhr=trace,kube=debug`); a `RUST_LOG` that is not such a
+/// list falls back to `default_filter`.
 pub fn init_logging(default_filter: &str, uptime: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
-    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let parse = |s: &str| s.parse::<tracing_subscriber::filter::Targets>().ok();
+    let filter =
+        std::env::var("RUST_LOG").ok().and_then(|s| parse(&s)).or_else(|| parse(default_filter)).unwrap_or_default();
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter);
     if uptime {
-        logs.with_timer(tracing_subscriber::fmt::time::uptime()).init();
+        registry.with(logs.with_timer(tracing_subscriber::fmt::time::uptime())).init();
     } else {
-        logs.without_time().init();
+        registry.with(logs.without_time()).init();
     }
 }
 
