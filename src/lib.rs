@@ -38,7 +38,7 @@ pub mod duration;
 pub mod error;
 pub mod flux;
 pub mod gitref;
-pub mod go;
+pub use cozyhr_go as go;
 pub mod helmstore;
 pub mod install;
 pub mod live;

@@ -20,7 +20,6 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{Map, Value};
-use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use crate::go::yaml_v3;
 use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
@@ -84,7 +83,7 @@ pub fn documents(stream: &str, origin: Origin) -> Vec<Document> {
 
 /// Whether a document carries Helm's `helm.sh/hook` annotation.
 fn is_hook(text: &str) -> bool {
-    matches!(decode_document(text), Ok(Some(v)) if v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
+    matches!(yaml_v3::decode(text), Ok(Some(v)) if v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
 }
 
 /// The documents as a stream again, `---` before each.
@@ -126,7 +125,7 @@ fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
 fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(ObjectId, String)>, String> {
     let at = |why: String| format!("line {}: {why}", doc.line);
     // kustomize skips empty documents and rejects anything but an object.
-    let Some(object) = decode_document(&doc.text).map_err(at)? else { return Ok(None) };
+    let Some(object) = yaml_v3::decode(&doc.text).map_err(at)? else { return Ok(None) };
     let id = ObjectId::from_object(&object).map_err(|e| at(e.to_string()))?;
     if id.kind.ends_with("List") {
         return Err(at(format!("kind {} may be a list", id.kind)));
@@ -143,7 +142,7 @@ fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Obje
         out.push_str(source);
         out.push('\n');
     }
-    let yaml = serde_saphyr::to_string(&Value::Object(object)).map_err(|e| at(e.to_string()))?;
+    let yaml = crate::go::yaml::to_string(&Value::Object(object)).map_err(at)?;
     out.push_str(&yaml);
     if !yaml.ends_with('\n') {
         out.push('\n');
@@ -236,7 +235,7 @@ pub fn template_order_matters(stream: &str) -> bool {
         mixed && {
             let (trimmed, last) = (End::Trim.cut(&doc.text), End::DropNewline.cut(&doc.text));
             trimmed != last
-                && match (decode_document(trimmed), decode_document(last)) {
+                && match (yaml_v3::decode(trimmed), yaml_v3::decode(last)) {
                     (Ok(a), Ok(b)) => a != b,
                     // Unreadable here: let Helm's own post-renderer input decide.
                     _ => true,
@@ -284,84 +283,6 @@ fn set_metadata(metadata: &mut Map<String, Value>, steps: &[Step<'_>]) -> Result
     }
     metadata.sort_keys();
     Ok(())
-}
-
-/// A collection being built while parser events stream in.
-enum Frame {
-    Seq(Vec<Value>),
-    Map { pairs: Vec<(String, Value)>, key: Option<String> },
-}
-
-/// One document as go-yaml v3 decodes it into Go values, or why that is not certain. Mapping keys come
-/// out sorted, as Go writes a map.
-fn decode_document(text: &str) -> Result<Option<Value>, String> {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root = None;
-    let mut documents = 0;
-    // The parser's positions count characters.
-    let eof = (!text.ends_with('\n')).then(|| text.chars().count());
-    for next in crate::values::yaml::parser(text) {
-        let (event, span) = next.map_err(|e| format!("YAML: {}", e.info()))?;
-        let (value, is_key_candidate) = match event {
-            Event::DocumentStart(..) => {
-                documents += 1;
-                if documents > 1 {
-                    return Err("more than one document".into());
-                }
-                continue;
-            }
-            Event::Scalar(value, style, _, tag) => {
-                if tag.is_some() {
-                    return Err(format!("tagged scalar {value:?}"));
-                }
-                // A block scalar running to the end of the text without a line break has none in
-                // go-yaml (libyaml); this parser adds one, as if the break were there.
-                let unterminated =
-                    matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) && eof == Some(span.end.index());
-                let value = match value.strip_suffix('\n') {
-                    Some(v) if unterminated => v,
-                    _ => &value,
-                };
-                (yaml_v3::scalar(value, style)?, true)
-            }
-            Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
-                return Err("tagged collection".into());
-            }
-            Event::SequenceStart(..) => {
-                stack.push(Frame::Seq(Vec::new()));
-                continue;
-            }
-            Event::MappingStart(..) => {
-                stack.push(Frame::Map { pairs: Vec::new(), key: None });
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => (Value::Array(items), false),
-                Some(Frame::Map { mut pairs, .. }) => {
-                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                        return Err(format!("duplicate key {:?}", w[0].0));
-                    }
-                    (Value::Object(pairs.into_iter().collect()), false)
-                }
-                None => return Err("unbalanced collection".into()),
-            },
-            Event::Alias(_) | Event::UnresolvedAlias(_) => return Err("alias".into()),
-            _ => continue,
-        };
-        match stack.last_mut() {
-            Some(Frame::Seq(items)) => items.push(value),
-            Some(Frame::Map { pairs, key }) => match key.take() {
-                Some(k) => pairs.push((k, value)),
-                None => match value {
-                    Value::String(s) if is_key_candidate => *key = Some(s),
-                    other => return Err(format!("non-string key {other}")),
-                },
-            },
-            None => root = Some(value),
-        }
-    }
-    Ok(root.filter(|v| !v.is_null()))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
-use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use super::gov::number_from_f64;
 use super::{Values, ValuesError};
@@ -73,20 +73,12 @@ fn yaml_err(source_name: &str, line: usize, message: impl Into<String>) -> Value
     ValuesError::Yaml { source_name: source_name.to_string(), line, message: message.into() }
 }
 
-/// The YAML event parser as cozyhr reads documents with it: comments are not reported (nothing uses them,
-/// and collecting them costs the parser about a third of its time).
-pub(crate) fn parser(text: &str) -> Parser<'_, serde_saphyr::granit_parser::StrInput<'_>> {
-    let mut options = serde_saphyr::granit_parser::Options::default();
-    options.set_emit_comments(false);
-    Parser::new_from_str_with_options(text, options)
-}
-
 /// Builds the node tree of the first document; `None` when there is no document or it is empty.
 fn build_tree(text: &str, source_name: &str) -> Result<Option<Rc<Node>>, ValuesError> {
     let mut anchors: HashMap<usize, Rc<Node>> = HashMap::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut root: Option<Rc<Node>> = None;
-    for next in parser(text) {
+    for next in crate::go::yaml::parser(text) {
         let (event, span) = next.map_err(|e| {
             let line = e.marker().line().max(1);
             yaml_err(source_name, line, e.info())

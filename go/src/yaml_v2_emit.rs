@@ -1,7 +1,7 @@
 //! go-yaml v2's emitter (`yaml.Marshal`, go.yaml.in/yaml/v2 v2.4.4) for the shapes values can take: block
 //! mappings with sorted keys, non-indented block sequences, `{}`/`[]` for empty collections, and plain,
 //! single-quoted, double-quoted or literal scalars with go-yaml's style choice and its 80-column folding.
-//! Flux hashes values in this form (the `configDigest`); its vectors are in `crate::values::digest`.
+//! Flux hashes values in this form (the `configDigest`); its vectors are in cozyhr's `values::digest`.
 
 use serde_json::Value;
 

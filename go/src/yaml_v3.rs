@@ -2,10 +2,11 @@
 //! float), which kustomize applies when helm-controller post-renders. Only the certain part is here: a
 //! plain scalar that v3 surely reads as null, a bool, a decimal integer or a string is decoded; one that it
 //! might read as anything else is refused with the reason, and the caller leaves the document to the real
-//! kustomize. go-yaml v2's rules are in [`super::yaml_v2`].
+//! kustomize. [`decode`] reads a whole document with them, as kustomize's post-render decodes each object.
+//! go-yaml v2's rules are in [`super::yaml_v2`].
 
 use serde_json::Value;
-use serde_saphyr::granit_parser::ScalarStyle;
+use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use super::strconv::is_int_syntax;
 use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
@@ -13,7 +14,7 @@ use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
 /// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
 /// strings; a plain one is null, a boolean, a decimal integer or a string, or unsupported when v3 would
 /// make it a float, a timestamp, another integer form or a merge key.
-pub(crate) fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
+pub fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
     if style != ScalarStyle::Plain {
         return Ok(Value::String(value.to_string()));
     }
@@ -55,6 +56,84 @@ fn decimal_int(s: &str) -> Option<Option<i64>> {
     let decimal =
         !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && (digits == "0" || !digits.starts_with('0'));
     decimal.then(|| s.strip_prefix('+').unwrap_or(s).parse::<i64>().ok())
+}
+
+/// A collection being built while parser events stream in.
+enum Frame {
+    Seq(Vec<Value>),
+    Map { pairs: Vec<(String, Value)>, key: Option<String> },
+}
+
+/// One document as go-yaml v3 decodes it into Go values, or why that is not certain. Mapping keys come
+/// out sorted, as Go writes a map.
+pub fn decode(text: &str) -> Result<Option<Value>, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root = None;
+    let mut documents = 0;
+    // The parser's positions count characters.
+    let eof = (!text.ends_with('\n')).then(|| text.chars().count());
+    for next in crate::yaml::parser(text) {
+        let (event, span) = next.map_err(|e| format!("YAML: {}", e.info()))?;
+        let (value, is_key_candidate) = match event {
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return Err("more than one document".into());
+                }
+                continue;
+            }
+            Event::Scalar(value, style, _, tag) => {
+                if tag.is_some() {
+                    return Err(format!("tagged scalar {value:?}"));
+                }
+                // A block scalar running to the end of the text without a line break has none in
+                // go-yaml (libyaml); this parser adds one, as if the break were there.
+                let unterminated =
+                    matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) && eof == Some(span.end.index());
+                let value = match value.strip_suffix('\n') {
+                    Some(v) if unterminated => v,
+                    _ => &value,
+                };
+                (scalar(value, style)?, true)
+            }
+            Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
+                return Err("tagged collection".into());
+            }
+            Event::SequenceStart(..) => {
+                stack.push(Frame::Seq(Vec::new()));
+                continue;
+            }
+            Event::MappingStart(..) => {
+                stack.push(Frame::Map { pairs: Vec::new(), key: None });
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq(items)) => (Value::Array(items), false),
+                Some(Frame::Map { mut pairs, .. }) => {
+                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                        return Err(format!("duplicate key {:?}", w[0].0));
+                    }
+                    (Value::Object(pairs.into_iter().collect()), false)
+                }
+                None => return Err("unbalanced collection".into()),
+            },
+            Event::Alias(_) | Event::UnresolvedAlias(_) => return Err("alias".into()),
+            _ => continue,
+        };
+        match stack.last_mut() {
+            Some(Frame::Seq(items)) => items.push(value),
+            Some(Frame::Map { pairs, key }) => match key.take() {
+                Some(k) => pairs.push((k, value)),
+                None => match value {
+                    Value::String(s) if is_key_candidate => *key = Some(s),
+                    other => return Err(format!("non-string key {other}")),
+                },
+            },
+            None => root = Some(value),
+        }
+    }
+    Ok(root.filter(|v| !v.is_null()))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //!   `!!binary` through `encoding/base64`'s `StdEncoding`.
 //! - [`yaml_v2_emit`]: go-yaml v2's emitter (`yaml.Marshal`), which Flux hashes values with.
 //! - [`path`]: `path.Match`, the globs of Helm's `--show-only`.
+//! - [`yaml`]: the YAML event parser and writer the rules above are applied over.
 //! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with.
 
 pub mod digest;
@@ -22,6 +23,7 @@ pub mod json;
 pub mod path;
 pub mod strconv;
 pub mod time;
+pub mod yaml;
 pub mod yaml_v2;
 pub mod yaml_v2_emit;
 pub mod yaml_v3;

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 /// A `time.Time` as `Time.UnmarshalJSON` builds it: the wall clock as written plus its zone offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct GoTime {
+pub struct GoTime {
     year: i64,
     month: u32,
     day: u32,
@@ -29,7 +29,7 @@ impl GoTime {
     /// Go's strict fast path `parseRFC3339`. Go falls back to the lenient `time.Parse(time.RFC3339, …)` for
     /// oddities (one-digit hours, `,` before the fraction) that Go's own `MarshalJSON` never writes; those
     /// are rejected here.
-    pub(crate) fn parse_rfc3339(s: &str) -> Option<GoTime> {
+    pub fn parse_rfc3339(s: &str) -> Option<GoTime> {
         let b = s.as_bytes();
         if b.len() < 19 {
             return None;
@@ -106,12 +106,12 @@ impl GoTime {
     }
 
     /// `Time.IsZero`: the instant 0001-01-01T00:00:00Z, whatever the zone it is written in.
-    pub(crate) fn is_zero(&self) -> bool {
+    pub fn is_zero(&self) -> bool {
         self.unix() == GO_ZERO_UNIX && self.nsec == 0
     }
 
     /// `Time.MarshalJSON`'s text (without quotes): RFC3339Nano in the parsed offset.
-    pub(crate) fn rfc3339_nano(&self) -> String {
+    pub fn rfc3339_nano(&self) -> String {
         let mut out = String::with_capacity(35);
         push_year(&mut out, self.year);
         let _ = write!(out, "-{:02}-{:02}T{:02}:{:02}:{:02}", self.month, self.day, self.hour, self.min, self.sec);
@@ -130,7 +130,7 @@ impl GoTime {
     }
 
     /// `metav1.Time.MarshalJSON`'s text: `t.UTC().Format(time.RFC3339)`, whole seconds.
-    pub(crate) fn metav1(&self) -> String {
+    pub fn metav1(&self) -> String {
         let unix = self.unix();
         let (y, m, d) = civil_from_days(unix.div_euclid(86_400));
         let secs = unix.rem_euclid(86_400);
@@ -186,7 +186,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// Whether Go's `time.Parse` accepts `s` with one of the layouts go-yaml v2 and v3 try on a plain scalar
 /// that may be a timestamp: "2006-1-2T15:4:5.999999999Z07:00" (also with `t`), "2006-1-2 15:4:5.999999999"
 /// and "2006-1-2", with Go's range checks.
-pub(crate) fn matches_yaml_timestamp_layouts(s: &str) -> bool {
+pub fn matches_yaml_timestamp_layouts(s: &str) -> bool {
     parse_yaml_timestamp_layouts(s).is_some()
 }
 

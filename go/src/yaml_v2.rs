@@ -15,7 +15,7 @@ const CORE: &str = "tag:yaml.org,2002:";
 
 /// A scalar as go-yaml v2 decodes it into an `interface{}`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Resolved {
+pub enum Resolved {
     Null,
     Bool(bool),
     Int(i64),
@@ -26,7 +26,7 @@ pub(crate) enum Resolved {
 
 /// go-yaml v2 `decoder.scalar`: quoted and block scalars without a tag are strings; everything else goes
 /// through [`resolve`] with its tag; `!!binary` is base64-decoded; timestamps stay the original text.
-pub(crate) fn scalar(value: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Resolved, String> {
+pub fn scalar(value: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Resolved, String> {
     if tag.is_none() && style != ScalarStyle::Plain {
         return Ok(Resolved::Str(value.to_string()));
     }
@@ -118,7 +118,7 @@ fn resolve_plain(s: &str, timestamps: bool, force_str: bool) -> (&'static str, R
 }
 
 /// go-yaml's `yamlStyleFloat` (v2 and v3 alike): `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-pub(crate) fn is_yaml_style_float(s: &str) -> bool {
+pub fn is_yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     if matches!(b.first(), Some(b'+' | b'-')) {
@@ -168,14 +168,14 @@ fn is_timestamp(s: &str) -> bool {
 }
 
 /// go-yaml's quick check before it tries a timestamp (v2 and v3 alike): exactly four digits, then `-`.
-pub(crate) fn has_timestamp_prefix(s: &str) -> bool {
+pub fn has_timestamp_prefix(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
 }
 
 /// go-yaml v2 `encoder.stringv`'s `canUsePlain`: the string reads back as itself when written plain (it
 /// resolves to `!!str` and is no YAML 1.1 base-60 float).
-pub(crate) fn can_use_plain(s: &str) -> bool {
+pub fn can_use_plain(s: &str) -> bool {
     resolve_plain(s, true, false).0 == "str" && !is_base60_float(s)
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Encoding as `json.Encoder` writes: members in struct field order (the caller writes them so, with
 //! `omitempty` as the struct says), `map[string]…` keys sorted bytewise, float64 in Go's float format
-//! ([`crate::go::float::format_float_json`]), strings with `<`, `>`, `&`, U+2028 and U+2029 escaped,
+//! ([`crate::float::format_float_json`]), strings with `<`, `>`, `&`, U+2028 and U+2029 escaped,
 //! `\b \f \n \r \t` short escapes and `\u00XX` for other control bytes, and the newline `Encoder.Encode`
 //! ends with. Invalid UTF-8 cannot reach us: a `serde_json::Value` only holds valid strings, and Go never
 //! writes invalid UTF-8 into the JSON it stores.
@@ -23,7 +23,7 @@ use super::time::GoTime;
 // ---------------------------------------------------------------------------------------------------------
 
 /// `Encoder.Encode`'s output: the value `write` writes, then a newline.
-pub(crate) fn encode(write: impl FnOnce(&mut String)) -> String {
+pub fn encode(write: impl FnOnce(&mut String)) -> String {
     let mut out = String::new();
     write(&mut out);
     out.push('\n');
@@ -31,19 +31,19 @@ pub(crate) fn encode(write: impl FnOnce(&mut String)) -> String {
 }
 
 /// A JSON object being written member by member, in Go struct field order.
-pub(crate) struct Obj<'a> {
+pub struct Obj<'a> {
     out: &'a mut String,
     members: usize,
 }
 
 impl<'a> Obj<'a> {
-    pub(crate) fn new(out: &'a mut String) -> Self {
+    pub fn new(out: &'a mut String) -> Self {
         out.push('{');
         Obj { out, members: 0 }
     }
 
     /// Starts a member and returns the buffer to write its value into.
-    pub(crate) fn key(&mut self, key: &str) -> &mut String {
+    pub fn key(&mut self, key: &str) -> &mut String {
         if self.members > 0 {
             self.out.push(',');
         }
@@ -53,26 +53,26 @@ impl<'a> Obj<'a> {
         self.out
     }
 
-    pub(crate) fn string(&mut self, key: &str, value: &str, omitempty: bool) {
+    pub fn string(&mut self, key: &str, value: &str, omitempty: bool) {
         if !(omitempty && value.is_empty()) {
             encode_string(self.key(key), value);
         }
     }
 
     /// An `omitempty` string slice.
-    pub(crate) fn strings(&mut self, key: &str, values: &[String]) {
+    pub fn strings(&mut self, key: &str, values: &[String]) {
         if !values.is_empty() {
             encode_list(self.key(key), values, |out, s| encode_string(out, s));
         }
     }
 
-    pub(crate) fn end(self) {
+    pub fn end(self) {
         self.out.push('}');
     }
 }
 
 /// A slice, each item written by `each`.
-pub(crate) fn encode_list<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+pub fn encode_list<T>(out: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
     out.push('[');
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -84,7 +84,7 @@ pub(crate) fn encode_list<T>(out: &mut String, items: &[T], mut each: impl FnMut
 }
 
 /// A `map[string]string`: keys sorted bytewise (the `BTreeMap` order).
-pub(crate) fn encode_string_map(out: &mut String, map: &BTreeMap<String, String>) {
+pub fn encode_string_map(out: &mut String, map: &BTreeMap<String, String>) {
     let mut o = Obj::new(out);
     for (k, v) in map {
         encode_string(o.key(k), v);
@@ -93,7 +93,7 @@ pub(crate) fn encode_string_map(out: &mut String, map: &BTreeMap<String, String>
 }
 
 /// A Go string as `json.Encoder` (HTML escaping on) writes it.
-pub(crate) fn encode_string(out: &mut String, s: &str) {
+pub fn encode_string(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
@@ -120,7 +120,7 @@ pub(crate) fn encode_string(out: &mut String, s: &str) {
 }
 
 /// A Go `interface{}` decoded by `json.Unmarshal`: numbers are float64, objects `map[string]any`.
-pub(crate) fn encode_any(out: &mut String, v: &Value) {
+pub fn encode_any(out: &mut String, v: &Value) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -132,7 +132,7 @@ pub(crate) fn encode_any(out: &mut String, v: &Value) {
 }
 
 /// A `map[string]any`: keys sorted bytewise.
-pub(crate) fn encode_map(out: &mut String, obj: &Map<String, Value>) {
+pub fn encode_map(out: &mut String, obj: &Map<String, Value>) {
     let mut entries: Vec<(&String, &Value)> = obj.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     let mut o = Obj::new(out);
@@ -148,12 +148,12 @@ pub(crate) fn encode_map(out: &mut String, obj: &Map<String, Value>) {
 
 /// Decoding state: like `json.Unmarshal`, keep going after a type error but remember the first one.
 #[derive(Default)]
-pub(crate) struct Dec {
-    pub(crate) err: Option<String>,
+pub struct Dec {
+    pub err: Option<String>,
 }
 
 /// How Go's errors name the JSON value they met.
-pub(crate) fn value_kind(v: &Value) -> &'static str {
+pub fn value_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -183,25 +183,25 @@ fn fold_matches(key: &str, field: &str) -> bool {
 }
 
 /// The struct field a JSON key lands in: an exact name first, else a case-insensitive one (Go ≥ 1.21).
-pub(crate) fn field_index(fields: &[&str], key: &str) -> Option<usize> {
+pub fn field_index(fields: &[&str], key: &str) -> Option<usize> {
     fields.iter().position(|f| *f == key).or_else(|| fields.iter().position(|f| fold_matches(key, f)))
 }
 
 impl Dec {
-    pub(crate) fn fail(&mut self, msg: impl FnOnce() -> String) {
+    pub fn fail(&mut self, msg: impl FnOnce() -> String) {
         if self.err.is_none() {
             self.err = Some(msg());
         }
     }
 
-    pub(crate) fn type_error(&mut self, v: &Value, field: &str, go_type: &str) {
+    pub fn type_error(&mut self, v: &Value, field: &str, go_type: &str) {
         self.fail(|| {
             format!("json: cannot unmarshal {} into Go struct field {field} of type {go_type}", value_kind(v))
         });
     }
 
     /// The members of a JSON object decoded into a Go struct (`null` leaves the struct as is).
-    pub(crate) fn object<'v>(&mut self, v: &'v Value, field: &str, go_type: &str) -> Option<&'v Map<String, Value>> {
+    pub fn object<'v>(&mut self, v: &'v Value, field: &str, go_type: &str) -> Option<&'v Map<String, Value>> {
         match v {
             Value::Object(o) => Some(o),
             Value::Null => None,
@@ -212,7 +212,7 @@ impl Dec {
         }
     }
 
-    pub(crate) fn string(&mut self, v: &Value, field: &str, out: &mut String) {
+    pub fn string(&mut self, v: &Value, field: &str, out: &mut String) {
         match v {
             Value::String(s) => *out = s.clone(),
             Value::Null => {}
@@ -221,7 +221,7 @@ impl Dec {
     }
 
     /// A Go `int`: only an integer literal that fits in int64 (serde_json keeps those as i64/u64).
-    pub(crate) fn int(&mut self, v: &Value, field: &str, out: &mut i64) {
+    pub fn int(&mut self, v: &Value, field: &str, out: &mut i64) {
         match v {
             Value::Null => {}
             Value::Number(n) => {
@@ -238,7 +238,7 @@ impl Dec {
         }
     }
 
-    pub(crate) fn boolean(&mut self, v: &Value, field: &str, out: &mut bool) {
+    pub fn boolean(&mut self, v: &Value, field: &str, out: &mut bool) {
         match v {
             Value::Bool(b) => *out = *b,
             Value::Null => {}
@@ -247,7 +247,7 @@ impl Dec {
     }
 
     /// A `[]string` (or a slice of a string type): `null` is a nil slice, a `null` element is "".
-    pub(crate) fn strings(&mut self, v: &Value, field: &str, out: &mut Vec<String>) {
+    pub fn strings(&mut self, v: &Value, field: &str, out: &mut Vec<String>) {
         match v {
             Value::Null => out.clear(),
             Value::Array(items) => {
@@ -265,7 +265,7 @@ impl Dec {
     }
 
     /// A `map[string]string`: decodes into the existing map; a `null` value stores "".
-    pub(crate) fn string_map(&mut self, v: &Value, field: &str, out: &mut Option<BTreeMap<String, String>>) {
+    pub fn string_map(&mut self, v: &Value, field: &str, out: &mut Option<BTreeMap<String, String>>) {
         match v {
             Value::Null => *out = None,
             Value::Object(o) => {
@@ -281,7 +281,7 @@ impl Dec {
     }
 
     /// A `*time.Time`: `null` is nil, a string is read by `Time.UnmarshalJSON` (RFC 3339).
-    pub(crate) fn time(&mut self, v: &Value, field: &str, out: &mut Option<GoTime>) {
+    pub fn time(&mut self, v: &Value, field: &str, out: &mut Option<GoTime>) {
         match v {
             Value::Null => *out = None,
             Value::String(s) => match GoTime::parse_rfc3339(s) {
@@ -294,7 +294,7 @@ impl Dec {
 }
 
 /// A `[]*T`: `null` is a nil slice, a `null` element a nil pointer.
-pub(crate) fn decode_ptr_slice<T>(
+pub fn decode_ptr_slice<T>(
     d: &mut Dec,
     v: &Value,
     field: &str,
