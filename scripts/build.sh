@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# Builds both plugins as they ship, and prints the directory that holds them (target/shipped, or
-# $CARGO_TARGET_DIR/shipped; with --target TRIPLE, .../TRIPLE/shipped):
-#   - helm-cozy with the `release` profile: its render and diff are CPU work, so the library and its
-#     YAML/JSON crates are built for speed (opt-level 3), everything else for size;
-#   - kubectl-cozyhr with the `release-kubectl` profile, everything for size (opt-level "z"): it waits on
-#     the API server, and measured side by side it is no slower.
+# Builds both plugins as they ship (the `release` profile: fat LTO, built for size but for the YAML
+# crates show and diff spend their time in, stripped; see Cargo.toml), and prints the directory that
+# holds them (target/shipped, or $CARGO_TARGET_DIR/shipped; with --target TRIPLE, .../TRIPLE/shipped).
 #
 #   scripts/build.sh [--target TRIPLE]
 set -euo pipefail
@@ -15,14 +12,13 @@ target=()
 if [ "${1:-}" = "--target" ]; then target=(--target "$2"); shift 2; fi
 [ $# -eq 0 ] || { echo "build.sh: unexpected arguments: $*; usage: scripts/build.sh [--target TRIPLE]" >&2; exit 1; }
 
-cargo build --release --locked "${target[@]}" -p helm-cozy >&2
-cargo build --profile release-kubectl --locked "${target[@]}" -p kubectl-cozyhr >&2
+cargo build --release --locked "${target[@]}" -p helm-cozy -p kubectl-cozyhr >&2
 
 out=${CARGO_TARGET_DIR:-$repo/target}
 if [ ${#target[@]} -gt 0 ]; then out=$out/${target[1]}; fi
 mkdir -p "$out/shipped"
 # Copies, not links: release.sh packages them and tests run them while cargo may rebuild the originals.
 cp "$out/release/helm-cozy" "$out/shipped/helm-cozy.tmp" && mv "$out/shipped/helm-cozy.tmp" "$out/shipped/helm-cozy"
-cp "$out/release-kubectl/kubectl-cozyhr" "$out/shipped/kubectl-cozyhr.tmp"
+cp "$out/release/kubectl-cozyhr" "$out/shipped/kubectl-cozyhr.tmp"
 mv "$out/shipped/kubectl-cozyhr.tmp" "$out/shipped/kubectl-cozyhr"
 echo "$out/shipped"
