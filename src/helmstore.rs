@@ -98,7 +98,7 @@ pub fn decode_json(release_field: &[u8]) -> Result<Value> {
     } else {
         b64
     };
-    serde_json::from_slice(&json).map_err(|e| bad(format!("bad JSON: {e}")))
+    crate::go::yaml::json_value(&json).map_err(|e| bad(format!("bad JSON: {e}")))
 }
 
 /// The `release` field Helm writes for the release JSON `raw`: base64 of gzip (best compression).

@@ -274,15 +274,8 @@ fn parse_document(doc: &RawDocument) -> Result<Vec<Manifest>, ManifestError> {
     if is_blank_document(&doc.text) {
         return Ok(out);
     }
-    let mut options = serde_saphyr::Options::default();
-    // The snippet is multi-line; we report one line with our own location instead.
-    options.with_snippet = false;
-    // Helm and kubectl read YAML as YAML 1.1 (sigs.k8s.io/yaml): `defaultMode: 0644` is octal 420 there,
-    // and must be here too, or every such field would show as changed against the cluster.
-    options.legacy_octal_numbers = true;
-    // Nothing here reads comments; reporting them costs the parser about a third of its time.
-    options.emit_comments = false;
-    let value: Value = serde_saphyr::from_str_with_options(&doc.text, options).map_err(|err| {
+    // YAML 1.1, as Helm and kubectl read it (see the function's doc).
+    let value: Value = crate::go::yaml::manifest_value(&doc.text).map_err(|err| {
         let (line, message) = match err.location() {
             Some(l) => (
                 doc.line + (l.line() as usize).saturating_sub(1),
