@@ -18,7 +18,9 @@
 //! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
 //!   wait) written once over [`flux::FluxObject`], the `status` report, what `get` prints (table,
 //!   documents, watch), the dependsOn graph of `tree` and the cluster's answers for command-line completion.
-//! - [`go`]: Go's encoding rules, byte for byte (strconv, time, encoding/json, go-yaml v2/v3, digests).
+//! - [`go`]: the crate cozyhr-go, re-exported: Go's encoding rules, byte for byte (strconv, time,
+//!   encoding/json, go-yaml v2/v3, digests, path.Match), and the YAML reading and writing of show's and
+//!   diff's hot loops, built for speed.
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them; [`error`]: the typed errors
 //!   the binaries turn into one line; [`output`]: stdout, progress lines on stderr, colour, tables.
 //! - [`process`]: other programs (argument vectors, never a shell), SIGINT/SIGTERM, private temporary files.

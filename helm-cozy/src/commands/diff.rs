@@ -23,7 +23,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     }
     let namespace = flags.options().namespace;
     let user = args.values.user();
-    let request = DiffRequest { namespace: namespace.as_deref(), ..request(args, &user) };
+    let request = request(args, &user, namespace.as_deref());
     let cluster = if request.needs_cluster() {
         Some(flags.options().connect().await?)
     } else {
@@ -35,8 +35,12 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     Ok(exit_code(&plan, args))
 }
 
-/// The diff the flags ask for (the namespace is the cluster's unless set).
-fn request<'a>(args: &'a DiffArgs, user: &'a cozyhr::desired::UserValues) -> DiffRequest<'a> {
+/// The diff the flags ask for; `namespace` is `-n` when given (else the cluster's).
+fn request<'a>(
+    args: &'a DiffArgs,
+    user: &'a cozyhr::desired::UserValues,
+    namespace: Option<&'a str>,
+) -> DiffRequest<'a> {
     DiffRequest {
         name: &args.name,
         user,
@@ -46,7 +50,7 @@ fn request<'a>(args: &'a DiffArgs, user: &'a cozyhr::desired::UserValues) -> Dif
             AgainstArg::Git(git_ref) => DiffAgainst::Git(git_ref),
         },
         release_files: &args.release.release_file,
-        namespace: None,
+        namespace,
         offline_view: args.capabilities.view(),
         options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
     }
@@ -111,7 +115,7 @@ impl Round for DiffRound<'_> {
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
         let user = self.args.values.user();
-        let plan = match self.pipeline.diff_request(Some(self.cluster), &request(self.args, &user)).await {
+        let plan = match self.pipeline.diff_request(Some(self.cluster), &request(self.args, &user, None)).await {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
