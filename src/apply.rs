@@ -40,6 +40,7 @@ pub enum Outcome {
     Resumed,
 }
 
+#[derive(Clone)]
 pub struct ApplyRequest<'a> {
     pub cluster: &'a Cluster,
     /// The chart and the helm that installs it.

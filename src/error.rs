@@ -91,12 +91,30 @@ pub enum Error {
     /// `--against git:REF`: the chart as it is at a Git ref.
     #[error(transparent)]
     Git(#[from] GitError),
+
+    /// Several objects failed, each for its own reason: one `error:` line each.
+    #[error("{}", several(.0))]
+    Several(Vec<Error>),
+
+    /// Standard output failed (or its reader went away: [`crate::output::StdoutError::is_reader_gone`]).
+    #[error(transparent)]
+    Stdout(#[from] crate::output::StdoutError),
+
+    /// `--watch`: a watch or the signal listener could not start. Boxed as [`Error::ReleaseFile`] is.
+    #[error(transparent)]
+    Watch(Box<crate::watch::WatchError>),
 }
 
 /// Boxed: its messages carry several names, and every `Result` of the library would grow with it.
 impl From<ReleaseFileError> for Error {
     fn from(e: ReleaseFileError) -> Self {
         Error::ReleaseFile(Box::new(e))
+    }
+}
+
+impl From<crate::watch::WatchError> for Error {
+    fn from(e: crate::watch::WatchError) -> Self {
+        Error::Watch(Box::new(e))
     }
 }
 
@@ -112,6 +130,12 @@ impl Error {
             _ => Error::Kube(err),
         }
     }
+}
+
+/// Several errors as the binaries print errors, one `error:` line each (the first one's prefix is the
+/// binary's).
+fn several(errors: &[Error]) -> String {
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: ")
 }
 
 /// Where a kubeconfig came from, after its path: said for KUBECONFIG, which the command line does not show.
@@ -377,5 +401,11 @@ mod tests {
         };
         assert_eq!(missing(&["a", "b"]), r#"context "zz" is not in the kubeconfig (/k); contexts: a, b"#);
         assert_eq!(missing(&[]), r#"context "zz" is not in the kubeconfig (/k); it has no contexts"#);
+    }
+
+    #[test]
+    fn several_errors_are_one_error_line_each() {
+        let several = Error::Several(vec![Error::Failed("a went wrong".into()), Error::Failed("b too".into())]);
+        assert_eq!(format!("error: {several}"), "error: a went wrong\nerror: b too");
     }
 }

@@ -260,6 +260,39 @@ impl DiffRequest<'_> {
     pub fn needs_cluster(&self) -> bool {
         !matches!(self.against, DiffAgainst::Git(_)) || self.release_files.is_empty()
     }
+
+    /// Prints `plan` as `format` asks on stdout; a plan without changes is also said in words on stderr
+    /// when people read the output.
+    pub fn print(
+        &self,
+        plan: &Plan,
+        format: crate::diff::Format,
+        options: crate::diff::RenderOptions,
+    ) -> std::result::Result<(), crate::output::StdoutError> {
+        crate::output::write_stdout(plan.render(format, options, &self.title()))?;
+        if !plan.has_changes() && format.for_people() {
+            match self.against {
+                DiffAgainst::Git(git_ref) => {
+                    crate::output::stderr_line(format_args!("No differences against git:{git_ref}."))
+                }
+                DiffAgainst::Cluster(_) => crate::output::stderr_line(format_args!(
+                    "No differences: helm cozy apply {} would change nothing.",
+                    self.name
+                )),
+            }
+        }
+        Ok(())
+    }
+
+    /// What was compared, in Markdown: the first line of `-o markdown`.
+    fn title(&self) -> String {
+        let against = match self.against {
+            DiffAgainst::Cluster(Against::Live) => "the live objects".to_string(),
+            DiffAgainst::Cluster(Against::Release) => "the stored Helm release".to_string(),
+            DiffAgainst::Git(r) => format!("`git:{r}`"),
+        };
+        format!("`helm cozy diff {}` against {against}", self.name)
+    }
 }
 
 impl Pipeline {
@@ -384,4 +417,35 @@ impl Pipeline {
 /// HelmRelease `name` in the cluster's namespace.
 pub async fn helmrelease(cluster: &Cluster, name: &str) -> Result<HelmRelease> {
     Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(name).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_markdown_title_says_what_was_compared() {
+        let user = UserValues::default();
+        let request = |against| DiffRequest {
+            name: "podinfo",
+            user: &user,
+            against,
+            release_files: &[],
+            namespace: None,
+            offline_view: ClusterView::default(),
+            options: PlanOptions::default(),
+        };
+        assert_eq!(
+            request(DiffAgainst::Cluster(Against::Live)).title(),
+            "`helm cozy diff podinfo` against the live objects"
+        );
+        assert_eq!(
+            request(DiffAgainst::Cluster(Against::Release)).title(),
+            "`helm cozy diff podinfo` against the stored Helm release"
+        );
+        assert_eq!(
+            request(DiffAgainst::Git("origin/main")).title(),
+            "`helm cozy diff podinfo` against `git:origin/main`"
+        );
+    }
 }

@@ -120,12 +120,19 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
     };
     match runtime.block_on(command) {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<cozyhr::output::StdoutError>().is_some_and(|e| e.is_reader_gone()) => {
-            ExitCode::SUCCESS
-        }
+        Err(e) if reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             cozyhr::output::stderr_line(format_args!("error: {e:#}"));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether `e` is standard output's reader going away, as the library or a command reports it.
+fn reader_gone(e: &anyhow::Error) -> bool {
+    use cozyhr::output::StdoutError;
+    match e.downcast_ref::<cozyhr::Error>() {
+        Some(cozyhr::Error::Stdout(e)) => e.is_reader_gone(),
+        _ => e.downcast_ref::<StdoutError>().is_some_and(StdoutError::is_reader_gone),
     }
 }

@@ -24,7 +24,7 @@ mod print;
 pub use markdown::COMMENT_LIMIT;
 pub use mask::{LAST_APPLIED_ANNOTATION, mask_secrets};
 pub use normalize::normalize;
-pub use print::{DEFAULT_CONTEXT, RenderOptions, to_yaml};
+pub use print::{DEFAULT_CONTEXT, Format, RenderOptions, to_yaml};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {

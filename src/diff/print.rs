@@ -37,6 +37,39 @@ impl RenderOptions {
     }
 }
 
+/// `-o`: what a plan is printed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A header and a line diff per changed object, then the plan line (helm-diff's shape).
+    Diff,
+    /// One line per changed object, then the plan line.
+    Summary,
+    /// [`Plan::render_json`].
+    Json,
+    /// [`Plan::render_markdown`]: a pull-request comment.
+    Markdown,
+}
+
+impl Format {
+    /// Whether people read it: then a plan without changes is also said in words on stderr.
+    pub fn for_people(self) -> bool {
+        matches!(self, Format::Diff | Format::Summary)
+    }
+}
+
+impl Plan {
+    /// The plan as `format` prints it; `title` says what was compared (the Markdown's first line).
+    /// JSON and Markdown are never coloured.
+    pub fn render(&self, format: Format, options: RenderOptions, title: &str) -> String {
+        match format {
+            Format::Diff => self.render_diff(options),
+            Format::Summary => self.render_summary(options.color),
+            Format::Json => self.render_json(options.context),
+            Format::Markdown => self.render_markdown(title, options.context),
+        }
+    }
+}
+
 impl Action {
     /// The marker of `-o summary`.
     pub fn marker(self) -> char {

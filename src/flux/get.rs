@@ -198,6 +198,28 @@ impl<K: Tabled> Watch<K> {
         self.status.as_ref().is_none_or(|s| s.matches(obj.conditions()))
     }
 
+    /// `-w`: prints what each event of the watch of `objects` (matching `selector`) adds, until Ctrl-C or
+    /// the watch's end.
+    pub async fn follow(mut self, objects: &Objects<K>, selector: Option<&str>) -> Result<()> {
+        use futures::StreamExt;
+        let mut stream = std::pin::pin!(objects.watch(selector));
+        let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
+        loop {
+            let event = tokio::select! {
+                _ = &mut ctrl_c => return Ok(()),
+                event = stream.next() => event,
+            };
+            let Some(event) = event else { return Ok(()) };
+            for print in self.event(event, jiff::Timestamp::now())? {
+                match print {
+                    Print::Stdout(text) => output::write_stdout(text)?,
+                    Print::Stderr(line) => output::stderr_line(line),
+                    Print::Warning(warning) => output::progress::warning(warning),
+                }
+            }
+        }
+    }
+
     /// What to print for one event of the watch, at `now`; an error that ends the watch is returned.
     pub fn event(&mut self, event: Result<Event<K>>, now: jiff::Timestamp) -> Result<Vec<Print>> {
         let mut out = Vec::new();

@@ -4,6 +4,7 @@
 //! [`FluxObject`], as in the flux CLI: adding a kind (Kustomization, HelmRepository) means a struct and a
 //! trait impl, or no code at all through the generic [`FluxSource`] and a row in [`kind`].
 
+pub mod bulk;
 pub mod complete;
 pub mod condition;
 pub mod events;

@@ -3,18 +3,12 @@
 
 use std::process::ExitCode;
 
-use cozyhr::apply::{ApplyRequest, apply, apply_round};
+use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
-use cozyhr::compare::Against;
-use cozyhr::diff::PlanOptions;
 use cozyhr::install::UpgradeOptions;
 use cozyhr::pipeline::Pipeline;
-use cozyhr::watch::{Outcome, Round, Stop, Watches};
 
 use crate::cli::{ApplyArgs, ClusterFlags};
-
-/// Why the loop ended when the HelmRelease was resumed under it.
-const RESUMED: &str = "the HelmRelease was resumed";
 
 /// Exit status when a second Ctrl-C stopped helm half-way, as shells report a process stopped by SIGINT.
 const INTERRUPTED: u8 = 130;
@@ -27,10 +21,12 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
         cozyhr::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let request = request(&cluster, &pipeline, args);
     if args.watch {
-        return watch(&pipeline, &cluster, args).await;
+        let ended = cozyhr::watch::apply(request).await?;
+        return Ok(if ended.cut_off { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS });
     }
-    apply(request(&cluster, &pipeline, args)).await?;
+    apply(request).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -47,59 +43,5 @@ fn request<'a>(cluster: &'a Cluster, pipeline: &'a Pipeline, args: &'a ApplyArgs
             take_ownership: args.take_ownership,
         },
         resume: args.resume,
-    }
-}
-
-/// `--watch`: suspend once, apply at the start and after every change, until Ctrl-C; then say how to
-/// hand back.
-async fn watch(pipeline: &Pipeline, cluster: &Cluster, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let stop = Stop::listen()?;
-    let hr = cozyhr::watch::suspend(cluster, &args.name).await?;
-    let mut watches = Watches::start(cluster, pipeline.chart.path(), &args.values.values, &hr)?;
-    let mut round = ApplyRound { pipeline, cluster, args };
-    let ended = cozyhr::watch::run(&mut round, &mut watches, &stop).await;
-    drop(watches);
-    if ended.signal == RESUMED {
-        cozyhr::output::progress::success(format!(
-            "helmrelease {} was resumed: Flux reconciles it again, stopped watching",
-            args.name
-        ));
-        return Ok(ExitCode::SUCCESS);
-    }
-    cozyhr::watch::hand_back(cluster, &args.name).await;
-    Ok(if ended.cut_off { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS })
-}
-
-struct ApplyRound<'a> {
-    pipeline: &'a Pipeline,
-    cluster: &'a Cluster,
-    args: &'a ApplyArgs,
-}
-
-impl Round for ApplyRound<'_> {
-    const CHANGES_CLUSTER: bool = true;
-
-    /// The objects that change and the plan line, then the apply itself (a render error stops the round
-    /// before anything changes).
-    async fn run(&mut self, stop: &Stop) -> Outcome {
-        let user = self.args.values.user();
-        let plan =
-            match self.pipeline.diff(self.cluster, &self.args.name, &user, Against::Live, PlanOptions::default()).await
-            {
-                Ok(plan) => plan,
-                Err(e) => return Outcome::Failed(e.to_string()),
-            };
-        let color = cozyhr::output::ColorChoice::Auto.for_stdout();
-        match cozyhr::output::write_stdout(plan.render_summary(color)) {
-            Err(e) if e.is_reader_gone() => return Outcome::End(cozyhr::watch::READER_GONE.into()),
-            Err(e) => return Outcome::Failed(e.to_string()),
-            Ok(()) => {}
-        }
-        match apply_round(request(self.cluster, self.pipeline, self.args), stop.second()).await {
-            // Resumed under the loop (`kubectl cozyhr resume`): Flux owns it again; the loop ends.
-            Ok(cozyhr::apply::Outcome::Resumed) => Outcome::End(RESUMED.into()),
-            Ok(_) => Outcome::Done(format!("applied: {}", cozyhr::watch::plan_words(&plan))),
-            Err(e) => Outcome::Failed(e.to_string()),
-        }
     }
 }

@@ -1,15 +1,13 @@
 //! `get|list|ls [NAME...]`: a table like `flux get hr`, `-o wide|yaml|json|name`, `-l`, `--status-selector`,
 //! `-A`, `-w`.
 
-use std::pin::pin;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use cozyhr::cluster::Cluster;
-use cozyhr::flux::get::{self, Format, Print, View, Watch};
+use cozyhr::flux::get::{self, Format, View, Watch};
 use cozyhr::flux::{FluxObject, HelmRelease, Objects};
-use cozyhr::output::{Paint, progress, stderr_line, write_stdout};
-use futures::StreamExt;
+use cozyhr::output::{Paint, stderr_line, write_stdout};
 
 use crate::cli::{GetArgs, Output};
 
@@ -27,7 +25,8 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
     let scope = if all { "" } else { &cluster.namespace };
     if args.watch {
         let watch_view = Watch::new(view, &args.names, scope).with_status_selector(args.status_selector.clone());
-        return watch(&objects, args.selector.as_deref(), watch_view).await;
+        watch_view.follow(&objects, args.selector.as_deref()).await?;
+        return Ok(ExitCode::SUCCESS);
     }
 
     let (mut items, missing) = get::fetch(&objects, &args.names, args.selector.as_deref()).await?;
@@ -47,30 +46,6 @@ pub async fn run(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
         stderr_line(format_args!("error: {e}"));
     }
     Ok(if missing.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-/// `-w`: prints what the watch says of each event until Ctrl-C.
-async fn watch(
-    objects: &Objects<HelmRelease>,
-    selector: Option<&str>,
-    mut watch: Watch<HelmRelease>,
-) -> anyhow::Result<ExitCode> {
-    let mut stream = pin!(objects.watch(selector));
-    let mut ctrl_c = pin!(tokio::signal::ctrl_c());
-    loop {
-        let event = tokio::select! {
-            _ = &mut ctrl_c => return Ok(ExitCode::SUCCESS),
-            event = stream.next() => event,
-        };
-        let Some(event) = event else { return Ok(ExitCode::SUCCESS) };
-        for print in watch.event(event, jiff::Timestamp::now())? {
-            match print {
-                Print::Stdout(text) => write_stdout(text)?,
-                Print::Stderr(line) => stderr_line(line),
-                Print::Warning(warning) => progress::warning(warning),
-            }
-        }
-    }
 }
 
 fn format(output: Option<Output>) -> Format {

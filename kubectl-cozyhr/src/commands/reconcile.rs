@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use cozyhr::Error;
 use cozyhr::cluster::Cluster;
+use cozyhr::flux::bulk::reconciled;
 use cozyhr::flux::sources::{self, Step};
 use cozyhr::flux::{FluxObject, FluxSource, HelmRelease, Kind, Objects};
 use cozyhr::output::progress;
@@ -37,11 +38,7 @@ pub async fn run(cluster: &Cluster, args: &ReconcileArgs) -> anyhow::Result<Exit
     progress::success("HelmRelease annotated");
     progress::waiting("waiting for HelmRelease reconciliation");
     let hr = objects.wait_reconciled(&args.name, token, timeout).await?;
-    progress::success(format!("HelmRelease {} reconciliation completed", args.name));
-    let revision = hr.revision();
-    if !revision.is_empty() {
-        progress::success(format!("applied revision {revision}"));
-    }
+    reconciled("HelmRelease", &args.name, &hr, "applied");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -58,10 +55,6 @@ async fn reconcile_source(
     progress::success(format!("{} annotated", kind.kind));
     progress::waiting(format!("waiting for {} reconciliation", kind.kind));
     let obj = objects.wait_reconciled(name, token, timeout).await?;
-    progress::success(format!("{} {name} reconciliation completed", kind.kind));
-    let revision = obj.revision();
-    if !revision.is_empty() {
-        progress::success(format!("fetched revision {revision}"));
-    }
+    reconciled(kind.kind, name, &obj, "fetched");
     Ok(())
 }

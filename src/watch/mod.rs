@@ -1,6 +1,7 @@
 //! `--watch`: the inner loop of `diff` and `apply`. A save in the chart, in a linked library chart or in a
 //! `-f` file, or an edit of the HelmRelease or of its `valuesFrom` sources in the cluster, starts a round;
-//! what a round does (print a diff, or apply) is the caller's [`Round`].
+//! what a round does is a [`Round`]: [`diff`] prints a diff ([`mod@diff`]), [`apply`] applies
+//! ([`mod@apply`]).
 //!
 //! - Files: filesystem notifications ([`notify`]: inotify, FSEvents, kqueue), never polling. The chart is
 //!   watched as a tree; a symlink in it that leads out of it (a library chart kept beside the chart) is
@@ -13,6 +14,12 @@
 //! - Ctrl-C (SIGINT) or SIGTERM ends the loop between rounds. A round that changes nothing is dropped at
 //!   once; one that may change the cluster ([`Round::CHANGES_CLUSTER`]) is finished first, and only a
 //!   second signal reaches it (see [`Stop`]) — an apply is never cut off by the first.
+
+mod apply;
+mod diff;
+
+pub use apply::apply;
+pub use diff::diff;
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -422,35 +429,9 @@ impl Watches {
 }
 
 /// The plan of a round in words: `1 to add, 2 to change, 0 to remove`.
-pub fn plan_words(plan: &crate::diff::Plan) -> String {
+fn plan_words(plan: &crate::diff::Plan) -> String {
     let c = plan.counts();
     format!("{} to add, {} to change, {} to remove", c.add, c.change, c.remove)
-}
-
-/// `apply --watch` suspends the HelmRelease once, for the whole loop: no round races helm-controller, and
-/// the rounds' own status writes start no round (they leave the generation alone).
-pub async fn suspend(cluster: &Cluster, name: &str) -> crate::Result<HelmRelease> {
-    let objects = crate::flux::Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
-    crate::output::progress::action(format!(
-        "suspending helmrelease {name} in {} namespace while watching, so Flux does not race the rounds",
-        cluster.namespace
-    ));
-    objects.set_suspend(name, true).await
-}
-
-/// The last lines of `apply --watch`: the HelmRelease stays suspended with the status of the last round,
-/// and how to hand it back (with what Flux would find then, when its source differs from the chart).
-pub async fn hand_back(cluster: &Cluster, name: &str) {
-    let objects = crate::flux::Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
-    if let Ok(hr) = objects.get(name).await
-        && let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await
-    {
-        crate::output::progress::warning(warning);
-    }
-    crate::output::progress::success(format!(
-        "helmrelease {name} stays suspended with the status of the last round; hand it back to Flux with: kubectl cozyhr resume {name} -n {}",
-        cluster.namespace
-    ));
 }
 
 /// The signals that stop the loop, counted: the first ends the loop after the round, the second reaches
@@ -531,9 +512,8 @@ pub enum Outcome {
     Done(String),
     /// Failed (a render error, a failed apply); the text is the error. The loop goes on.
     Failed(String),
-    /// The loop ends; the text says why ([`READER_GONE`] when standard output's reader is gone: `| head`
-    /// ended, `less` quit).
-    End(String),
+    /// The loop ends, for this reason ([`Why::ReaderGone`], [`Why::Resumed`]).
+    End(Why),
 }
 
 /// Resolves when standard output is a pipe whose reader has gone: the kernel reports an error on the
@@ -572,11 +552,34 @@ pub trait Round {
     fn run(&mut self, stop: &Stop) -> impl std::future::Future<Output = Outcome>;
 }
 
+/// Why the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// SIGINT or SIGTERM, by name.
+    Signal(String),
+    /// Standard output's reader went away (`| head` ended, `less` quit): a normal end, and a quiet one.
+    ReaderGone,
+    /// A round found the HelmRelease resumed under the loop: Flux owns the release again.
+    Resumed,
+    /// Every watch is gone (cannot happen while the watchers live): nothing will change again.
+    Unwatched,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Why::Signal(name) => f.write_str(name),
+            Why::ReaderGone => f.write_str("standard output closed"),
+            Why::Resumed => f.write_str("the HelmRelease was resumed"),
+            Why::Unwatched => f.write_str("nothing is watched any more"),
+        }
+    }
+}
+
 /// How the loop ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ended {
-    /// The signal that ended it, or what a round ended it with ([`Outcome::End`]).
-    pub signal: String,
+    pub why: Why,
     pub rounds: u32,
     /// A round was cut off by a second signal (helm was stopped).
     pub cut_off: bool,
@@ -645,9 +648,6 @@ pub fn describe(changes: &[Change], watched: &Watched) -> String {
     }
 }
 
-/// [`Ended::signal`] when the loop ended because standard output's reader went away.
-pub const READER_GONE: &str = "standard output closed";
-
 /// The loop: a round at the start, then one per burst of changes, until SIGINT or SIGTERM (see the module
 /// docs).
 pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) -> Ended {
@@ -715,32 +715,31 @@ async fn drive<R: Round>(
             }
             Some(Outcome::End(why)) => {
                 status.clear();
-                return Ended { signal: why.clone(), rounds, cut_off: false };
+                return Ended { why: why.clone(), rounds, cut_off: false };
             }
             None => {}
         }
         if stop.count() > 0 {
             status.clear();
             let signal = stop.after(1).await;
-            return Ended { signal, rounds, cut_off: stop.count() > 1 && R::CHANGES_CLUSTER };
+            return Ended { why: Why::Signal(signal), rounds, cut_off: stop.count() > 1 && R::CHANGES_CLUSTER };
         }
         let next = tokio::select! {
             burst = debounce(changes, QUIET) => burst,
             signal = stop.after(1) => {
                 status.clear();
-                return Ended { signal, rounds, cut_off: false };
+                return Ended { why: Why::Signal(signal), rounds, cut_off: false };
             }
             () = stdout_reader_gone() => {
                 status.clear();
-                return Ended { signal: READER_GONE.into(), rounds, cut_off: false };
+                return Ended { why: Why::ReaderGone, rounds, cut_off: false };
             }
         };
         match next {
             Some(b) => burst = b,
-            // Every watch is gone (cannot happen while the watchers live): nothing will change again.
             None => {
                 status.clear();
-                return Ended { signal: String::new(), rounds, cut_off: false };
+                return Ended { why: Why::Unwatched, rounds, cut_off: false };
             }
         }
     }
@@ -920,7 +919,7 @@ mod tests {
             std::future::pending::<()>().await;
         });
         let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
-        assert_eq!(ended, Ended { signal: "SIGTERM".into(), rounds: 3, cut_off: false });
+        assert_eq!(ended, Ended { why: Why::Signal("SIGTERM".into()), rounds: 3, cut_off: false });
         assert_eq!(round.runs, 3);
     }
 
@@ -931,7 +930,7 @@ mod tests {
         let ended = drive(&mut round, &mut rx, &Watched::default(), "x", &stop).await;
         assert_eq!(round.runs, 1, "no round after the signal");
         assert!(round.saw_second, "the second signal reached the round");
-        assert_eq!(ended, Ended { signal: "SIGINT".into(), rounds: 1, cut_off: true });
+        assert_eq!(ended, Ended { why: Why::Signal("SIGINT".into()), rounds: 1, cut_off: true });
     }
 
     #[tokio::test(start_paused = true)]
