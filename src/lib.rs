@@ -6,18 +6,19 @@
 //! - [`render`]: the real helm (`template`, started ahead by `render::early`), then Flux's post-render
 //!   chain in process or as Helm's post-renderer.
 //! - [`compare`]: the plan against live objects ([`live`], [`discovery`]) or the stored release
-//!   ([`helmstore`]); [`diff`]: the plan itself, normalising, masking and printing it; [`manifests`]:
-//!   parsing documents and naming objects.
+//!   ([`helmstore`]); [`diff`]: the plan itself, normalising, masking and printing it (`-o diff|summary|
+//!   json|markdown`); [`manifests`]: parsing documents and naming objects.
 //! - [`apply`]: suspend, wait for helm-controller ([`release_lock`]), install ([`install`]), and the status
 //!   helm-controller would write ([`release_status`], digests from [`snapshot`]).
 //!
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
-//!   per change until Ctrl-C.
+//!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.
 //!
 //! Around it:
 //! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
-//!   wait) written once over [`flux::FluxObject`], the `status` report, what `get` prints (table,
-//!   documents, watch), the dependsOn graph of `tree` and the cluster's answers for command-line completion.
+//!   wait) written once over [`flux::FluxObject`] and their bulk forms (by name or `--all`, in
+//!   [`flux::bulk`]), the `status` report, what `get` prints and follows (table, documents, `-w`), the
+//!   dependsOn graph of `tree` and the cluster's answers for command-line completion.
 //! - [`go`]: the crate cozyhr-go, re-exported: Go's encoding rules, byte for byte (strconv, time,
 //!   encoding/json, go-yaml v2/v3, digests, path.Match), and the YAML reading and writing of show's and
 //!   diff's hot loops, built for speed.

@@ -1,7 +1,6 @@
 //! `--watch`: the inner loop of `diff` and `apply`. A save in the chart, in a linked library chart or in a
 //! `-f` file, or an edit of the HelmRelease or of its `valuesFrom` sources in the cluster, starts a round;
-//! what a round does is a [`Round`]: [`diff`] prints a diff ([`mod@diff`]), [`apply`] applies
-//! ([`mod@apply`]).
+//! what a round does is a [`Round`]: [`diff()`] prints a diff, [`apply()`] applies.
 //!
 //! - Files: filesystem notifications ([`notify`]: inotify, FSEvents, kqueue), never polling. The chart is
 //!   watched as a tree; a symlink in it that leads out of it (a library chart kept beside the chart) is
