@@ -410,8 +410,11 @@ pub async fn main_post_render() -> Result<(), RenderError> {
         let mut input = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
         let output = run(&spec, &input, Origin::Helm).await?;
-        std::io::stdout().write_all(output.as_bytes())?;
-        Ok::<(), RenderError>(())
+        match crate::output::write_stdout(output) {
+            // Helm stopped reading (it was stopped itself): nothing more to do, and nothing to say.
+            Err(crate::output::StdoutError::ReaderGone) | Ok(()) => Ok::<(), RenderError>(()),
+            Err(crate::output::StdoutError::Io(e)) => Err(e.into()),
+        }
     }
     .await;
     if let Err(e) = &result
