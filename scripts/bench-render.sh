@@ -8,7 +8,7 @@
 #
 #   scripts/bench-render.sh [N]        (env: BENCH_RUNS=5, BENCH_WARMUP=1; BENCH_CRDS=300 extra CRDs for the
 #                                       second pass, 0 skips it; needs the local control plane:
-#                                       scripts/cluster.sh up; builds target/release/helm-cozy if missing;
+#                                       scripts/cluster.sh up; measures helm-cozy as scripts/build.sh ships it;
 #                                       BENCH_KEEP=1 keeps the chart, plugin dir and HelmRelease for profiling)
 #
 # What is measured, per Helm version (helm cozy runs as a real Helm plugin: helm → helm-cozy → helm):
@@ -62,11 +62,8 @@ done
   echo "bench-render.sh: the local cluster does not answer: run scripts/cluster.sh up" >&2
   exit 1
 }
-bin=$repo/target/release/helm-cozy
-if [ ! -x "$bin" ]; then
-  echo "building $bin" >&2
-  (cd "$repo" && cargo build --release -p helm-cozy >&2)
-fi
+# The binary as it ships, built from the tree as it is (scripts/build.sh is quick when nothing changed).
+bin=$("$repo/scripts/build.sh")/helm-cozy
 if [ ! -x /usr/bin/time ]; then
   echo "bench-render.sh: /usr/bin/time is missing (peak memory): apt-get install -y time" >&2
   exit 1

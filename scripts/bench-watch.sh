@@ -6,7 +6,7 @@
 #
 #   scripts/bench-watch.sh             (env: BENCH_RUNS=5 saves per loop; BENCH_HELM=4 or 3, the Helm that
 #                                       renders; needs the local control plane: scripts/cluster.sh up;
-#                                       builds target/release/helm-cozy if missing; BENCH_KEEP=1 keeps the
+#                                       measures helm-cozy as scripts/build.sh ships it; BENCH_KEEP=1 keeps the
 #                                       work directory with the chart and the loops' output)
 #
 # What is measured (helm-cozy run directly with HELM_BIN set, as Helm runs it; the loop is already running,
@@ -42,11 +42,8 @@ esac
   echo "bench-watch.sh: the local cluster does not answer: run scripts/cluster.sh up" >&2
   exit 1
 }
-bin=$repo/target/release/helm-cozy
-if [ ! -x "$bin" ]; then
-  echo "building $bin" >&2
-  (cd "$repo" && cargo build --release -p helm-cozy >&2)
-fi
+# The binary as it ships, built from the tree as it is (scripts/build.sh is quick when nothing changed).
+bin=$("$repo/scripts/build.sh")/helm-cozy
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cozyhr-bench-watch-XXXXXX")
 pids=()
