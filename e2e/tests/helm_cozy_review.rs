@@ -110,6 +110,47 @@ fn offline_show_equals_what_helm_controller_stored(helm: Helm) {
         .arg(chart.path());
     let diff = run(c);
     assert_eq!(diff.code, Some(0), "{helm:?}: diff --release-file found changes\n{}\n{}", diff.stdout, diff.stderr);
+
+    diff_against_git_with_the_cluster(helm, &ns, &chart, &release);
+}
+
+/// `diff --against git:REF` without a release file: the HelmRelease, its valuesFrom and the capabilities
+/// from the cluster, both sides rendered with them (the kustomize postRenderer and commonMetadata
+/// included). The chart directory committed as it is diffs as nothing; a change in the working tree is
+/// the one change shown, with exit 2.
+fn diff_against_git_with_the_cluster(helm: Helm, ns: &str, chart: &Chart, release: &str) {
+    let git = |args: &[&str]| {
+        let mut c = std::process::Command::new("git");
+        c.arg("-C").arg(chart.path()).args(["-c", "user.name=e2e", "-c", "user.email=e2e@cozyhr.invalid"]);
+        c.args(args);
+        run(c).ok();
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "the chart as installed"]);
+    let diff = || {
+        let mut c = command(env().bin_dir.join("helm-cozy"));
+        c.env("HELM_BIN", helm.bin())
+            .env("COZYHR_KUBECTL", &env().kubectl)
+            .env("NO_COLOR", "1")
+            .args(["diff", NAME, "--detailed-exitcode", "-n", ns, "--against", "git:HEAD", "-C"])
+            .arg(chart.path());
+        run(c)
+    };
+    let clean = diff().code(0);
+    assert_eq!(clean.stderr, "No differences against git:HEAD.\n", "{helm:?}");
+
+    let config = chart.path().join("templates/config.yaml");
+    let text = std::fs::read_to_string(&config).expect("read the template");
+    std::fs::write(&config, format!("{text}  added: \"in the working tree\"\n")).expect("change the template");
+    let changed = diff().code(2);
+    assert!(
+        changed.stdout.contains(&format!("{ns}, {release}-config, ConfigMap (v1) has changed:")),
+        "{helm:?}: the ConfigMap is the change\n{}",
+        changed.stdout
+    );
+    assert!(changed.stdout.contains("+   added: in the working tree"), "{helm:?}\n{}", changed.stdout);
+    assert!(changed.stdout.ends_with("Plan: 0 to add, 1 to change, 0 to remove.\n"), "{helm:?}\n{}", changed.stdout);
 }
 
 helm_tests! {
