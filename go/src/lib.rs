@@ -15,7 +15,8 @@
 //! - [`yaml_v2_emit`]: go-yaml v2's emitter (`yaml.Marshal`), which Flux hashes values with.
 //! - [`path`]: `path.Match`, the globs of Helm's `--show-only`.
 //! - [`yaml`]: the YAML event parser and writer the rules above are applied over.
-//! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with.
+//! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with;
+//!   [`yaml_block`]: the block-style YAML templates print, read fast, the rest left to the general parser.
 
 pub mod digest;
 pub mod float;
@@ -24,6 +25,7 @@ pub mod path;
 pub mod strconv;
 pub mod time;
 pub mod yaml;
+pub mod yaml_block;
 pub mod yaml_v2;
 pub mod yaml_v2_emit;
 pub mod yaml_v3;

@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use super::strconv::is_int_syntax;
+use super::yaml_block::Ev;
 use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
 
 /// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
@@ -65,49 +66,78 @@ enum Frame {
 }
 
 /// One document as go-yaml v3 decodes it into Go values, or why that is not certain. Mapping keys come
-/// out sorted, as Go writes a map.
+/// out sorted, as Go writes a map. The block-style YAML templates print is read by
+/// [`crate::yaml_block`]; anything else by the general parser.
 pub fn decode(text: &str) -> Result<Option<Value>, String> {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root = None;
+    let Some(events) = crate::yaml_block::events(text) else { return build(general_events(text)) };
+    let fast = build(events.into_iter().map(Ok));
+    // Every document the tests decode checks the block reader against the general parser.
+    #[cfg(debug_assertions)]
+    assert_eq!(fast, build(general_events(text)), "the block reader and the general parser disagree on {text:?}");
+    fast
+}
+
+/// The general parser's events as [`Ev`]s: a second document, a tag or an alias is an error here.
+fn general_events(text: &str) -> impl Iterator<Item = Result<Ev<'_>, String>> {
     let mut documents = 0;
     // The parser's positions count characters.
     let eof = (!text.ends_with('\n')).then(|| text.chars().count());
-    for next in crate::yaml::parser(text) {
-        let (event, span) = next.map_err(|e| format!("YAML: {}", e.info()))?;
-        let (value, is_key_candidate) = match event {
+    crate::yaml::parser(text).filter_map(move |next| {
+        let (event, span) = match next {
+            Ok(e) => e,
+            Err(e) => return Some(Err(format!("YAML: {}", e.info()))),
+        };
+        Some(Ok(match event {
             Event::DocumentStart(..) => {
                 documents += 1;
                 if documents > 1 {
-                    return Err("more than one document".into());
+                    return Some(Err("more than one document".into()));
                 }
-                continue;
+                return None;
             }
-            Event::Scalar(value, style, _, tag) => {
-                if tag.is_some() {
-                    return Err(format!("tagged scalar {value:?}"));
-                }
-                // A block scalar running to the end of the text without a line break has none in
-                // go-yaml (libyaml); this parser adds one, as if the break were there.
-                let unterminated =
+            Event::Scalar(_, _, _, Some(_)) => return Some(Err("tagged scalar".into())),
+            Event::Scalar(value, style, _, None) => {
+                let to_eof =
                     matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) && eof == Some(span.end.index());
+                Ev::Scalar(value, style, to_eof)
+            }
+            Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
+                return Some(Err("tagged collection".into()));
+            }
+            Event::SequenceStart(..) => Ev::SeqStart,
+            Event::MappingStart(..) => Ev::MapStart,
+            Event::SequenceEnd => Ev::SeqEnd,
+            Event::MappingEnd => Ev::MapEnd,
+            Event::Alias(_) | Event::UnresolvedAlias(_) => return Some(Err("alias".into())),
+            _ => return None,
+        }))
+    })
+}
+
+/// The value of a document's events, with v3's scalar rules.
+fn build<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Value>, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root = None;
+    for event in events {
+        let (value, is_key_candidate) = match event? {
+            Ev::Scalar(value, style, to_eof) => {
+                // A block scalar running to the end of the text without a line break has none in
+                // go-yaml (libyaml); the parsers add one, as if the break were there.
                 let value = match value.strip_suffix('\n') {
-                    Some(v) if unterminated => v,
+                    Some(v) if to_eof => v,
                     _ => &value,
                 };
                 (scalar(value, style)?, true)
             }
-            Event::SequenceStart(_, _, tag) | Event::MappingStart(_, _, tag) if tag.is_some() => {
-                return Err("tagged collection".into());
-            }
-            Event::SequenceStart(..) => {
+            Ev::SeqStart => {
                 stack.push(Frame::Seq(Vec::new()));
                 continue;
             }
-            Event::MappingStart(..) => {
+            Ev::MapStart => {
                 stack.push(Frame::Map { pairs: Vec::new(), key: None });
                 continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+            Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
                 Some(Frame::Seq(items)) => (Value::Array(items), false),
                 Some(Frame::Map { mut pairs, .. }) => {
                     pairs.sort_by(|a, b| a.0.cmp(&b.0));
@@ -118,8 +148,6 @@ pub fn decode(text: &str) -> Result<Option<Value>, String> {
                 }
                 None => return Err("unbalanced collection".into()),
             },
-            Event::Alias(_) | Event::UnresolvedAlias(_) => return Err("alias".into()),
-            _ => continue,
         };
         match stack.last_mut() {
             Some(Frame::Seq(items)) => items.push(value),
