@@ -354,16 +354,7 @@ fn double_quoted(s: &str) -> Option<(Cow<'_, str>, &str)> {
     let mut plain_from = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'"' => {
-                let value = match out {
-                    None => Cow::Borrowed(&body[..i]),
-                    Some(mut o) => {
-                        o.push_str(&body[plain_from..i]);
-                        Cow::Owned(o)
-                    }
-                };
-                return Some((value, &body[i + 1..]));
-            }
+            b'"' => return Some((quoted_value(body, i, out, plain_from), &body[i + 1..])),
             b'\\' => {
                 let o = out.get_or_insert_with(String::new);
                 o.push_str(&body[plain_from..i]);
@@ -423,14 +414,19 @@ fn single_quoted(s: &str) -> Option<(Cow<'_, str>, &str)> {
             search = q + 2;
             continue;
         }
-        let value = match out {
-            None => Cow::Borrowed(&body[..q]),
-            Some(mut o) => {
-                o.push_str(&body[from..q]);
-                Cow::Owned(o)
-            }
-        };
-        return Some((value, &body[q + 1..]));
+        return Some((quoted_value(body, q, out, from), &body[q + 1..]));
+    }
+}
+
+/// A quoted scalar's value, its body ending at `end`: the text itself when it held no escape, else what
+/// was built (escapes resolved up to `from`) and the rest.
+fn quoted_value(body: &str, end: usize, built: Option<String>, from: usize) -> Cow<'_, str> {
+    match built {
+        None => Cow::Borrowed(&body[..end]),
+        Some(mut o) => {
+            o.push_str(&body[from..end]);
+            Cow::Owned(o)
+        }
     }
 }
 
