@@ -59,12 +59,6 @@ fn decimal_int(s: &str) -> Option<Option<i64>> {
     decimal.then(|| s.strip_prefix('+').unwrap_or(s).parse::<i64>().ok())
 }
 
-/// A collection being built while parser events stream in.
-enum Frame {
-    Seq(Vec<Value>),
-    Map { pairs: Vec<(String, Value)>, key: Option<String> },
-}
-
 /// One document as go-yaml v3 decodes it into Go values, or why that is not certain. Mapping keys come
 /// out sorted, as Go writes a map. The block-style YAML templates print is read by
 /// [`crate::yaml_block`]; anything else by the general parser.
@@ -114,54 +108,17 @@ fn general_events(text: &str) -> impl Iterator<Item = Result<Ev<'_>, String>> {
     })
 }
 
-/// The value of a document's events, with v3's scalar rules.
+/// The value of a document's events, with v3's scalar rules and keys sorted as Go writes a map.
 fn build<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Value>, String> {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut root = None;
-    for event in events {
-        let (value, is_key_candidate) = match event? {
-            Ev::Scalar(value, style, to_eof) => {
-                // A block scalar running to the end of the text without a line break has none in
-                // go-yaml (libyaml); the parsers add one, as if the break were there.
-                let value = match value.strip_suffix('\n') {
-                    Some(v) if to_eof => v,
-                    _ => &value,
-                };
-                (scalar(value, style)?, true)
-            }
-            Ev::SeqStart => {
-                stack.push(Frame::Seq(Vec::new()));
-                continue;
-            }
-            Ev::MapStart => {
-                stack.push(Frame::Map { pairs: Vec::new(), key: None });
-                continue;
-            }
-            Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => (Value::Array(items), false),
-                Some(Frame::Map { mut pairs, .. }) => {
-                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                        return Err(format!("duplicate key {:?}", w[0].0));
-                    }
-                    (Value::Object(pairs.into_iter().collect()), false)
-                }
-                None => return Err("unbalanced collection".into()),
-            },
+    crate::yaml::value_of(events, true, |value, style, to_eof| {
+        // A block scalar running to the end of the text without a line break has none in go-yaml
+        // (libyaml); the parsers add one, as if the break were there.
+        let value = match value.strip_suffix('\n') {
+            Some(v) if to_eof => v,
+            _ => value,
         };
-        match stack.last_mut() {
-            Some(Frame::Seq(items)) => items.push(value),
-            Some(Frame::Map { pairs, key }) => match key.take() {
-                Some(k) => pairs.push((k, value)),
-                None => match value {
-                    Value::String(s) if is_key_candidate => *key = Some(s),
-                    other => return Err(format!("non-string key {other}")),
-                },
-            },
-            None => root = Some(value),
-        }
-    }
-    Ok(root.filter(|v| !v.is_null()))
+        scalar(value, style)
+    })
 }
 
 #[cfg(test)]
