@@ -246,13 +246,7 @@ mod tests {
             "'0644'",
             "x # c",
         ];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::yaml_block::pick(0x9e37_79b9_7f4a_7c15);
         let mut fast = 0;
         for _ in 0..3000 {
             let mut doc = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n");

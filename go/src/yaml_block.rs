@@ -430,6 +430,17 @@ fn quoted_value(body: &str, end: usize, built: Option<String>, from: usize) -> C
     }
 }
 
+/// A deterministic stream of choices for generated test documents: `next(n)` is in `0..n`.
+#[cfg(test)]
+pub(crate) fn pick(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,13 +587,7 @@ mod tests {
             "'' ",
             "\"\"",
         ];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = pick(0x2545_f491_4f6c_dd1d);
         let mut read_here = 0;
         for _ in 0..4000 {
             let mut doc = String::new();
