@@ -91,10 +91,7 @@ pub fn value_of<'a>(
 /// [`crate::yaml_block`], several times faster; in debug builds every such answer is checked against the
 /// general reader's.
 pub fn manifest_value(text: &str) -> Result<Value, serde_saphyr::Error> {
-    let fast = crate::yaml_block::events(text)
-        .filter(|events| !events.is_empty())
-        .and_then(|events| value_of(events.into_iter().map(Ok), false, certain_scalar).ok().flatten());
-    let Some(fast) = fast else { return general_manifest_value(text) };
+    let Some(fast) = block_manifest_value(text) else { return general_manifest_value(text) };
     #[cfg(debug_assertions)]
     assert_eq!(
         general_manifest_value(text).ok().as_ref(),
@@ -104,13 +101,19 @@ pub fn manifest_value(text: &str) -> Result<Value, serde_saphyr::Error> {
     Ok(fast)
 }
 
+/// [`manifest_value`] by the block reader, where it answers and every plain scalar is certain.
+fn block_manifest_value(text: &str) -> Option<Value> {
+    let events = crate::yaml_block::events(text)?;
+    value_of(events.into_iter().map(Ok), false, |v, style, _| certain_scalar(v, style)).ok().flatten()
+}
+
 /// A scalar whose value is the same under every YAML schema Helm, kubectl and serde-saphyr read
 /// manifests with, or an error (the caller then reads the document with the general reader): quoted and
 /// block scalars are strings; a plain one is a string only when it starts like no number, bool, null or
 /// float can (a letter, `/`, `_`, `.` or `-` before a letter or `-`) and is none of YAML 1.1's words, or
 /// is digits then letters (`512Mi`); `null`, `~` and nothing are null, `true` and `false` bools, `0` or a
 /// decimal without a leading zero an integer.
-pub fn certain_scalar(value: &str, style: ScalarStyle, _to_eof: bool) -> Result<Value, String> {
+pub fn certain_scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
     if style != ScalarStyle::Plain {
         return Ok(Value::String(value.to_string()));
     }
@@ -122,10 +125,10 @@ pub fn certain_scalar(value: &str, style: ScalarStyle, _to_eof: bool) -> Result<
     }
     let digits = value.strip_prefix('-').unwrap_or(value);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return match (digits.len() > 1 && digits.starts_with('0')) || value == "-0" {
-            true => Err("leading zero".into()),
-            false => value.parse::<i64>().map(Value::from).map_err(|_| "beyond 64 bits".into()),
-        };
+        if (digits.len() > 1 && digits.starts_with('0')) || value == "-0" {
+            return Err("leading zero".into());
+        }
+        return value.parse::<i64>().map(Value::from).map_err(|_| "beyond 64 bits".into());
     }
     let bytes = value.as_bytes();
     let starts_as_text = match bytes[0] {
@@ -138,10 +141,12 @@ pub fn certain_scalar(value: &str, style: ScalarStyle, _to_eof: bool) -> Result<
         }
         _ => false,
     };
-    let word = value.trim_start_matches(['-', '.']).to_ascii_lowercase();
-    let special = matches!(word.as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | "null")
-        || word.starts_with("inf")
-        || word.starts_with("nan");
+    // YAML 1.1's booleans and null in any case, and what Rust's or anyone's float parser might take for
+    // infinity or NaN.
+    let word = value.trim_start_matches(['-', '.']);
+    let special =
+        ["true", "false", "yes", "no", "on", "off", "y", "n", "null"].iter().any(|w| word.eq_ignore_ascii_case(w))
+            || ["inf", "nan"].iter().any(|p| word.get(..3).is_some_and(|head| head.eq_ignore_ascii_case(p)));
     if starts_as_text && !special {
         Ok(Value::String(value.to_string()))
     } else {
@@ -170,7 +175,7 @@ mod tests {
 
     #[test]
     fn certain_scalars_and_the_rest() {
-        let plain = |s: &str| certain_scalar(s, ScalarStyle::Plain, false).ok();
+        let plain = |s: &str| certain_scalar(s, ScalarStyle::Plain).ok();
         assert_eq!(plain("nginx"), Some("nginx".into()));
         assert_eq!(plain("app.kubernetes.io/name"), Some("app.kubernetes.io/name".into()));
         assert_eq!(plain("--port=8080"), Some("--port=8080".into()));
@@ -207,7 +212,7 @@ mod tests {
         ] {
             assert_eq!(plain(other), None, "{other}");
         }
-        assert_eq!(certain_scalar("0644", ScalarStyle::DoubleQuoted, false), Ok("0644".into()));
+        assert_eq!(certain_scalar("0644", ScalarStyle::DoubleQuoted), Ok("0644".into()));
     }
 
     /// Documents built from scalars that mean different things to YAML 1.1 and 1.2, in the places
@@ -261,9 +266,7 @@ mod tests {
             }
             let general = general_manifest_value(&doc).ok();
             assert_eq!(manifest_value(&doc).ok(), general, "{doc:?}");
-            if crate::yaml_block::events(&doc)
-                .is_some_and(|events| value_of(events.into_iter().map(Ok), false, certain_scalar).is_ok())
-            {
+            if block_manifest_value(&doc).is_some() {
                 fast += 1;
             }
         }

@@ -7,14 +7,14 @@
 //! times faster. Anything else (anchors, aliases, tags, folded or indented block headers, flow
 //! collections with content, multi-line flow scalars, complex keys, tabs, unusual line breaks) is
 //! declined, and the caller reads the document with the general parser: this reader only ever answers
-//! for documents it fully understands, and in debug builds [`super::yaml_v3::decode`] checks every answer
-//! against the general parser's.
+//! for documents it fully understands, and in debug builds its callers ([`super::yaml_v3::decode`],
+//! [`super::yaml::manifest_value`]) check every answer against the general parser's.
 
 use std::borrow::Cow;
 
 use serde_saphyr::granit_parser::ScalarStyle;
 
-/// What the reader produces: the parser events [`super::yaml_v3`] builds values from.
+/// What the reader produces: the parser events [`super::yaml::value_of`] builds values from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ev<'a> {
     /// A scalar, its style, and whether it is a block scalar that runs to the end of a text without a
@@ -41,12 +41,15 @@ pub fn events(text: &str) -> Option<Vec<Ev<'_>>> {
     if reader.terminated {
         reader.lines.pop();
     }
+    // `---` and `...` at the start of a line begin or end a document, whatever follows them.
+    if reader.lines.iter().any(Line::is_document_marker) {
+        return None;
+    }
     reader.skip_blank();
     if reader.at == reader.lines.len() {
         return Some(Vec::new());
     }
-    let first = reader.lines[reader.at];
-    if first.indent != 0 || first.content == "---" || first.content == "..." {
+    if reader.lines[reader.at].indent != 0 {
         return None;
     }
     reader.node(0)?;
@@ -69,12 +72,18 @@ impl<'a> Line<'a> {
 
     /// Empty, spaces only, or a comment: no part of the document outside block scalars.
     fn is_blank(&self) -> bool {
-        let t = self.content.trim_end_matches(' ');
-        t.is_empty() || t.starts_with('#')
+        self.content.is_empty() || self.content.starts_with('#')
     }
 
     fn is_seq_item(&self) -> bool {
-        self.content == "-" || self.content.starts_with("- ") || self.content.trim_end_matches(' ') == "-"
+        self.content == "-" || self.content.starts_with("- ")
+    }
+
+    fn is_document_marker(&self) -> bool {
+        self.indent == 0
+            && ["---", "..."]
+                .iter()
+                .any(|m| self.content.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with(' ')))
     }
 }
 
@@ -134,7 +143,7 @@ impl<'a> Reader<'a> {
             let after = line.content.strip_prefix('-')?;
             let rest = after.trim_start_matches(' ');
             // A mapping that starts on the item's line: its keys line up after `- `.
-            if !rest.is_empty() && !rest.starts_with('#') && split_key(rest).is_some() && !is_scalar_start(rest) {
+            if !rest.is_empty() && !rest.starts_with('#') && split_key(rest).is_some() {
                 let column = indent + 1 + (after.len() - rest.len());
                 self.lines[self.at] = Line { indent: column, content: rest };
                 self.mapping(column)?;
@@ -227,16 +236,16 @@ impl<'a> Reader<'a> {
         // not be longer.
         let start = self.at;
         let mut i = start;
-        while i < self.lines.len() && self.lines[i].content.trim_end_matches(' ').is_empty() {
+        while i < self.lines.len() && self.lines[i].content.is_empty() {
             i += 1;
         }
         let block_indent = self.lines.get(i).map(|l| l.indent).filter(|&n| n > indent)?;
         let mut end = start;
         let mut last_content = None;
         for (j, line) in self.lines.iter().enumerate().skip(start) {
-            let blank = line.content.trim_end_matches(' ').is_empty();
-            if blank {
-                if line.indent + line.content.len() > block_indent {
+            // A line of spaces only: `Line::new` took them all as indentation.
+            if line.content.is_empty() {
+                if line.indent > block_indent {
                     return None;
                 }
             } else if line.indent < block_indent {
@@ -249,7 +258,7 @@ impl<'a> Reader<'a> {
         let last = last_content?;
         let mut text = String::new();
         for line in &self.lines[start..=last] {
-            if !line.content.trim_end_matches(' ').is_empty() {
+            if !line.content.is_empty() {
                 text.extend(std::iter::repeat_n(' ', line.indent - block_indent));
                 text.push_str(line.content);
             }
@@ -285,12 +294,8 @@ enum Chomp {
 /// Nothing but spaces and perhaps a comment after a scalar.
 fn ends_line(after: &str) -> bool {
     let t = after.trim_start_matches(' ');
-    t.is_empty() || (t.starts_with('#') && (after.len() > t.len() || after.is_empty()))
-}
-
-/// Whether `s` starts a quoted scalar or a block scalar rather than a key (`"a": 1` is a key).
-fn is_scalar_start(s: &str) -> bool {
-    s.starts_with('|') || s.starts_with('>')
+    // A comment needs a space before it.
+    t.is_empty() || (t.starts_with('#') && after.len() > t.len())
 }
 
 /// `key: rest` or `key:` — a plain, single- or double-quoted key on one line; `None` for anything else.
@@ -446,12 +451,7 @@ mod tests {
     use super::*;
     use crate::yaml_v3::decode;
 
-    /// The general parser's value of `text` (what decode gives when this reader declines).
-    fn general(text: &str) -> Result<Option<serde_json::Value>, String> {
-        // A leading tag-free comment line makes no difference to YAML, but this reader still answers;
-        // a tab in a comment makes it decline, so decode takes the general path.
-        decode(&format!("#\t\n{text}"))
-    }
+    use crate::yaml_v3::decode_general as general;
 
     /// Documents as chart templates print them: each is read here, and to the same value as the general
     /// parser reads it (decode asserts that in debug builds, and the test compares again).
@@ -508,19 +508,20 @@ mod tests {
             "a: b: c\n",
             "a: - b\n",
             "---\na: 1\n",
+            "--- a: 1\n",
+            "a: 1\n--- b: 2\n",
+            "a: 1\n...\n",
             "a: 'x' y\n",
             "a: \"\\N\"\n",
             "just a scalar\n",
-            "a: |\n  x\n\n",
+            // A block scalar with blank lines, or kept line breaks, at the end of an unterminated text.
+            "a: |\n  x\n\n  ",
+            "a: |+\n  x",
         ];
         for doc in docs {
-            let text = if doc == "a: |\n  x\n\n" { doc.trim_end_matches('\n') } else { doc };
-            if doc == "a: |\n  x\n\n" {
-                // Trailing blank lines at the very end of an unterminated text.
-                assert!(events("a: |+\n  x\n\n  ").is_none());
-                continue;
-            }
-            assert!(events(text).is_none(), "read here: {text:?}");
+            assert!(events(doc).is_none(), "read here: {doc:?}");
+            // Either way, decode answers as the general parser does.
+            assert_eq!(decode(doc), general(doc), "{doc:?}");
         }
     }
 

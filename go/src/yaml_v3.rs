@@ -71,6 +71,12 @@ pub fn decode(text: &str) -> Result<Option<Value>, String> {
     fast
 }
 
+/// [`decode`] by the general parser alone, for tests that compare the two readers.
+#[cfg(test)]
+pub(crate) fn decode_general(text: &str) -> Result<Option<Value>, String> {
+    build(general_events(text))
+}
+
 /// The general parser's events as [`Ev`]s: a second document, a tag or an alias is an error here.
 fn general_events(text: &str) -> impl Iterator<Item = Result<Ev<'_>, String>> {
     let mut documents = 0;

@@ -27,7 +27,9 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let format = format(args.output);
     let options =
         RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
-    if let (true, Some(cluster)) = (args.watch, &cluster) {
+    if args.watch
+        && let Some(cluster) = &cluster
+    {
         cozyhr::watch::diff(&pipeline, cluster, &request, format, options).await.map_err(helmrelease_hint)?;
         return Ok(ExitCode::SUCCESS);
     }
