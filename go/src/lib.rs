@@ -16,7 +16,8 @@
 //! - [`path`]: `path.Match`, the globs of Helm's `--show-only`.
 //! - [`yaml`]: the YAML event parser and writer the rules above are applied over.
 //! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with;
-//!   [`yaml_block`]: the block-style YAML templates print, read fast, the rest left to the general parser.
+//!   [`yaml_block`]: the block-style YAML templates print, read fast, the rest left to the general parser;
+//!   [`yaml_write`]: the block-style YAML the post-render writes, written fast where its form is certain.
 
 pub mod digest;
 pub mod float;
@@ -29,3 +30,4 @@ pub mod yaml_block;
 pub mod yaml_v2;
 pub mod yaml_v2_emit;
 pub mod yaml_v3;
+pub mod yaml_write;

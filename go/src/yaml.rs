@@ -18,7 +18,26 @@ pub fn parser(text: &str) -> Parser<'_, StrInput<'_>> {
 
 /// `value` as block-style YAML (serde-saphyr's writer), keys in the value's order.
 pub fn to_string(value: &Value) -> Result<String, String> {
-    serde_saphyr::to_string(value).map_err(|e| e.to_string())
+    let mut out = String::new();
+    write(value, &mut out)?;
+    Ok(out)
+}
+
+/// [`to_string`], appended to `out`: by [`crate::yaml_write`] where it is certain, else by serde-saphyr.
+pub fn write(value: &Value, out: &mut String) -> Result<(), String> {
+    let start = out.len();
+    if crate::yaml_write::write(value, out) {
+        // Every value the tests write checks the fast writer against serde-saphyr's.
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            out[start..],
+            serde_saphyr::to_string(value).map_err(|e| e.to_string())?,
+            "the fast writer and serde-saphyr disagree on {value:?}"
+        );
+        return Ok(());
+    }
+    out.push_str(&serde_saphyr::to_string(value).map_err(|e| e.to_string())?);
+    Ok(())
 }
 
 /// A collection being built while parser events stream in.

@@ -136,15 +136,15 @@ fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Obje
         .and_then(Value::as_object_mut)
         .ok_or_else(|| at("metadata is not a mapping".into()))?;
     set_metadata(metadata, steps).map_err(at)?;
-    let mut out = String::from("---\n");
+    let mut out = String::with_capacity(doc.text.len() + doc.text.len() / 2 + 64);
+    out.push_str("---\n");
     if let Some(source) = &doc.source {
         out.push_str("# Source: ");
         out.push_str(source);
         out.push('\n');
     }
-    let yaml = crate::go::yaml::to_string(&Value::Object(object)).map_err(at)?;
-    out.push_str(&yaml);
-    if !yaml.ends_with('\n') {
+    crate::go::yaml::write(&Value::Object(object), &mut out).map_err(at)?;
+    if !out.ends_with('\n') {
         out.push('\n');
     }
     Ok(Some((id, out)))
