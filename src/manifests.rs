@@ -325,32 +325,41 @@ pub(crate) struct RawDocument {
 pub(crate) fn split_documents(stream: &str) -> Vec<RawDocument> {
     let stream = stream.strip_prefix('\u{feff}').unwrap_or(stream);
     let mut docs = Vec::new();
-    let mut text = String::new();
+    // A document is what its marker line carries, then a run of whole lines of the stream, copied once.
+    let mut head = String::new();
+    let mut body_from: Option<usize> = None;
     let mut start_line = 1;
+    let mut offset = 0;
+    let finish = |head: &mut String, body: Option<&str>, line| {
+        let mut text = std::mem::take(head);
+        text.push_str(body.unwrap_or_default());
+        finish_document(text, line)
+    };
     for (idx, raw) in stream.split_inclusive('\n').enumerate() {
         let line_no = idx + 1;
         let line = raw.trim_end_matches(['\n', '\r']);
         let rest = line.strip_prefix("---").filter(|r| r.is_empty() || r.starts_with([' ', '\t']));
         if let Some(rest) = rest {
-            docs.push(finish_document(std::mem::take(&mut text), start_line));
+            docs.push(finish(&mut head, body_from.take().map(|f| &stream[f..offset]), start_line));
             start_line = line_no;
             // Content on the marker line (`--- # Source: x`, `--- {json}`) belongs to the new document; the
             // marker becomes spaces so columns in error messages stay right.
             if !rest.trim().is_empty() {
-                text.push_str("   ");
-                text.push_str(rest);
+                head.push_str("   ");
+                head.push_str(rest);
             }
-            text.push('\n');
+            head.push('\n');
         } else if line == "..." {
-            docs.push(finish_document(std::mem::take(&mut text), start_line));
-        } else {
-            if text.is_empty() {
+            docs.push(finish(&mut head, body_from.take().map(|f| &stream[f..offset]), start_line));
+        } else if body_from.is_none() {
+            if head.is_empty() {
                 start_line = line_no;
             }
-            text.push_str(raw);
+            body_from = Some(offset);
         }
+        offset += raw.len();
     }
-    docs.push(finish_document(text, start_line));
+    docs.push(finish(&mut head, body_from.map(|f| &stream[f..]), start_line));
     docs.retain(|d| !d.text.trim().is_empty());
     docs
 }
@@ -474,6 +483,24 @@ pub(crate) fn is_kind(obj: &Value, group: &str, kind: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_splits_at_its_markers_with_sources_and_first_lines() {
+        let stream = "\u{feff}a: 1\r\n---\n# Source: t/x.yaml\nb: 2\n--- # Source: t/y.yaml\nc: 3\n...\n\nd: 4\n---\n# only a comment\n---\t{e: 5}\n---";
+        let docs: Vec<_> = split_documents(stream).into_iter().map(|d| (d.text, d.source, d.line)).collect();
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            docs,
+            [
+                ("a: 1\r\n".to_string(), None, 1),
+                ("\n# Source: t/x.yaml\nb: 2\n".to_string(), some("t/x.yaml"), 2),
+                ("    # Source: t/y.yaml\nc: 3\n".to_string(), some("t/y.yaml"), 5),
+                ("\nd: 4\n".to_string(), None, 8),
+                ("\n# only a comment\n".to_string(), None, 10),
+                ("   \t{e: 5}\n".to_string(), None, 12),
+            ]
+        );
+    }
 
     #[test]
     fn documents_seen_before_are_reused_and_others_parsed() {

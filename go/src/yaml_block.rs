@@ -310,12 +310,12 @@ fn split_key(content: &str) -> Option<(Cow<'_, str>, ScalarStyle, &str)> {
             (k, ScalarStyle::SingleQuoted, after)
         }
         _ => {
-            let colon = content
-                .match_indices(':')
-                .map(|(i, _)| i)
-                .find(|&i| matches!(content.as_bytes().get(i + 1), None | Some(b' ')))?;
+            let bytes = content.as_bytes();
+            let colon =
+                (0..bytes.len()).find(|&i| bytes[i] == b':' && matches!(bytes.get(i + 1), None | Some(b' ')))?;
             let key = content[..colon].trim_end_matches(' ');
-            if plain(key)? != key || key.contains(" #") {
+            // `plain` cuts a comment off: a key with ` #` in it comes back shorter.
+            if plain(key)? != key {
                 return None;
             }
             (Cow::Borrowed(key), ScalarStyle::Plain, &content[colon..])
@@ -331,11 +331,20 @@ fn split_key(content: &str) -> Option<(Cow<'_, str>, ScalarStyle, &str)> {
 /// A plain scalar that fills the rest of a line (a comment aside): its text, or `None` where YAML gives
 /// it another meaning or the general parser is needed.
 fn plain(rest: &str) -> Option<&str> {
-    let value = match rest.find(" #") {
-        Some(i) => &rest[..i],
-        None => rest,
+    // One pass: the value ends at ` #`; `: ` before that makes it a mapping.
+    let bytes = rest.as_bytes();
+    let mut end = bytes.len();
+    for i in 0..bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (b' ', Some(b'#')) => {
+                end = i;
+                break;
+            }
+            (b':', Some(b' ')) => return None,
+            _ => {}
+        }
     }
-    .trim_end_matches(' ');
+    let value = rest[..end].trim_end_matches(' ');
     let first = *value.as_bytes().first()?;
     let second = value.as_bytes().get(1).copied();
     let indicator = match first {
@@ -344,7 +353,7 @@ fn plain(rest: &str) -> Option<&str> {
         | b'`' => true,
         _ => false,
     };
-    if indicator || value.contains(": ") || value.ends_with(':') || value == "---" || value == "..." {
+    if indicator || value.ends_with(':') || value == "---" || value == "..." {
         return None;
     }
     Some(value)

@@ -68,7 +68,11 @@ pub struct Document {
 /// The non-blank documents of `stream`, each cut as helm-controller's Helm reads it given where the stream
 /// comes from.
 pub fn documents(stream: &str, origin: Origin) -> Vec<Document> {
-    let docs = split_documents(stream);
+    documents_of(split_documents(stream), origin)
+}
+
+/// [`documents`] of a stream already split.
+pub(crate) fn documents_of(docs: Vec<RawDocument>, origin: Origin) -> Vec<Document> {
     let ends = document_ends(&docs, origin);
     docs.into_iter()
         .zip(ends)
@@ -220,10 +224,9 @@ fn template_of(doc: &RawDocument) -> Option<&str> {
 /// template rendering several kinds (or hooks, which Helm orders on its own), one of whose documents
 /// reads differently as its template's last document than as any other. Helm's post-renderer input keeps
 /// the template order; the caller then lets Helm run the post-renderer.
-pub fn template_order_matters(stream: &str) -> bool {
-    let docs = split_documents(stream);
+pub(crate) fn template_order_matters(docs: &[RawDocument]) -> bool {
     let mut kinds: std::collections::HashMap<&str, HashSet<Option<&str>>> = std::collections::HashMap::new();
-    for doc in &docs {
+    for doc in docs {
         if let Some(t) = template_of(doc) {
             // A hook may be moved anywhere: it counts as a kind of its own.
             let kind = if doc.text.contains("helm.sh/hook") { None } else { kind_line(&doc.text) };
@@ -469,18 +472,19 @@ mod tests {
                 cm("data:\n  a: |\n    x\n").replacen("name: a", &format!("name: {name}"), 1)
             )
         };
+        let order_matters = |stream: &str| template_order_matters(&split_documents(stream));
         let svc = "---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n\n";
         let plain_cm = format!("---\n# Source: c/t/a.yaml\n{}\n\n", cm("data:\n  a: x\n"));
         // One kind: the stream order is the template order.
-        assert!(!template_order_matters(&[cm_block("a1"), cm_block("a2")].concat()));
+        assert!(!order_matters(&[cm_block("a1"), cm_block("a2")].concat()));
         // Two kinds, but no document ends in a block scalar.
-        assert!(!template_order_matters(&[plain_cm.clone(), svc.to_string()].concat()));
+        assert!(!order_matters(&[plain_cm.clone(), svc.to_string()].concat()));
         // Two kinds and a block scalar at a document's end: which document was last decides its value.
-        assert!(template_order_matters(&[cm_block("a1"), svc.to_string()].concat()));
+        assert!(order_matters(&[cm_block("a1"), svc.to_string()].concat()));
         // A hook of the same kind is ordered by Helm on its own.
         let hook =
             cm_block("h").replacen("  name: h\n", "  name: h\n  annotations:\n    helm.sh/hook: pre-install\n", 1);
-        assert!(template_order_matters(&[cm_block("a1"), hook].concat()));
+        assert!(order_matters(&[cm_block("a1"), hook].concat()));
     }
 
     fn run_helm(stream: &str) -> String {

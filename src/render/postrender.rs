@@ -85,7 +85,15 @@ impl HookStrategy {
 /// read as it is, as helm-controller reads it. Hooks go through the chain as `spec.postRenderStrategy`
 /// says ([`HookStrategy`]).
 pub async fn run(spec: &PostRenderSpec, manifests: &str, origin: Origin) -> Result<String, RenderError> {
-    let docs = metadata::documents(manifests, origin);
+    run_documents(spec, metadata::documents(manifests, origin), manifests).await
+}
+
+/// [`run`] over the documents of `manifests`.
+async fn run_documents(
+    spec: &PostRenderSpec,
+    docs: Vec<metadata::Document>,
+    manifests: &str,
+) -> Result<String, RenderError> {
     if docs.is_empty() {
         // Nothing to transform (a chart that renders no objects); kustomize would reject an empty input.
         return Ok(manifests.to_string());
@@ -187,10 +195,11 @@ pub async fn run_on_template_output(
     helm_major: u32,
 ) -> Result<Option<String>, RenderError> {
     let origin = if helm_major >= 4 { Origin::Helm4Template } else { Origin::Helm };
-    if origin == Origin::Helm4Template && metadata::template_order_matters(manifests) {
+    let split = split_documents(manifests);
+    if origin == Origin::Helm4Template && metadata::template_order_matters(&split) {
         return Ok(None);
     }
-    run(spec, manifests, origin).await.map(Some)
+    run_documents(spec, metadata::documents_of(split, origin), manifests).await.map(Some)
 }
 
 /// kustomize drops comments, and with them Helm 3's `# Source: <template>` lines, which `--show-only`
