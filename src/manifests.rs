@@ -68,11 +68,44 @@ impl ObjectId {
     /// namespace counts as none.
     pub fn from_object(obj: &Value) -> Result<ObjectId, IdError> {
         let map = obj.as_object().ok_or(IdError::NotAnObject)?;
-        let api_version = non_empty_str(map.get("apiVersion")).ok_or(IdError::Missing("apiVersion"))?;
-        let kind = non_empty_str(map.get("kind")).ok_or(IdError::Missing("kind"))?;
         let metadata = map.get("metadata");
-        let name = non_empty_str(metadata.and_then(|m| m.get("name"))).ok_or(IdError::Missing("metadata.name"))?;
-        let namespace = non_empty_str(metadata.and_then(|m| m.get("namespace")));
+        Self::from_fields(
+            map.get("apiVersion").and_then(Value::as_str),
+            map.get("kind").and_then(Value::as_str),
+            metadata.and_then(|m| m.get("name")).and_then(Value::as_str),
+            metadata.and_then(|m| m.get("namespace")).and_then(Value::as_str),
+        )
+    }
+
+    /// The identity of a document as go-yaml v3 decoded it ([`from_object`](Self::from_object)'s rules).
+    pub fn from_node(node: &crate::go::yaml_v3::Node<'_>) -> Result<ObjectId, IdError> {
+        use crate::go::yaml_v3::Node;
+        if !matches!(node, Node::Map(_)) {
+            return Err(IdError::NotAnObject);
+        }
+        let metadata = node.get("metadata");
+        Self::from_fields(
+            node.get("apiVersion").and_then(Node::as_str),
+            node.get("kind").and_then(Node::as_str),
+            metadata.and_then(|m| m.get("name")).and_then(Node::as_str),
+            metadata.and_then(|m| m.get("namespace")).and_then(Node::as_str),
+        )
+    }
+
+    /// From the string fields of an object; an empty one counts as missing.
+    fn from_fields(
+        api_version: Option<&str>,
+        kind: Option<&str>,
+        name: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<ObjectId, IdError> {
+        fn present(s: Option<&str>) -> Option<&str> {
+            s.filter(|s| !s.is_empty())
+        }
+        let api_version = present(api_version).ok_or(IdError::Missing("apiVersion"))?;
+        let kind = present(kind).ok_or(IdError::Missing("kind"))?;
+        let name = present(name).ok_or(IdError::Missing("metadata.name"))?;
+        let namespace = present(namespace);
         let (group, version) = split_api_version(api_version);
         Ok(ObjectId {
             group: group.to_string(),
@@ -388,10 +421,6 @@ fn strip_position(err: &serde_saphyr::Error) -> String {
         Some(i) if first[i..].contains(", column ") => first[..i].to_string(),
         _ => first.to_string(),
     }
-}
-
-fn non_empty_str(v: Option<&Value>) -> Option<&str> {
-    v.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
 fn split_api_version(api_version: &str) -> (&str, &str) {

@@ -6,6 +6,8 @@
 //! where it is instantiated.
 
 use serde_json::Value;
+
+use crate::yaml_v3::Node;
 use serde_saphyr::granit_parser::{Options, Parser, ScalarStyle, StrInput};
 
 /// The YAML event parser as cozyhr reads documents with it: comments are not reported (nothing uses them,
@@ -17,14 +19,14 @@ pub fn parser(text: &str) -> Parser<'_, StrInput<'_>> {
 }
 
 /// `value` as block-style YAML (serde-saphyr's writer), keys in the value's order.
-pub fn to_string(value: &Value) -> Result<String, String> {
+pub fn to_string(value: &Node<'_>) -> Result<String, String> {
     let mut out = String::new();
     write(value, &mut out)?;
     Ok(out)
 }
 
 /// [`to_string`], appended to `out`: by [`crate::yaml_write`] where it is certain, else by serde-saphyr.
-pub fn write(value: &Value, out: &mut String) -> Result<(), String> {
+pub fn write(value: &Node<'_>, out: &mut String) -> Result<(), String> {
     let start = out.len();
     if crate::yaml_write::write(value, out) {
         // Every value the tests write checks the fast writer against serde-saphyr's.

@@ -5,6 +5,8 @@
 //! kustomize. [`decode`] reads a whole document with them, as kustomize's post-render decodes each object.
 //! go-yaml v2's rules are in [`super::yaml_v2`].
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
@@ -16,13 +18,18 @@ use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
 /// strings; a plain one is null, a boolean, a decimal integer or a string, or unsupported when v3 would
 /// make it a float, a timestamp, another integer form or a merge key.
 pub fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
+    scalar_node(Cow::Borrowed(value), style).map(Node::into_value)
+}
+
+/// [`scalar`] as a [`Node`] that keeps borrowing `value`.
+fn scalar_node(value: Cow<'_, str>, style: ScalarStyle) -> Result<Node<'_>, String> {
     if style != ScalarStyle::Plain {
-        return Ok(Value::String(value.to_string()));
+        return Ok(Node::Str(value));
     }
-    match value {
-        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
-        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
-        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+    match &*value {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Node::Null),
+        "true" | "True" | "TRUE" => return Ok(Node::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Node::Bool(false)),
         "<<" => return Err("merge key".into()),
         _ => {}
     }
@@ -35,19 +42,19 @@ pub fn scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
             Err(format!("float {value:?}"))
         }
         b'0'..=b'9' | b'+' | b'-' => {
-            if let Some(i) = decimal_int(value) {
-                return i.map(Value::from).ok_or_else(|| format!("integer {value:?} beyond 64 bits"));
+            if let Some(i) = decimal_int(&value) {
+                return i.map(Node::Int).ok_or_else(|| format!("integer {value:?} beyond 64 bits"));
             }
-            if matches!(value, "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF") {
+            if matches!(&*value, "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF") {
                 return Err(format!("float {value:?}"));
             }
             let plain = value.replace('_', "");
-            if has_timestamp_prefix(value) || is_int_syntax(&plain) || is_yaml_style_float(&plain) {
+            if has_timestamp_prefix(&value) || is_int_syntax(&plain) || is_yaml_style_float(&plain) {
                 return Err(format!("plain scalar {value:?} may be a number or timestamp"));
             }
-            Ok(Value::String(value.to_string()))
+            Ok(Node::Str(value))
         }
-        _ => Ok(Value::String(value.to_string())),
+        _ => Ok(Node::Str(value)),
     }
 }
 
@@ -63,18 +70,175 @@ fn decimal_int(s: &str) -> Option<Option<i64>> {
 /// out sorted, as Go writes a map. The block-style YAML templates print is read by
 /// [`crate::yaml_block`]; anything else by the general parser.
 pub fn decode(text: &str) -> Result<Option<Value>, String> {
-    let Some(events) = crate::yaml_block::events(text) else { return build(general_events(text)) };
-    let fast = build(events.into_iter().map(Ok));
+    decode_tree(text).map(|node| node.map(Node::into_value))
+}
+
+/// [`decode`] as a [`Node`], borrowing what it can from `text`.
+pub fn decode_tree(text: &str) -> Result<Option<Node<'_>>, String> {
+    let Some(events) = crate::yaml_block::events(text) else { return tree(general_events(text)) };
+    let fast = tree(events.into_iter().map(Ok));
     // Every document the tests decode checks the block reader against the general parser.
     #[cfg(debug_assertions)]
-    assert_eq!(fast, build(general_events(text)), "the block reader and the general parser disagree on {text:?}");
+    assert_eq!(fast, tree(general_events(text)), "the block reader and the general parser disagree on {text:?}");
     fast
+}
+
+/// A document as go-yaml v3 decodes it, borrowing from its text: what kustomize holds of an object
+/// between reading and writing it. No floats: [`scalar`] refuses them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(Cow<'a, str>),
+    Seq(Vec<Node<'a>>),
+    /// Keys sorted and unique, as Go writes a map.
+    Map(Vec<(Cow<'a, str>, Node<'a>)>),
+}
+
+impl<'a> Node<'a> {
+    /// The value at `key` of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
+        match self {
+            Node::Map(pairs) => pairs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| &pairs[i].1),
+            _ => None,
+        }
+    }
+
+    /// The value at `key` of a mapping, inserted (in key order) as `default()` when missing; `None` for
+    /// anything but a mapping.
+    pub fn entry(&mut self, key: &str, default: impl FnOnce() -> Node<'a>) -> Option<&mut Node<'a>> {
+        let Node::Map(pairs) = self else { return None };
+        let i = match pairs.binary_search_by(|(k, _)| (**k).cmp(key)) {
+            Ok(i) => i,
+            Err(i) => {
+                pairs.insert(i, (Cow::Owned(key.to_string()), default()));
+                i
+            }
+        };
+        Some(&mut pairs[i].1)
+    }
+
+    /// Removes `key` from a mapping.
+    pub fn remove(&mut self, key: &str) {
+        if let Node::Map(pairs) = self
+            && let Ok(i) = pairs.binary_search_by(|(k, _)| (**k).cmp(key))
+        {
+            pairs.remove(i);
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The same document as a JSON value.
+    pub fn into_value(self) -> Value {
+        match self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(b),
+            Node::Int(i) => Value::from(i),
+            Node::Str(s) => Value::String(s.into_owned()),
+            Node::Seq(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
+            Node::Map(pairs) => {
+                Value::Object(pairs.into_iter().map(|(k, v)| (k.into_owned(), v.into_value())).collect())
+            }
+        }
+    }
+}
+
+impl serde::Serialize for Node<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Node::Null => s.serialize_unit(),
+            Node::Bool(b) => s.serialize_bool(*b),
+            Node::Int(i) => s.serialize_i64(*i),
+            Node::Str(v) => s.serialize_str(v),
+            Node::Seq(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Node::Map(pairs) => {
+                let mut map = s.serialize_map(Some(pairs.len()))?;
+                for (k, v) in pairs {
+                    map.serialize_entry(&**k, v)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// The tree of a document's events, with v3's scalar rules; mapping keys sorted, a duplicate or
+/// non-string key an error.
+fn tree<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Node<'a>>, String> {
+    enum Frame<'a> {
+        Seq(Vec<Node<'a>>),
+        Map(Vec<(Cow<'a, str>, Node<'a>)>, Option<Cow<'a, str>>),
+    }
+    let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut root = None;
+    for event in events {
+        let node = match event? {
+            Ev::Scalar(value, style, to_eof) => {
+                // A block scalar running to the end of the text without a line break has none in
+                // go-yaml (libyaml); the parsers add one, as if the break were there.
+                let value = match value {
+                    Cow::Borrowed(v) if to_eof => Cow::Borrowed(v.strip_suffix('\n').unwrap_or(v)),
+                    Cow::Owned(mut v) if to_eof => {
+                        if v.ends_with('\n') {
+                            v.pop();
+                        }
+                        Cow::Owned(v)
+                    }
+                    v => v,
+                };
+                scalar_node(value, style)?
+            }
+            Ev::SeqStart => {
+                stack.push(Frame::Seq(Vec::new()));
+                continue;
+            }
+            Ev::MapStart => {
+                stack.push(Frame::Map(Vec::new(), None));
+                continue;
+            }
+            Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
+                Some(Frame::Seq(items)) => Node::Seq(items),
+                Some(Frame::Map(mut pairs, _)) => {
+                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+                        return Err(format!("duplicate key {:?}", w[0].0));
+                    }
+                    Node::Map(pairs)
+                }
+                None => return Err("unbalanced collection".into()),
+            },
+        };
+        match stack.last_mut() {
+            Some(Frame::Seq(items)) => items.push(node),
+            Some(Frame::Map(pairs, pending)) => match (pending.take(), node) {
+                (Some(k), node) => pairs.push((k, node)),
+                (None, Node::Str(k)) => *pending = Some(k),
+                (None, other) => return Err(format!("non-string key {}", other.into_value())),
+            },
+            None => root = Some(node),
+        }
+    }
+    Ok(root.filter(|n| *n != Node::Null))
 }
 
 /// [`decode`] by the general parser alone, for tests that compare the two readers.
 #[cfg(test)]
 pub(crate) fn decode_general(text: &str) -> Result<Option<Value>, String> {
-    build(general_events(text))
+    tree(general_events(text)).map(|node| node.map(Node::into_value))
 }
 
 /// The general parser's events as [`Ev`]s: a second document, a tag or an alias is an error here.
@@ -111,19 +275,6 @@ fn general_events(text: &str) -> impl Iterator<Item = Result<Ev<'_>, String>> {
             Event::Alias(_) | Event::UnresolvedAlias(_) => return Some(Err("alias".into())),
             _ => return None,
         }))
-    })
-}
-
-/// The value of a document's events, with v3's scalar rules and keys sorted as Go writes a map.
-fn build<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Value>, String> {
-    crate::yaml::value_of(events, true, |value, style, to_eof| {
-        // A block scalar running to the end of the text without a line break has none in go-yaml
-        // (libyaml); the parsers add one, as if the break were there.
-        let value = match value.strip_suffix('\n') {
-            Some(v) if to_eof => v,
-            _ => value,
-        };
-        scalar(value, style)
     })
 }
 

@@ -5,16 +5,18 @@
 //! of its own. On a large chart that is most of the post-render's time. This writer takes the part whose
 //! form is certain: mappings, sequences, null, booleans, integers, keys of letters, digits and `-_./`,
 //! plain strings of a small alphabet, and `|` / `|-` block strings of printable ASCII. Any other single-line
-//! string is written by serde-saphyr itself, alone (a value is written the same wherever it stands); a
-//! float, an unusual key or another multi-line string makes [`write`] decline, and the caller writes the
-//! whole value with serde-saphyr. Debug builds check every answer against serde-saphyr's.
+//! string is written by serde-saphyr itself, alone (a value is written the same wherever it stands); an
+//! unusual key or another multi-line string makes [`write`] decline, and the caller writes the whole
+//! document with serde-saphyr. Debug builds check every answer against serde-saphyr's.
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use crate::yaml_v3::Node;
 
 /// Appends `value` to `out` as serde-saphyr writes it, or leaves `out` as it was and answers `false`.
-pub fn write(value: &Value, out: &mut String) -> bool {
+pub fn write(value: &Node<'_>, out: &mut String) -> bool {
     let start = out.len();
     let done = node(value, 0, Place::Top, out).is_some();
     if !done {
@@ -35,23 +37,21 @@ enum Place {
 }
 
 /// Writes `value`, whose collections' entries are indented by `indent`, ending with a newline.
-fn node(value: &Value, indent: usize, place: Place, out: &mut String) -> Option<()> {
+fn node(value: &Node<'_>, indent: usize, place: Place, out: &mut String) -> Option<()> {
     match value {
-        Value::Object(map) if !map.is_empty() => mapping(map, indent, place, out),
-        Value::Array(items) if !items.is_empty() => sequence(items, indent, place, out),
-        Value::Object(_) => inline(place, "{}", out),
-        Value::Array(_) => inline(place, "[]", out),
-        Value::Null => inline(place, "null", out),
-        Value::Bool(b) => inline(place, if *b { "true" } else { "false" }, out),
-        Value::Number(n) if n.is_i64() || n.is_u64() => {
+        Node::Map(map) if !map.is_empty() => mapping(map, indent, place, out),
+        Node::Seq(items) if !items.is_empty() => sequence(items, indent, place, out),
+        Node::Map(_) => inline(place, "{}", out),
+        Node::Seq(_) => inline(place, "[]", out),
+        Node::Null => inline(place, "null", out),
+        Node::Bool(b) => inline(place, if *b { "true" } else { "false" }, out),
+        Node::Int(n) => {
             space(place, out);
             let _ = writeln!(out, "{n}");
             Some(())
         }
-        // go-yaml writes floats in forms of its own: serde-saphyr's writer decides those.
-        Value::Number(_) => None,
-        Value::String(s) if s.contains('\n') => block_string(s, indent, place, out),
-        Value::String(s) => {
+        Node::Str(s) if s.contains('\n') => block_string(s, indent, place, out),
+        Node::Str(s) => {
             space(place, out);
             string(s, out);
             out.push('\n');
@@ -75,7 +75,7 @@ fn space(place: Place, out: &mut String) {
     }
 }
 
-fn mapping(map: &Map<String, Value>, indent: usize, place: Place, out: &mut String) -> Option<()> {
+fn mapping(map: &[(Cow<'_, str>, Node<'_>)], indent: usize, place: Place, out: &mut String) -> Option<()> {
     let mut first = true;
     let inner = if place == Place::Top { 0 } else { indent };
     if place == Place::MapValue {
@@ -94,7 +94,7 @@ fn mapping(map: &Map<String, Value>, indent: usize, place: Place, out: &mut Stri
         out.push(':');
         // A sequence under a key starts at the key's column; a mapping two columns right.
         let child = match value {
-            Value::Array(items) if !items.is_empty() => inner,
+            Node::Seq(items) if !items.is_empty() => inner,
             _ => inner + 2,
         };
         node(value, child, Place::MapValue, out)?;
@@ -102,7 +102,7 @@ fn mapping(map: &Map<String, Value>, indent: usize, place: Place, out: &mut Stri
     Some(())
 }
 
-fn sequence(items: &[Value], indent: usize, place: Place, out: &mut String) -> Option<()> {
+fn sequence(items: &[Node<'_>], indent: usize, place: Place, out: &mut String) -> Option<()> {
     let mut first = true;
     if place == Place::MapValue {
         out.push('\n');
@@ -158,7 +158,7 @@ fn string(s: &str, out: &mut String) {
             Ok(text) => out.push_str(text.strip_suffix('\n').unwrap_or(&text)),
             // Not reached for a string; should it be, the string is written quoted as JSON writes it,
             // which YAML reads back the same.
-            Err(_) => out.push_str(&Value::String(s.to_string()).to_string()),
+            Err(_) => out.push_str(&serde_json::Value::String(s.to_string()).to_string()),
         }
     }
 }
@@ -200,10 +200,27 @@ fn block_string(s: &str, indent: usize, place: Place, out: &mut String) -> Optio
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use serde_json::{Value, json};
+
+    use crate::yaml_v3::Node;
+
+    /// A JSON value as a document (integers only).
+    fn node(value: &Value) -> Node<'static> {
+        match value {
+            Value::Null => Node::Null,
+            Value::Bool(b) => Node::Bool(*b),
+            Value::Number(n) => Node::Int(n.as_i64().expect("an integer")),
+            Value::String(s) => Node::Str(Cow::Owned(s.clone())),
+            Value::Array(items) => Node::Seq(items.iter().map(node).collect()),
+            Value::Object(map) => Node::Map(map.iter().map(|(k, v)| (Cow::Owned(k.clone()), node(v))).collect()),
+        }
+    }
 
     /// The fast writer's text, checked against serde-saphyr's; `None` when it declined.
     fn fast(value: &Value) -> Option<String> {
+        let value = &node(value);
         let mut out = String::new();
         if !super::write(value, &mut out) {
             assert!(out.is_empty(), "a declined value left {out:?} behind");
@@ -221,7 +238,7 @@ mod tests {
             "kind": "ConfigMap",
             "metadata": {"annotations": {"note": "a b, c=d"}, "labels": {"app.kubernetes.io/name": "web"}, "name": "web"},
             "spec": {"ports": [{"name": "http", "port": 80, "targetPort": -1}], "empty": {}, "none": [], "off_": null,
-                     "nested": [[1, 2], [{"a": true}], "x\ny\n", {"b": {"c": false}}], "big": 18446744073709551615u64}
+                     "nested": [[1, 2], [{"a": true}], "x\ny\n", {"b": {"c": false}}], "big": 9223372036854775807i64}
         });
         let text = fast(&object).expect("written by the fast writer");
         assert!(text.contains("  config.yaml: |-\n    server:\n      port: 8001\n\n      name: x\n"), "{text}");
@@ -265,9 +282,8 @@ mod tests {
         ] {
             fast(&json!({"k": s, "l": [s, {"m": s}]})).expect("single-line strings are written, some by serde-saphyr");
         }
-        // A float, a key that may need quotes, multi-line strings of other forms: serde-saphyr writes it all.
+        // A key that may need quotes, multi-line strings of other forms: serde-saphyr writes it all.
         for v in [
-            json!({"f": 1.5}),
             json!({"a b": 1}),
             json!({"1": 1}),
             json!({"yes": 1}),

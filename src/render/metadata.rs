@@ -19,9 +19,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{Map, Value};
-
-use crate::go::yaml_v3;
+use crate::go::yaml_v3::{self, Node};
 use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
 /// Which metadata map a step writes.
@@ -87,7 +85,8 @@ pub(crate) fn documents_of(docs: Vec<RawDocument>, origin: Origin) -> Vec<Docume
 
 /// Whether a document carries Helm's `helm.sh/hook` annotation.
 fn is_hook(text: &str) -> bool {
-    matches!(yaml_v3::decode(text), Ok(Some(v)) if v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
+    matches!(yaml_v3::decode_tree(text), Ok(Some(v))
+        if v.get("metadata").and_then(|m| m.get("annotations")).and_then(|a| a.get("helm.sh/hook")).is_some())
 }
 
 /// The documents as a stream again, `---` before each.
@@ -129,15 +128,14 @@ fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
 fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(ObjectId, String)>, String> {
     let at = |why: String| format!("line {}: {why}", doc.line);
     // kustomize skips empty documents and rejects anything but an object.
-    let Some(object) = yaml_v3::decode(&doc.text).map_err(at)? else { return Ok(None) };
-    let id = ObjectId::from_object(&object).map_err(|e| at(e.to_string()))?;
+    let Some(mut object) = yaml_v3::decode_tree(&doc.text).map_err(at)? else { return Ok(None) };
+    let id = ObjectId::from_node(&object).map_err(|e| at(e.to_string()))?;
     if id.kind.ends_with("List") {
         return Err(at(format!("kind {} may be a list", id.kind)));
     }
-    let Value::Object(mut object) = object else { return Err(at("not a mapping".into())) };
     let metadata = object
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
+        .entry("metadata", || Node::Null)
+        .filter(|m| matches!(m, Node::Map(_)))
         .ok_or_else(|| at("metadata is not a mapping".into()))?;
     set_metadata(metadata, steps).map_err(at)?;
     let mut out = String::with_capacity(doc.text.len() + doc.text.len() / 2 + 64);
@@ -147,7 +145,7 @@ fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Obje
         out.push_str(source);
         out.push('\n');
     }
-    crate::go::yaml::write(&Value::Object(object), &mut out).map_err(at)?;
+    crate::go::yaml::write(&object, &mut out).map_err(at)?;
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -263,33 +261,39 @@ fn filename_annotation(text: &str) -> Option<&str> {
 const KUSTOMIZE_INTERNAL: [&str; 3] =
     ["config.kubernetes.io/", "internal.config.kubernetes.io/", "kustomize.config.k8s.io/"];
 
-fn set_metadata(metadata: &mut Map<String, Value>, steps: &[Step<'_>]) -> Result<(), String> {
-    if let Some(Value::Object(annotations)) = metadata.get("annotations")
-        && annotations.keys().any(|k| KUSTOMIZE_INTERNAL.iter().any(|p| k.starts_with(p)))
+/// `metadata` is a mapping.
+fn set_metadata(metadata: &mut Node<'_>, steps: &[Step<'_>]) -> Result<(), String> {
+    if let Some(Node::Map(annotations)) = metadata.get("annotations")
+        && annotations.iter().any(|(k, _)| KUSTOMIZE_INTERNAL.iter().any(|p| k.starts_with(p)))
     {
         return Err("kustomize-internal annotation".into());
     }
     for step in steps {
-        let slot = metadata.entry(step.field.key()).or_insert(Value::Null);
-        if slot.is_null() {
-            *slot = Value::Object(Map::new());
+        let field = step.field.key();
+        let slot = metadata.entry(field, || Node::Null).ok_or("metadata is not a mapping")?;
+        if *slot == Node::Null {
+            *slot = Node::Map(Vec::new());
         }
-        let Value::Object(map) = slot else { return Err(format!("metadata.{} is not a mapping", step.field.key())) };
+        if !matches!(slot, Node::Map(_)) {
+            return Err(format!("metadata.{field} is not a mapping"));
+        }
         for (k, v) in step.entries {
-            map.insert(k.clone(), Value::String(v.clone()));
+            if let Some(value) = slot.entry(k, || Node::Null) {
+                *value = Node::Str(v.clone().into());
+            }
         }
-        map.sort_keys();
     }
     // kustomize removes an annotations map left empty (or null) once its own bookkeeping is gone.
-    if metadata.get("annotations").is_some_and(|a| a.is_null() || a.as_object().is_some_and(Map::is_empty)) {
-        metadata.shift_remove("annotations");
+    if metadata.get("annotations").is_some_and(|a| *a == Node::Null || *a == Node::Map(Vec::new())) {
+        metadata.remove("annotations");
     }
-    metadata.sort_keys();
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn origin() -> BTreeMap<String, String> {
