@@ -27,6 +27,7 @@ pub fn to_string(value: &Node<'_>) -> Result<String, String> {
 
 /// [`to_string`], appended to `out`: by [`crate::yaml_write`] where it is certain, else by serde-saphyr.
 pub fn write(value: &Node<'_>, out: &mut String) -> Result<(), String> {
+    #[cfg(debug_assertions)]
     let start = out.len();
     if crate::yaml_write::write(value, out) {
         // Every value the tests write checks the fast writer against serde-saphyr's.
