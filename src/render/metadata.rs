@@ -114,7 +114,7 @@ fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
     let mut seen = HashSet::with_capacity(docs.len());
     for (doc, result) in docs.iter().zip(done) {
         let Some((id, yaml)) = result? else { continue };
-        if !seen.insert(id.clone()) {
+        if let Some(id) = seen.replace(id) {
             return Err(format!("line {}: {id} appears twice", doc.line));
         }
         out.push_str(&yaml);
