@@ -53,7 +53,7 @@ fn node(value: &Node<'_>, indent: usize, place: Place, out: &mut String) -> Opti
         Node::Str(s) if s.contains('\n') => block_string(s, indent, place, out),
         Node::Str(s) => {
             space(place, out);
-            string(s, out);
+            string(s, out)?;
             out.push('\n');
             Some(())
         }
@@ -136,13 +136,19 @@ fn special_word(s: &str) -> bool {
     s.len() <= 5 && WORDS.iter().any(|w| w.eq_ignore_ascii_case(s))
 }
 
+/// serde-saphyr writes a string it would write plain as a folded block (`>-`) from 81 characters on, at
+/// any depth; one this long or shorter is surely on one line.
+const SHORT: usize = 64;
+
 /// A single-line string: plain when it is letters, digits, spaces inside and `-_./=+@,`, starts with a
-/// letter or `/`, holds no `: ` and is no special word; double-quoted when it is digits alone; else as
-/// serde-saphyr writes it.
-fn string(s: &str, out: &mut String) {
+/// letter or `/`, holds no `: `, is no special word and is [`SHORT`]; double-quoted when it is digits
+/// alone; else as serde-saphyr writes it alone, unless that takes several lines (a folded block), whose
+/// indentation depends on where it stands: `None`.
+fn string(s: &str, out: &mut String) -> Option<()> {
     let bytes = s.as_bytes();
     let plain = bytes.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'/')
         && !s.ends_with(' ')
+        && s.len() <= SHORT
         && bytes.iter().all(|b| {
             b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'.' | b'/' | b'=' | b'+' | b'@' | b',')
         })
@@ -154,13 +160,14 @@ fn string(s: &str, out: &mut String) {
         out.push_str(s);
         out.push('"');
     } else {
-        match serde_saphyr::to_string(&s) {
-            Ok(text) => out.push_str(text.strip_suffix('\n').unwrap_or(&text)),
-            // Not reached for a string; should it be, the string is written quoted as JSON writes it,
-            // which YAML reads back the same.
-            Err(_) => out.push_str(&serde_json::Value::String(s.to_string()).to_string()),
+        let text = serde_saphyr::to_string(&s).ok()?;
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        if text.contains('\n') {
+            return None;
         }
+        out.push_str(text);
     }
+    Some(())
 }
 
 /// A string with line breaks as a literal block (`|` when it ends with one line break, `|-` with none),
@@ -282,7 +289,16 @@ mod tests {
         ] {
             fast(&json!({"k": s, "l": [s, {"m": s}]})).expect("single-line strings are written, some by serde-saphyr");
         }
-        // A key that may need quotes, multi-line strings of other forms: serde-saphyr writes it all.
+        // A key that may need quotes, multi-line strings of other forms, long strings that serde-saphyr folds
+        // over several lines: serde-saphyr writes it all.
+        for long in ["word ".repeat(20) + "end", "a#b".repeat(30), "QUJD".repeat(30)] {
+            assert_eq!(fast(&json!({"k": {"l": long.clone()}})), None, "{long}");
+            assert_eq!(fast(&json!([long])), None);
+        }
+        // Up to 80 characters they stay on one line, written here (some by serde-saphyr).
+        for n in [63, 64, 65, 80] {
+            fast(&json!({"k": ["a".repeat(n), "a ".repeat(n / 2), "7".repeat(n + 40)]})).expect("one line each");
+        }
         for v in [
             json!({"a b": 1}),
             json!({"1": 1}),
@@ -302,13 +318,49 @@ mod tests {
     #[test]
     fn agrees_with_serde_saphyr_on_generated_values() {
         const ALPHABET: &[&str] = &[
-            "a", "Z", "0", "7", " ", "-", "_", ".", "/", "=", "+", "@", ",", ":", "#", "'", "\"", "\n", "\t", "!", "&",
-            "*", "?", "|", ">", "%", "`", "[", "{", "~", "\\", "é", "yes", "null", "true", "1e3",
+            "a",
+            "Z",
+            "0",
+            "7",
+            " ",
+            "-",
+            "_",
+            ".",
+            "/",
+            "=",
+            "+",
+            "@",
+            ",",
+            ":",
+            "#",
+            "'",
+            "\"",
+            "\n",
+            "\t",
+            "!",
+            "&",
+            "*",
+            "?",
+            "|",
+            ">",
+            "%",
+            "`",
+            "[",
+            "{",
+            "~",
+            "\\",
+            "é",
+            "yes",
+            "null",
+            "true",
+            "1e3",
+            "lorem ipsum dolor sit amet ",
+            "consectetur-adipiscing-elit",
         ];
         let mut next = crate::yaml_block::pick(0x51f1_5eed_c0ff_ee11);
         fn value(next: &mut impl FnMut(usize) -> usize, depth: usize) -> Value {
             let string = |next: &mut dyn FnMut(usize) -> usize| {
-                let n = next(6);
+                let n = next(8);
                 (0..n).map(|_| ALPHABET[next(ALPHABET.len())]).collect::<String>()
             };
             match next(if depth > 3 { 5 } else { 8 }) {

@@ -322,6 +322,24 @@ mod tests {
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n{body}")
     }
 
+    /// Long strings as real charts render them (a generated certificate's base64, a long description):
+    /// written whole, as they were read. (In these debug builds the writer is checked against serde-saphyr.)
+    #[test]
+    fn long_strings_come_out_as_they_went_in() {
+        let cert = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t".repeat(40);
+        let about = "Validates every object the operator owns before it is admitted, ".repeat(3);
+        let stream = format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n  annotations:\n    description: {about}end\nwebhooks:\n- name: v.example.com\n  clientConfig:\n    caBundle: {cert}\n"
+        );
+        let out = run(&stream, &[]);
+        let docs = crate::manifests::parse_manifests(&out).expect("the output reads back");
+        assert_eq!(docs[0].object.pointer("/webhooks/0/clientConfig/caBundle"), Some(&Value::String(cert)));
+        assert_eq!(
+            docs[0].object.pointer("/metadata/annotations/description"),
+            Some(&Value::String(format!("{about}end")))
+        );
+    }
+
     #[test]
     fn sets_labels_then_annotations_in_order_and_keeps_sources() {
         let common = BTreeMap::from([
