@@ -4,14 +4,14 @@
 //! (numbers of both schemas, timestamps, indicators, control characters) and builds each key as a string
 //! of its own. On a large chart that is most of the post-render's time. This writer takes the part whose
 //! form is certain: mappings, sequences, null, booleans, integers, keys of letters, digits and `-_./`,
-//! plain strings of a small alphabet, and `|` / `|-` block strings of printable ASCII. Any other single-line
-//! string is written by serde-saphyr itself, alone (a value is written the same wherever it stands); an
-//! unusual key or another multi-line string makes [`write`] decline, and the caller writes the whole
-//! document with serde-saphyr. Debug builds check every answer against serde-saphyr's.
-
-use std::fmt::Write as _;
+//! short plain strings of a small alphabet, and `|` / `|-` block strings of printable ASCII. Any other
+//! single-line string is written by serde-saphyr itself, alone (a value is written the same wherever it
+//! stands, when it fits on one line); an unusual key, a string serde-saphyr folds over lines or another
+//! multi-line string makes [`write`] decline, and the caller writes the whole document with serde-saphyr.
+//! Debug builds check every answer against serde-saphyr's.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use crate::yaml_v3::Node;
 
