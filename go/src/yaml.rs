@@ -5,10 +5,12 @@
 //! crate is built for speed (see the workspace's release profile), and the generic parser is compiled
 //! where it is instantiated.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+use serde_saphyr::granit_parser::{Options, Parser, ScalarStyle, StrInput};
 
 use crate::yaml_v3::Node;
-use serde_saphyr::granit_parser::{Options, Parser, ScalarStyle, StrInput};
 
 /// The YAML event parser as cozyhr reads documents with it: comments are not reported (nothing uses them,
 /// and collecting them costs the parser about a third of its time).
@@ -43,66 +45,63 @@ pub fn write(value: &Node<'_>, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
-/// A collection being built while parser events stream in.
-enum Frame {
-    Seq(Vec<Value>),
-    Map { pairs: Vec<(String, Value)>, key: Option<String> },
-}
-
-/// The value of a document's events (`None` for an empty one), its scalars read by `scalar` (the text,
+/// The tree of a document's events (`None` for an empty one), its scalars read by `scalar` (the text,
 /// its style, whether it is a block scalar running to the end of an unterminated text), mapping keys in
 /// document order or `sorted`. A duplicate or non-string key is an error, as is any error of `events` or
-/// `scalar`.
-pub fn value_of<'a>(
+/// `scalar`. Both rule sets build their documents here: go-yaml v3's ([`crate::yaml_v3::decode_tree`])
+/// and the manifests' ([`manifest_value`]).
+pub fn tree<'a>(
     events: impl Iterator<Item = Result<crate::yaml_block::Ev<'a>, String>>,
     sorted: bool,
-    scalar: impl Fn(&str, ScalarStyle, bool) -> Result<Value, String>,
-) -> Result<Option<Value>, String> {
+    scalar: impl Fn(Cow<'a, str>, ScalarStyle, bool) -> Result<Node<'a>, String>,
+) -> Result<Option<Node<'a>>, String> {
     use crate::yaml_block::Ev;
-    let mut stack: Vec<Frame> = Vec::new();
+    enum Frame<'a> {
+        Seq(Vec<Node<'a>>),
+        Map(Vec<(Cow<'a, str>, Node<'a>)>, Option<Cow<'a, str>>),
+    }
+    let mut stack: Vec<Frame<'a>> = Vec::new();
     let mut root = None;
     for event in events {
-        let (value, is_key_candidate) = match event? {
-            Ev::Scalar(value, style, to_eof) => (scalar(&value, style, to_eof)?, true),
+        let node = match event? {
+            Ev::Scalar(value, style, to_eof) => scalar(value, style, to_eof)?,
             Ev::SeqStart => {
                 stack.push(Frame::Seq(Vec::new()));
                 continue;
             }
             Ev::MapStart => {
-                stack.push(Frame::Map { pairs: Vec::new(), key: None });
+                stack.push(Frame::Map(Vec::new(), None));
                 continue;
             }
             Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => (Value::Array(items), false),
-                Some(Frame::Map { mut pairs, .. }) => {
+                Some(Frame::Seq(items)) => Node::Seq(items),
+                Some(Frame::Map(mut pairs, _)) => {
                     if sorted {
                         pairs.sort_by(|a, b| a.0.cmp(&b.0));
                     }
-                    let mut map = serde_json::Map::with_capacity(pairs.len());
-                    for (k, v) in pairs {
-                        match map.entry(k) {
-                            serde_json::map::Entry::Occupied(e) => return Err(format!("duplicate key {:?}", e.key())),
-                            serde_json::map::Entry::Vacant(e) => e.insert(v),
-                        };
+                    let mut keys: Vec<&str> = pairs.iter().map(|(k, _)| &**k).collect();
+                    if !sorted {
+                        keys.sort_unstable();
                     }
-                    (Value::Object(map), false)
+                    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+                        return Err(format!("duplicate key {:?}", w[0]));
+                    }
+                    Node::Map(pairs)
                 }
                 None => return Err("unbalanced collection".into()),
             },
         };
         match stack.last_mut() {
-            Some(Frame::Seq(items)) => items.push(value),
-            Some(Frame::Map { pairs, key }) => match key.take() {
-                Some(k) => pairs.push((k, value)),
-                None => match value {
-                    Value::String(s) if is_key_candidate => *key = Some(s),
-                    other => return Err(format!("non-string key {other}")),
-                },
+            Some(Frame::Seq(items)) => items.push(node),
+            Some(Frame::Map(pairs, pending)) => match (pending.take(), node) {
+                (Some(k), node) => pairs.push((k, node)),
+                (None, Node::Str(k)) => *pending = Some(k),
+                (None, other) => return Err(format!("non-string key {}", other.into_value())),
             },
-            None => root = Some(value),
+            None => root = Some(node),
         }
     }
-    Ok(root.filter(|v| !v.is_null()))
+    Ok(root.filter(|n| *n != Node::Null))
 }
 
 /// One manifest document as a JSON value, read as Helm and kubectl read manifests: YAML 1.1 rules
@@ -126,7 +125,8 @@ pub fn manifest_value(text: &str) -> Result<Value, serde_saphyr::Error> {
 /// [`manifest_value`] by the block reader, where it answers and every plain scalar is certain.
 fn block_manifest_value(text: &str) -> Option<Value> {
     let events = crate::yaml_block::events(text)?;
-    value_of(events.into_iter().map(Ok), false, |v, style, _| certain_scalar(v, style)).ok().flatten()
+    let tree = tree(events.into_iter().map(Ok), false, |v, style, _| certain_scalar(v, style)).ok()??;
+    Some(tree.into_value())
 }
 
 /// A scalar whose value is the same under every YAML schema Helm, kubectl and serde-saphyr read
@@ -135,22 +135,22 @@ fn block_manifest_value(text: &str) -> Option<Value> {
 /// float can (a letter, `/`, `_`, `.` or `-` before a letter or `-`) and is none of YAML 1.1's words, or
 /// is digits then letters (`512Mi`); `null`, `~` and nothing are null, `true` and `false` bools, `0` or a
 /// decimal without a leading zero an integer.
-pub fn certain_scalar(value: &str, style: ScalarStyle) -> Result<Value, String> {
+pub fn certain_scalar(value: Cow<'_, str>, style: ScalarStyle) -> Result<Node<'_>, String> {
     if style != ScalarStyle::Plain {
-        return Ok(Value::String(value.to_string()));
+        return Ok(Node::Str(value));
     }
-    match value {
-        "" | "~" | "null" => return Ok(Value::Null),
-        "true" => return Ok(Value::Bool(true)),
-        "false" => return Ok(Value::Bool(false)),
+    match &*value {
+        "" | "~" | "null" => return Ok(Node::Null),
+        "true" => return Ok(Node::Bool(true)),
+        "false" => return Ok(Node::Bool(false)),
         _ => {}
     }
-    let digits = value.strip_prefix('-').unwrap_or(value);
+    let digits = value.strip_prefix('-').unwrap_or(&value);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        if (digits.len() > 1 && digits.starts_with('0')) || value == "-0" {
+        if (digits.len() > 1 && digits.starts_with('0')) || *value == *"-0" {
             return Err("leading zero".into());
         }
-        return value.parse::<i64>().map(Value::from).map_err(|_| "beyond 64 bits".into());
+        return value.parse::<i64>().map(Node::Int).map_err(|_| "beyond 64 bits".into());
     }
     let bytes = value.as_bytes();
     let starts_as_text = match bytes[0] {
@@ -170,7 +170,7 @@ pub fn certain_scalar(value: &str, style: ScalarStyle) -> Result<Value, String> 
         ["true", "false", "yes", "no", "on", "off", "y", "n", "null"].iter().any(|w| word.eq_ignore_ascii_case(w))
             || ["inf", "nan"].iter().any(|p| word.get(..3).is_some_and(|head| head.eq_ignore_ascii_case(p)));
     if starts_as_text && !special {
-        Ok(Value::String(value.to_string()))
+        Ok(Node::Str(value))
     } else {
         Err(format!("plain scalar {value:?} is left to the general reader"))
     }
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn certain_scalars_and_the_rest() {
-        let plain = |s: &str| certain_scalar(s, ScalarStyle::Plain).ok();
+        let plain = |s: &str| certain_scalar(s.into(), ScalarStyle::Plain).ok().map(Node::into_value);
         assert_eq!(plain("nginx"), Some("nginx".into()));
         assert_eq!(plain("app.kubernetes.io/name"), Some("app.kubernetes.io/name".into()));
         assert_eq!(plain("--port=8080"), Some("--port=8080".into()));
@@ -234,7 +234,17 @@ mod tests {
         ] {
             assert_eq!(plain(other), None, "{other}");
         }
-        assert_eq!(certain_scalar("0644", ScalarStyle::DoubleQuoted), Ok("0644".into()));
+        assert_eq!(certain_scalar("0644".into(), ScalarStyle::DoubleQuoted), Ok(Node::Str("0644".into())));
+    }
+
+    /// A key twice in one mapping, not next to each other in document order: both rule sets refuse the
+    /// document (the manifests' reading then leaves it to serde-saphyr).
+    #[test]
+    fn a_duplicate_key_is_refused_in_either_order() {
+        let text = "metadata:\n  name: web\n  labels: {}\n  name: api\n";
+        assert_eq!(block_manifest_value(text), None);
+        assert_eq!(crate::yaml_v3::decode(text), Err("duplicate key \"name\"".to_string()));
+        assert!(block_manifest_value("metadata:\n  name: x\n  namespace: web\n").is_some());
     }
 
     /// Documents built from scalars that mean different things to YAML 1.1 and 1.2, in the places

@@ -176,63 +176,23 @@ impl serde::Serialize for Node<'_> {
     }
 }
 
-/// The tree of a document's events, with v3's scalar rules; mapping keys sorted, a duplicate or
-/// non-string key an error.
+/// The tree of a document's events, with v3's scalar rules and keys sorted as Go writes a map.
 fn tree<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Node<'a>>, String> {
-    enum Frame<'a> {
-        Seq(Vec<Node<'a>>),
-        Map(Vec<(Cow<'a, str>, Node<'a>)>, Option<Cow<'a, str>>),
-    }
-    let mut stack: Vec<Frame<'a>> = Vec::new();
-    let mut root = None;
-    for event in events {
-        let node = match event? {
-            Ev::Scalar(value, style, to_eof) => {
-                // A block scalar running to the end of the text without a line break has none in
-                // go-yaml (libyaml); the parsers add one, as if the break were there.
-                let value = match value {
-                    Cow::Borrowed(v) if to_eof => Cow::Borrowed(v.strip_suffix('\n').unwrap_or(v)),
-                    Cow::Owned(mut v) if to_eof => {
-                        if v.ends_with('\n') {
-                            v.pop();
-                        }
-                        Cow::Owned(v)
-                    }
-                    v => v,
-                };
-                scalar_node(value, style)?
-            }
-            Ev::SeqStart => {
-                stack.push(Frame::Seq(Vec::new()));
-                continue;
-            }
-            Ev::MapStart => {
-                stack.push(Frame::Map(Vec::new(), None));
-                continue;
-            }
-            Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => Node::Seq(items),
-                Some(Frame::Map(mut pairs, _)) => {
-                    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                    if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-                        return Err(format!("duplicate key {:?}", w[0].0));
-                    }
-                    Node::Map(pairs)
+    crate::yaml::tree(events, true, |value, style, to_eof| {
+        // A block scalar running to the end of the text without a line break has none in go-yaml
+        // (libyaml); the parsers add one, as if the break were there.
+        let value = match value {
+            Cow::Borrowed(v) if to_eof => Cow::Borrowed(v.strip_suffix('\n').unwrap_or(v)),
+            Cow::Owned(mut v) if to_eof => {
+                if v.ends_with('\n') {
+                    v.pop();
                 }
-                None => return Err("unbalanced collection".into()),
-            },
+                Cow::Owned(v)
+            }
+            v => v,
         };
-        match stack.last_mut() {
-            Some(Frame::Seq(items)) => items.push(node),
-            Some(Frame::Map(pairs, pending)) => match (pending.take(), node) {
-                (Some(k), node) => pairs.push((k, node)),
-                (None, Node::Str(k)) => *pending = Some(k),
-                (None, other) => return Err(format!("non-string key {}", other.into_value())),
-            },
-            None => root = Some(node),
-        }
-    }
-    Ok(root.filter(|n| *n != Node::Null))
+        scalar_node(value, style)
+    })
 }
 
 /// [`decode`] by the general parser alone, for tests that compare the two readers.
