@@ -7,7 +7,7 @@
 //! short plain strings of a small alphabet, and `|` / `|-` block strings of printable ASCII. Any other
 //! single-line string is written by serde-saphyr itself, alone (a value is written the same wherever it
 //! stands, when it fits on one line); an unusual key, a string serde-saphyr folds over lines or another
-//! multi-line string makes [`write`] decline, and the caller writes the whole document with serde-saphyr.
+//! multi-line string makes [`write()`] decline, and the caller writes the whole document with serde-saphyr.
 //! Debug builds check every answer against serde-saphyr's.
 
 use std::borrow::Cow;
