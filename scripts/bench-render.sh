@@ -18,6 +18,9 @@
 #                          --kube-version=<the server's gitVersion> and one --api-versions=X per served
 #                          group/version and group/version/Kind (resources and subresources, as Helm's
 #                          GetVersionSet), read here with kubectl from the plain discovery documents
+#     the same, GOGC=...   that helm template with the GOGC helm cozy gives every helm it runs (GO_GC in
+#                          src/render/helm.rs): the helm inside helm cozy, so that ratio is helm cozy's own
+#                          work; the other two are what a user sees against running helm themselves
 #   helm cozy version      Helm starting a plugin and the plugin starting: the floor under every
 #                          `helm cozy` command, paid before any work
 #   helm cozy show --plain the chart alone through helm cozy (no HelmRelease; the cluster's capabilities)
@@ -29,7 +32,7 @@
 #   helm cozy diff NAME    the above, plus server-side dry runs of every object and the diff against live
 #   helm-cozy diff NAME (direct, cold discovery)  the same, run directly, discovery asked each run
 #   helm cozy diff NAME --against release   against the stored Helm release instead
-# Ratios are quoted against both helm template rows. helm cozy's discovery cache is the run's own
+# Ratios are quoted against the three helm template rows. helm cozy's discovery cache is the run's own
 # (XDG_CACHE_HOME in the work directory), so ~/.cache/cozyhr is neither read nor written.
 # With extra CRDs (a second block, when BENCH_CRDS > 0): that many CustomResourceDefinitions, each in an API
 # group of its own (g$i.bench.cozyhr.example, kind Thing$i, v1, labelled bench.cozyhr.example/extra=true),
@@ -88,6 +91,8 @@ trap cleanup EXIT
 # helm cozy's discovery cache for this run alone (helm's own homes are set per Helm version below).
 export XDG_CACHE_HOME=$work/xdg-cache
 discovery_cache=$XDG_CACHE_HOME/cozyhr/discovery
+# Go's collector as it comes for bare helm; helm cozy sets its own (the "as helm cozy runs it" rows).
+unset GOGC
 
 # ---------------------------------------------------------------------------------------------------
 # The chart: n objects split over ConfigMaps, Services and Secrets, each carrying a little data.
@@ -253,14 +258,16 @@ PY
   fi
 }
 
-# ratio BASE_MS CAPS_MS: the last measurement against bare helm template (BASE_MS) and helm template given
-# the cluster's capabilities (CAPS_MS), e.g. "1.08 x helm template (+40 ms), 1.02 x with capabilities (+9 ms)".
+# ratio BASE_MS CAPS_MS [AS_RUN_MS]: the last measurement against bare helm template (BASE_MS), helm template
+# given the cluster's capabilities (CAPS_MS) and, when given, that helm template as helm cozy runs it (with its
+# GOGC: what helm cozy's own work adds), e.g. "1.08 x helm template (+40 ms), 1.02 x with capabilities (+9 ms)".
 ratio() {
-  awk -v t="$(cat "$work/last_ms" 2>/dev/null || echo 0)" -v b="${1:-0}" -v c="${2:-0}" 'BEGIN {
+  awk -v t="$(cat "$work/last_ms" 2>/dev/null || echo 0)" -v b="${1:-0}" -v c="${2:-0}" -v r="${3:-0}" 'BEGIN {
     if (t <= 0) exit
     s = ""
     if (b > 0) s = sprintf("%8.2f x helm template (%+d ms)", t / b, t - b)
     if (c > 0) s = s (s == "" ? "" : ", ") sprintf("%.2f x with capabilities (%+d ms)", t / c, t - c)
+    if (r > 0) s = s (s == "" ? "" : ", ") sprintf("%.2f x as helm cozy runs it (%+d ms)", t / r, t - r)
     if (s != "") printf "  %-44s %s\n", "", s
   }'
 }
@@ -312,27 +319,35 @@ use_helm() {
   values=$work/values$1.json
 }
 
-# direct_rows BASE_MS: helm template given the cluster's capabilities ($caps), then helm-cozy run directly
-# (no plugin dispatch): show with a warm and a cold discovery, diff with a cold one; ratios against BASE_MS
-# (bare helm template) and the capabilities row, whose number is left in $work/last_ms.
+# direct_rows BASE_MS: helm template given the cluster's capabilities ($caps), bare and with the GOGC helm cozy
+# gives the helm it runs (src/render/helm.rs), then helm-cozy run directly (no plugin dispatch): show with a
+# warm and a cold discovery, diff with a cold one; ratios against BASE_MS (bare helm template) and both
+# capabilities rows; the bare capabilities row's number is left in $work/last_ms.
 direct_rows() {
-  local base=$1 caps_ms
+  local base=$1 caps_ms as_run_ms
   time_cmd "helm template (cluster capabilities)" "$helm" template "$hr" "$chart" -n "$ns" -f "$values" "${caps[@]}"
   caps_ms=$(cat "$work/last_ms" 2>/dev/null || echo 0)
+  time_cmd "  the same, GOGC=$go_gc (as helm cozy runs it)" \
+    env GOGC="$go_gc" "$helm" template "$hr" "$chart" -n "$ns" -f "$values" "${caps[@]}"
+  as_run_ms=$(cat "$work/last_ms" 2>/dev/null || echo 0)
   # Warm: the cache filled just now (an answer from before the CRDs is removed first) and kept all along.
   rm -rf "$discovery_cache"
   env HELM_BIN="$helm" COZYHR_DISCOVERY_TTL=1h "$bin" show "$hr" -C "$chart" -n "$ns" >/dev/null
   time_cmd "helm-cozy show NAME (direct, warm discovery)" \
     env HELM_BIN="$helm" COZYHR_DISCOVERY_TTL=1h "$bin" show "$hr" -C "$chart" -n "$ns"
-  ratio "$base" "$caps_ms"
+  ratio "$base" "$caps_ms" "$as_run_ms"
   time_cmd "helm-cozy show NAME (direct, cold discovery)" \
     env HELM_BIN="$helm" COZYHR_DISCOVERY_TTL=0 "$bin" show "$hr" -C "$chart" -n "$ns"
-  ratio "$base" "$caps_ms"
+  ratio "$base" "$caps_ms" "$as_run_ms"
   time_cmd "helm-cozy diff NAME (direct, cold discovery)" \
     env HELM_BIN="$helm" COZYHR_DISCOVERY_TTL=0 "$bin" diff "$hr" -C "$chart" -n "$ns"
-  ratio "$base" "$caps_ms"
+  ratio "$base" "$caps_ms" "$as_run_ms"
   echo "$caps_ms" >"$work/last_ms"
 }
+
+# The GOGC helm cozy gives helm unless the user set one: read from the source, so the two cannot part.
+go_gc=$(sed -n 's/^pub const GO_GC: &str = "\(.*\)";$/\1/p' "$repo/src/render/helm.rs")
+[ -n "$go_gc" ] || { echo "bench-render.sh: cannot read GO_GC from src/render/helm.rs" >&2; exit 1; }
 
 cluster_caps "$work/caps"
 mapfile -t caps <"$work/caps"

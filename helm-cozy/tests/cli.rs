@@ -38,12 +38,12 @@ const CHART_COMMANDS: &[&[&str]] = &[
     &["delete", "web", "--timeout", "1m"],
 ];
 
-/// A stand-in for helm: `version` says 3.17, `template` prints one ConfigMap that holds its arguments,
-/// anything else fails naming what it was asked.
+/// A stand-in for helm: `version` says 3.17, `template` prints one ConfigMap that holds its arguments and
+/// its `GOGC`, anything else fails naming what it was asked.
 const STUB_HELM: &str = r#"#!/bin/sh
 case "$1" in
 version) echo v3.17.0 ;;
-template) printf -- '---\n# Source: c/templates/args.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: args\ndata:\n  args: "%s"\n' "$*" ;;
+template) printf -- '---\n# Source: c/templates/args.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: args\ndata:\n  args: "%s"\n  gogc: "%s"\n' "$*" "$GOGC" ;;
 *) echo "stub helm: not stubbed: $*" >&2; exit 3 ;;
 esac
 "#;
@@ -415,6 +415,21 @@ fn plain_offline_show_needs_no_cluster_and_hands_the_flags_to_helm() {
         for (k, _) in *env {
             sandbox.remove_env(k);
         }
+    }
+}
+
+#[test]
+fn helm_runs_with_a_lazier_collector_unless_the_user_set_one() {
+    let mut sandbox = with_chart_and_stub_helm();
+    let show = ["-C", "chart", "show", "web", "--plain", "--offline"];
+    for (gogc, expected) in [(None, "gogc: \"400\""), (Some("50"), "gogc: \"50\""), (Some("off"), "gogc: \"off\"")] {
+        match gogc {
+            Some(v) => sandbox.set_env("GOGC", v),
+            None => sandbox.remove_env("GOGC"),
+        }
+        let out = sandbox.run(BIN, &show);
+        assert_eq!(out.code, Some(0), "GOGC={gogc:?}: {}", out.stderr);
+        assert!(out.stdout.contains(expected), "GOGC={gogc:?}: helm did not get {expected}:\n{}", out.stdout);
     }
 }
 

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::Helm;
-use crate::process::{Running, spawn_program};
+use crate::process::Running;
 
 /// A helm perhaps started ahead, and where the arguments of this render are remembered.
 pub struct Early {
@@ -41,7 +41,7 @@ impl Early {
             .map(|args| args.into_iter().map(OsString::from).collect())
             .unwrap_or_default();
         let guess = (!guessed.is_empty())
-            .then(|| spawn_program(&helm.bin, &guessed, &[], true).ok())
+            .then(|| helm.spawn(&guessed, &[], true).ok())
             .flatten()
             .map(|running| (guessed.clone(), running));
         tracing::debug!(started = guess.is_some(), "helm started ahead");

@@ -28,7 +28,7 @@ pub fn values_args(files: &[std::path::PathBuf], sets: &[String]) -> Vec<std::ff
     let files = files.iter().flat_map(|f| ["--values".into(), f.as_os_str().to_owned()]);
     files.chain(sets.iter().flat_map(|s| ["--set".into(), s.into()])).collect()
 }
-use crate::process::{finish_program, spawn_program};
+use crate::process::finish_program;
 
 /// What a chart sees of the cluster while Helm renders it: `.Capabilities`, `lookup` and `.Release`.
 /// [`ClusterView::default`] is plain `helm template`: Helm's built-in capabilities, lookup answering
@@ -152,7 +152,7 @@ async fn render(
     let mut early = early.map(|e| e.remembering(revised.is_none() && req.sets.is_empty()));
     let started = match early.as_mut().and_then(|e| e.take_if_started_with(&args)) {
         Some(running) => Ok(running),
-        None => spawn_program(&helm.bin, &args, &envs, req.values_stdin.is_some()),
+        None => helm.spawn(&args, &envs, req.values_stdin.is_some()),
     };
     let out = match started {
         Ok(running) => finish_program(running, req.values_stdin, std::future::pending()).await,
