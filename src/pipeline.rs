@@ -416,7 +416,7 @@ impl Pipeline {
 
 /// HelmRelease `name` in the cluster's namespace.
 pub async fn helmrelease(cluster: &Cluster, name: &str) -> Result<HelmRelease> {
-    Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(name).await
+    Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(name).await
 }
 
 #[cfg(test)]

@@ -601,6 +601,78 @@ helm_tests! {
     diff_sees_values_changes_drift_and_masks_secrets => diff_flow;
 }
 
+/// A kubeconfig of the test cluster's that impersonates `user` (kubeconfig `as:`), written as JSON (which
+/// is YAML) into `dir`.
+fn impersonating_kubeconfig(dir: &Path, user: &str) -> std::path::PathBuf {
+    let mut config = kubectl(["config", "view", "--raw", "-o", "json"]).ok().json();
+    let users = config.get_mut("users").and_then(Value::as_array_mut).expect("kubeconfig users");
+    for u in users {
+        u["user"]["as"] = Value::from(user);
+    }
+    let path = dir.join("impersonating.kubeconfig");
+    std::fs::write(&path, config.to_string()).expect("write the kubeconfig");
+    path
+}
+
+/// show and diff read the HelmRelease as a LIST of its one name (cheaper for the API server); a user who
+/// may only get it by name (RBAC `resourceNames`), not list HelmReleases, is served by a GET instead.
+fn get_by_name_is_enough(helm: Helm) {
+    let ns = namespace("sd-rbac");
+    let name = "diffy";
+    let chart = diff_chart();
+    chart.publish(name, &ns);
+    set_message(&ns, "hello");
+    set_password(&ns, PW_OLD);
+    apply(&helmrelease(
+        &ns,
+        name,
+        name,
+        "valuesFrom:\n  - kind: ConfigMap\n    name: diff-values\n  \
+         - kind: Secret\n    name: diff-pass\n    valuesKey: password\n    targetPath: password\n",
+    ));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let user = format!("cozyhr-get-only-{ns}");
+    apply(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: get-only\n  namespace: {ns}\nrules:\n\
+         - apiGroups: [helm.toolkit.fluxcd.io]\n  resources: [helmreleases]\n  resourceNames: [{name}]\n  verbs: [get]\n\
+         - apiGroups: [\"\"]\n  resources: [configmaps, secrets]\n  verbs: [get, list]\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: get-only\n  namespace: {ns}\n\
+         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: get-only\nsubjects:\n\
+         - apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: {user}\n"
+    ));
+    let dir = tempfile::Builder::new().prefix("cozyhr-rbac-").tempdir().expect("a temporary directory");
+    let kubeconfig = impersonating_kubeconfig(dir.path(), &user);
+    // The user can get the HelmRelease but not list HelmReleases: the case the GET is there for.
+    let as_user = |args: &[&str]| {
+        let mut c = command(&env().kubectl);
+        c.env("KUBECONFIG", &kubeconfig).args(args).args(["-n", &ns]);
+        run(c)
+    };
+    as_user(&["get", "helmrelease", name]).ok();
+    let listed = as_user(&["get", "helmreleases"]);
+    assert!(listed.code != Some(0) && listed.stderr.contains("forbidden"), "{}", listed.stderr);
+
+    let cozy_as_user = |args: &[&str]| {
+        let mut c = helm_home(helm).home.command();
+        c.env("HELM_PLUGINS", helm_home(helm).home.dir.path().join("data/plugins"))
+            .env("KUBECONFIG", &kubeconfig)
+            .arg("cozy")
+            .args(args)
+            .arg("-C")
+            .arg(chart.path())
+            .args(["-n", &ns]);
+        run(c)
+    };
+    let shown = cozy_as_user(&["show", name]).ok();
+    let admin = cozy(helm, chart.path(), &ns, &["show", name]).ok();
+    assert_eq!(shown.stdout, admin.stdout, "show as a user who may only get the HelmRelease");
+    cozy_as_user(&["diff", name, "--detailed-exitcode"]).code(0);
+}
+
+helm_tests! {
+    a_user_who_may_only_get_the_helmrelease_can_show_and_diff => get_by_name_is_enough;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // 3. Errors
 

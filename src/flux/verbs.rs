@@ -114,6 +114,29 @@ impl<K: FluxObject> Objects<K> {
         self.api.get(name).await.map_err(|e| self.error(name, e))
     }
 
+    /// [`get`](Self::get) as a LIST of the one name (a `metadata.name` field selector), for objects that
+    /// may be large. The API server answers that LIST from its watch cache, consistently (Kubernetes 1.31
+    /// on: it waits until the cache has caught up with etcd), where a GET reads and decodes the object from
+    /// etcd: for a HelmRelease of a 1000-object chart, whose status lists every object in its inventory
+    /// (146 KB), that halves the server's CPU per read (about 24 → 12 ms), on a local cluster spent on the
+    /// cores where helm renders meanwhile. Older servers read the LIST from etcd: no slower than the GET.
+    /// Whoever may get the object but not list them (RBAC by resource name) gets the GET.
+    pub async fn read(&self, name: &str) -> Result<K> {
+        // A name no object can have would not make a valid selector: the GET answers it as it always has.
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-.".contains(&b))
+        {
+            return self.get(name).await;
+        }
+        let params = ListParams::default().fields(&format!("metadata.name={name}"));
+        match self.api.list(&params).await {
+            Ok(list) => list.items.into_iter().find(|o| o.meta().name.as_deref() == Some(name)).ok_or_else(|| {
+                Error::NotFound { kind: self.kind().display, name: name.to_string(), namespace: self.namespace.clone() }
+            }),
+            Err(kube::Error::Api(s)) if s.code == 403 => self.get(name).await,
+            Err(e) => Err(self.list_error(e)),
+        }
+    }
+
     /// The object, or None when it does not exist (other errors, a missing CRD included, are errors).
     pub async fn get_opt(&self, name: &str) -> Result<Option<K>> {
         match self.get(name).await {
