@@ -17,7 +17,7 @@ use crate::flux::helmrelease::ValuesReference;
 use crate::helmstore::NextAction;
 use crate::render::early::Early;
 use crate::render::postrender::{self, PostRenderSession};
-use crate::render::{ClusterView, Helm, PostRenderSpec, RenderError, TemplateRequest};
+use crate::render::{Ahead, ClusterView, Helm, PostRenderSpec, RenderError, TemplateRequest};
 use crate::values::{Composed, Inputs, RefData, Values};
 
 /// Values the user adds on top, like Helm's `-f` and `--set`.
@@ -147,11 +147,23 @@ impl Desired {
             view,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
-        let plain = match early.filter(|_| self.replaced_defaults.is_none()) {
-            Some(early) => crate::render::template_early(helm, &req, early).await?,
-            None => crate::render::template(helm, &req, None).await?,
+        let early = early.filter(|_| self.replaced_defaults.is_none());
+        // The chain starts on helm's output while helm exits (see Ahead), on a runtime of its own: it may
+        // run kustomize.
+        let (spec, major) = (self.post_render.clone(), helm.major);
+        let mut ahead = Ahead::new(move |text: String| {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(postrender::run_on_template_output(&spec, &text, major))
+        });
+        let plain = crate::render::template_ahead(helm, &req, early, |so_far| ahead.start(so_far)).await?;
+        let post_rendered = match ahead.take(&plain) {
+            Some(result) => {
+                tracing::debug!("post-rendered while helm exited");
+                result?
+            }
+            None => postrender::run_on_template_output(&self.post_render, &plain, helm.major).await?,
         };
-        if let Some(rendered) = postrender::run_on_template_output(&self.post_render, &plain, helm.major).await? {
+        if let Some(rendered) = post_rendered {
             tracing::debug!("post-rendered in process");
             return Ok(rendered);
         }

@@ -102,8 +102,48 @@ pub(crate) async fn finish_program(
     stdin: Option<&[u8]>,
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<Vec<u8>, RenderError> {
-    use tokio::io::AsyncWriteExt;
+    finish_program_watching(running, stdin, cancel, |_| {}).await
+}
+
+/// How long a program's output must stay as it is for [`finish_program_watching`] to show it.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// [`finish_program`], showing `on_quiet` the standard output so far each time it has stopped growing for
+/// [`QUIET`] (and has grown since it was last shown). helm prints its whole output in one write and then
+/// takes 5-15 ms to exit (a Go runtime of some 70 MB handing its memory back): only its exit, which closes
+/// the pipe, says the output is complete, but work on what it printed can start meanwhile.
+pub(crate) async fn finish_program_watching(
+    running: Running,
+    stdin: Option<&[u8]>,
+    cancel: impl std::future::Future<Output = String>,
+    mut on_quiet: impl FnMut(&[u8]),
+) -> Result<Vec<u8>, RenderError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Running { name, mut child } = running;
+    let mut stdout = child.stdout.take().ok_or_else(|| RenderError::PostRender("stdout not piped".into()))?;
+    let read_stdout = async move {
+        let mut out = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut shown = 0;
+        loop {
+            let n = if out.len() > shown {
+                match tokio::time::timeout(QUIET, stdout.read(&mut chunk)).await {
+                    Ok(read) => read?,
+                    Err(_) => {
+                        on_quiet(&out);
+                        shown = out.len();
+                        continue;
+                    }
+                }
+            } else {
+                stdout.read(&mut chunk).await?
+            };
+            if n == 0 {
+                return Ok::<_, std::io::Error>(out);
+            }
+            out.extend_from_slice(&chunk[..n]);
+        }
+    };
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
         let input = input.to_vec();
@@ -113,7 +153,13 @@ pub(crate) async fn finish_program(
         });
     }
     let pid = child.id();
-    let output = child.wait_with_output();
+    // stderr is read and the exit awaited by wait_with_output, stdout (taken above) here, side by side.
+    let output = async move {
+        let (stdout, output) = tokio::join!(read_stdout, child.wait_with_output());
+        let mut output = output?;
+        output.stdout = stdout?;
+        Ok::<_, std::io::Error>(output)
+    };
     tokio::pin!(output);
     let out = tokio::select! {
         out = &mut output => out?,
@@ -146,4 +192,34 @@ pub(crate) async fn finish_program(
         return Err(RenderError::Failed { program: name, stderr });
     }
     Ok(out.stdout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn output_that_pauses_is_shown_as_it_stands_and_then_whole() {
+        let args: Vec<std::ffi::OsString> =
+            ["-c", "printf first; sleep 0.2; printf ' second'; sleep 0.2"].iter().map(Into::into).collect();
+        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], false).expect("sh starts");
+        let mut shown = Vec::new();
+        let out = finish_program_watching(running, None, std::future::pending(), |so_far| shown.push(so_far.to_vec()))
+            .await
+            .expect("sh succeeds");
+        assert_eq!(out, b"first second");
+        // Each pause once, with all the output so far; nothing before there is any.
+        assert_eq!(shown, vec![b"first".to_vec(), b"first second".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn a_failure_after_output_is_still_a_failure() {
+        let args: Vec<std::ffi::OsString> =
+            ["-c", "printf partial; sleep 0.1; echo broken >&2; exit 3"].iter().map(Into::into).collect();
+        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], false).expect("sh starts");
+        let mut shown = 0;
+        let err = finish_program_watching(running, None, std::future::pending(), |_| shown += 1).await.unwrap_err();
+        assert!(matches!(&err, RenderError::Failed { stderr, .. } if stderr == "broken"), "{err:?}");
+        assert_eq!(shown, 1);
+    }
 }

@@ -28,7 +28,7 @@ pub fn values_args(files: &[std::path::PathBuf], sets: &[String]) -> Vec<std::ff
     let files = files.iter().flat_map(|f| ["--values".into(), f.as_os_str().to_owned()]);
     files.chain(sets.iter().flat_map(|s| ["--set".into(), s.into()])).collect()
 }
-use crate::process::finish_program;
+use crate::process::finish_program_watching;
 
 /// What a chart sees of the cluster while Helm renders it: `.Capabilities`, `lookup` and `.Release`.
 /// [`ClusterView::default`] is plain `helm template`: Helm's built-in capabilities, lookup answering
@@ -96,17 +96,62 @@ pub async fn template(
     req: &TemplateRequest<'_>,
     post_render: Option<&postrender::PostRenderSession>,
 ) -> Result<String, RenderError> {
-    render(helm, req, post_render, None).await
+    render(helm, req, post_render, None, |_| {}).await
 }
 
-/// [`template`] without a post-render session, using the helm that `early` started if it was started with
-/// exactly this request's arguments (see [`early`]).
-pub async fn template_early(
+/// [`template`] without a post-render session: with the helm that `early` started if it was started with
+/// exactly this request's arguments (see [`early`]), and with `on_quiet` shown helm's output as it stands
+/// whenever it pauses before helm has exited (see [`Ahead`]).
+pub async fn template_ahead(
     helm: &Helm,
     req: &TemplateRequest<'_>,
-    early: early::Early,
+    early: Option<early::Early>,
+    on_quiet: impl FnMut(&[u8]),
 ) -> Result<String, RenderError> {
-    render(helm, req, None, Some(early)).await
+    render(helm, req, None, early, on_quiet).await
+}
+
+/// Work on helm's output started before helm has exited. helm prints everything in one write and then
+/// takes 5-15 ms to exit; only the exit says the output is complete. So whenever the output pauses
+/// ([`crate::process::finish_program_watching`]) `work` starts on a thread of its own on the output so
+/// far, and its result is used only if that was the whole output (output only grows: the same length is
+/// the same text). Whatever was started is waited for before this is dropped, used or not, so that work
+/// which writes temporary files removes them on every path.
+pub struct Ahead<R: Send + 'static> {
+    work: std::sync::Arc<dyn Fn(String) -> R + Send + Sync>,
+    started: Vec<(usize, std::thread::JoinHandle<R>)>,
+}
+
+impl<R: Send + 'static> Ahead<R> {
+    pub fn new(work: impl Fn(String) -> R + Send + Sync + 'static) -> Ahead<R> {
+        Ahead { work: std::sync::Arc::new(work), started: Vec::new() }
+    }
+
+    /// Starts the work on `so_far` (nothing when it is not UTF-8: helm's final output would not be either).
+    pub fn start(&mut self, so_far: &[u8]) {
+        let Ok(text) = std::str::from_utf8(so_far) else { return };
+        let (work, text) = (self.work.clone(), text.to_owned());
+        // Should no thread start, the output is worked on after helm's exit as without this.
+        if let Ok(handle) = std::thread::Builder::new().name("ahead".into()).spawn(move || work(text)) {
+            tracing::debug!(bytes = so_far.len(), "work started ahead on the output so far");
+            self.started.push((so_far.len(), handle));
+        }
+    }
+
+    /// The result of the work started on exactly `output`, if any (a panic in it counts as none).
+    pub fn take(mut self, output: &str) -> Option<R> {
+        let i = self.started.iter().rposition(|(len, _)| *len == output.len())?;
+        let (_, handle) = self.started.swap_remove(i);
+        handle.join().ok()
+    }
+}
+
+impl<R: Send + 'static> Drop for Ahead<R> {
+    fn drop(&mut self) {
+        for (_, handle) in self.started.drain(..) {
+            let _ = handle.join();
+        }
+    }
 }
 
 async fn render(
@@ -114,6 +159,7 @@ async fn render(
     req: &TemplateRequest<'_>,
     post_render: Option<&postrender::PostRenderSession>,
     early: Option<early::Early>,
+    on_quiet: impl FnMut(&[u8]),
 ) -> Result<String, RenderError> {
     // helm template renders revision 1 whatever it is told: a later revision is written into a copy.
     let revised = if req.view.revision > 1 {
@@ -155,7 +201,7 @@ async fn render(
         None => helm.spawn(&args, &envs, req.values_stdin.is_some()),
     };
     let out = match started {
-        Ok(running) => finish_program(running, req.values_stdin, std::future::pending()).await,
+        Ok(running) => finish_program_watching(running, req.values_stdin, std::future::pending(), on_quiet).await,
         Err(e) => Err(e),
     };
     match out {
@@ -171,5 +217,38 @@ async fn render(
             None => Err(RenderError::Failed { program: "helm".into(), stderr }),
         },
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ahead;
+
+    #[test]
+    fn work_ahead_is_used_only_for_the_whole_output() {
+        let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = runs.clone();
+        let make = move || {
+            let counted = counted.clone();
+            Ahead::new(move |text: String| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                text.to_uppercase()
+            })
+        };
+        // Started on a part, then on the whole: the whole's result.
+        let mut ahead = make();
+        ahead.start(b"abc");
+        ahead.start(b"abcdef");
+        assert_eq!(ahead.take("abcdef").as_deref(), Some("ABCDEF"));
+        // Started on a part only: nothing, and the part's work was waited for all the same.
+        let mut ahead = make();
+        ahead.start(b"abc");
+        assert_eq!(ahead.take("abcdef"), None);
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // Not UTF-8 (cut inside a character): nothing started.
+        let mut ahead = make();
+        ahead.start(&"é".as_bytes()[..1]);
+        drop(ahead);
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 }
