@@ -481,21 +481,28 @@ fn assert_no_secret(r: &Run, secrets: &[&str], what: &str) {
     }
 }
 
-fn diff_flow(helm: Helm) {
-    let ns = namespace("sd-diff");
+/// HelmRelease `diffy` of [`diff_chart`] in `ns`, its values from a ConfigMap (message "hello") and a
+/// Secret (password [`PW_OLD`]), installed by helm-controller.
+fn install_diffy(ns: &str) -> (&'static str, Chart) {
     let name = "diffy";
     let chart = diff_chart();
-    chart.publish(name, &ns);
-    set_message(&ns, "hello");
-    set_password(&ns, PW_OLD);
+    chart.publish(name, ns);
+    set_message(ns, "hello");
+    set_password(ns, PW_OLD);
     apply(&helmrelease(
-        &ns,
+        ns,
         name,
         name,
         "valuesFrom:\n  - kind: ConfigMap\n    name: diff-values\n  \
          - kind: Secret\n    name: diff-pass\n    valuesKey: password\n    targetPath: password\n",
     ));
-    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    wait_hr_ready(ns, name, READY_TIMEOUT);
+    (name, chart)
+}
+
+fn diff_flow(helm: Helm) {
+    let ns = namespace("sd-diff");
+    let (name, chart) = install_diffy(&ns);
     let cm_name = format!("{name}-cm");
     assert_eq!(
         get_json("configmap", &ns, &cm_name).and_then(|c| c.pointer("/data/message").cloned()),
@@ -618,19 +625,7 @@ fn impersonating_kubeconfig(dir: &Path, user: &str) -> std::path::PathBuf {
 /// may only get it by name (RBAC `resourceNames`), not list HelmReleases, is served by a GET instead.
 fn get_by_name_is_enough(helm: Helm) {
     let ns = namespace("sd-rbac");
-    let name = "diffy";
-    let chart = diff_chart();
-    chart.publish(name, &ns);
-    set_message(&ns, "hello");
-    set_password(&ns, PW_OLD);
-    apply(&helmrelease(
-        &ns,
-        name,
-        name,
-        "valuesFrom:\n  - kind: ConfigMap\n    name: diff-values\n  \
-         - kind: Secret\n    name: diff-pass\n    valuesKey: password\n    targetPath: password\n",
-    ));
-    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let (name, chart) = install_diffy(&ns);
     let user = format!("cozyhr-get-only-{ns}");
     apply(&format!(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: get-only\n  namespace: {ns}\nrules:\n\
