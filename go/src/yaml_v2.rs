@@ -25,7 +25,8 @@ pub enum Resolved {
 }
 
 /// go-yaml v2 `decoder.scalar`: quoted and block scalars without a tag are strings; everything else goes
-/// through [`resolve`] with its tag; `!!binary` is base64-decoded; timestamps stay the original text.
+/// through go-yaml v2's `resolve` (below) with its tag; `!!binary` is base64-decoded; timestamps stay the
+/// original text.
 pub fn scalar(value: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Resolved, String> {
     if tag.is_none() && style != ScalarStyle::Plain {
         return Ok(Resolved::Str(value.to_string()));

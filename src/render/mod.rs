@@ -112,9 +112,9 @@ pub async fn template_ahead(
 }
 
 /// Work on helm's output started before helm has exited. helm prints everything in one write and then
-/// takes 5-15 ms to exit; only the exit says the output is complete. So whenever the output pauses
-/// ([`crate::process::finish_program_watching`]) `work` starts on a thread of its own on the output so
-/// far, and its result is used only if that was the whole output (output only grows: the same length is
+/// takes 5-15 ms to exit; only the exit says the output is complete. So whenever the output pauses (for a
+/// millisecond: see `process::finish_program_watching`) `work` starts on a thread of its own on the output
+/// so far, and its result is used only if that was the whole output (output only grows: the same length is
 /// the same text). Whatever was started is waited for before this is dropped, used or not, so that work
 /// which writes temporary files removes them on every path.
 pub struct Ahead<R: Send + 'static> {

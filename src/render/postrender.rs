@@ -187,7 +187,7 @@ async fn chain(spec: &PostRenderSpec, input: Vec<metadata::Document>) -> Result<
 /// `show` and `diff` use. It spares Helm's own post-render pass, which for Helm 4 is a kyaml round trip of
 /// every document, and the post-renderer process. `helm template` prints hooks too, so they meet the chain
 /// as `spec.postRenderStrategy` says, as under helm-controller. `None` when Helm 4's kind-sorted
-/// output hides a template order that decides a value ([`metadata::template_order_matters`]): the caller
+/// output hides a template order that decides a value (`metadata::template_order_matters`): the caller
 /// then renders through Helm's post-renderer, whose input keeps that order.
 pub async fn run_on_template_output(
     spec: &PostRenderSpec,

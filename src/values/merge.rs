@@ -8,7 +8,7 @@ use super::gov::{GoMap, GoVal, map_get, map_set, new_map};
 /// Flux `chartutil.MergeMaps(a, b)`: `b` wins; when both sides hold a map at a key the maps are merged
 /// recursively, anything else (lists included) is replaced whole. `null` in `b` is a value, not a deletion.
 ///
-/// On owned JSON values the by-reference sharing of the Go function is invisible; [`super::compose`] runs the
+/// On owned JSON values the by-reference sharing of the Go function is invisible; [`super::compose()`] runs the
 /// Go-shaped variant, which is where the sharing changes the outcome.
 pub fn merge_maps(a: &Values, b: &Values) -> Values {
     let mut out = a.clone();

@@ -7,7 +7,7 @@
 //! - [`yaml`]: values YAML parsed the way `sigs.k8s.io/yaml` (go-yaml v2, then JSON) does it.
 //! - [`merge`]: Flux `MergeMaps` and Helm's coalescing of chart defaults.
 //! - [`strvals`]: Helm's `--set` syntax, used by Flux for `targetPath`.
-//! - [`compose`]: the whole Flux algorithm plus the user's `-f`/`--set`, with per-key provenance.
+//! - [`compose()`]: the whole Flux algorithm plus the user's `-f`/`--set`, with per-key provenance.
 //! - [`digest`]: Flux `DigestValues` (go-yaml v2 bytes, sha256).
 //!
 //! Values are `serde_json::Value`. Numbers follow what Go holds after the YAML → JSON → `interface{}` round

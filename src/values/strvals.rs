@@ -6,7 +6,7 @@
 //! assignments. Typed mode (`--set`, Flux `targetPath`) infers `true`/`false` (any case), `null`, and base-10
 //! int64 without a leading zero (`0` itself is an int); everything else, floats included, is a string.
 //! String mode (`--set-string`) keeps every value a string. Writes go *into* existing maps and lists, which is
-//! what makes Flux's by-reference quirk observable (see [`super::compose`]).
+//! what makes Flux's by-reference quirk observable (see [`super::compose()`]).
 
 use std::cell::RefCell;
 use std::rc::Rc;
