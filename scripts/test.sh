@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: build everything, run the unit tests, bring up a fresh local control plane (real
-# etcd, kube-apiserver, Flux helm-controller; tools built from Go modules and cached by version), run the
+# The test command: build everything, run the unit tests, build the docs (warnings fail), bring up a fresh
+# local control plane (real etcd, kube-apiserver, Flux helm-controller; tools built from Go modules and
+# cached by version), run the
 # end-to-end tests against it, and bring it down again on every exit path.
 #
 #   scripts/test.sh            everything
@@ -31,6 +32,9 @@ scripts/build.sh >/dev/null
 
 step "unit tests"
 cargo test --locked
+
+step "docs (rustdoc; a broken link fails)"
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace -q
 
 step "local control plane (scripts/cluster.sh up)"
 t0=$SECONDS
