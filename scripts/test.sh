@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The test command: build everything, run the unit tests, build the docs (warnings fail), bring up a fresh
 # local control plane (real etcd, kube-apiserver, Flux helm-controller; tools built from Go modules and
-# cached by version), run the
-# end-to-end tests against it, and bring it down again on every exit path.
+# cached by version), run the end-to-end tests against it, and bring it down again on every exit path.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -- ARGS    extra arguments for the end-to-end test binary (e.g. a test name filter)
