@@ -154,7 +154,7 @@ async fn run(
     // Everything that can be checked without changing anything is checked first, what needs no cluster
     // before anything is asked of it.
     let kubectl = crate::render::locate_kubectl()?;
-    let hr = objects.get(req.name).await?;
+    let hr = objects.read(req.name).await?;
     // The loop suspended the release once; a round never takes back one resumed since (`kubectl cozyhr
     // resume` while watching hands it to Flux).
     if voice == Voice::Round && !hr.spec.suspend {

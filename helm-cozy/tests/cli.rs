@@ -295,10 +295,16 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
         // Helm hands over an empty HELM_NAMESPACE when -n was not given: the context's namespace.
         (&[("HELM_NAMESPACE", ""), ("HELM_KUBECONTEXT", "")], &[], "ctxns"),
     ];
-    // The commands that ask for the HelmRelease before anything else.
+    // The commands that ask for the HelmRelease before anything else: delete by a GET; values and apply,
+    // which render it, by a LIST of its one name as show and diff do, then (refused, as for a user who
+    // may not list HelmReleases) a GET.
     for sub in ["values", "apply", "delete"] {
         for (env, flags, namespace) in cases {
-            let expected = format!("GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/{namespace}/helmreleases/web");
+            let helmreleases = format!("GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/{namespace}/helmreleases");
+            let mut expected = vec![format!("{helmreleases}/web")];
+            if sub != "delete" {
+                expected.insert(0, format!("{helmreleases}?&fieldSelector=metadata.name%3Dweb"));
+            }
             let mut sandbox = with_chart_and_stub_helm();
             // apply looks for kubectl before it asks the cluster; this one is never run.
             let kubectl = sandbox.write_script("tools/kubectl", "#!/bin/sh\necho \"stub kubectl: $*\" >&2\nexit 3\n");
@@ -313,7 +319,7 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
             sandbox.set_env("KUBECONFIG", &kubeconfig);
             for spelling in [[flags, &base[..]].concat(), [&base[..], flags].concat()] {
                 sandbox.run(BIN, &spelling).one_error_line(&[REFUSED]);
-                assert_eq!(recorder.take(), [expected.as_str()], "{env:?} {spelling:?} asked something else");
+                assert_eq!(recorder.take(), expected, "{env:?} {spelling:?} asked something else");
             }
             // ... and with --kubeconfig before or after it while KUBECONFIG names nothing.
             sandbox.set_env("KUBECONFIG", sandbox.missing_kubeconfig());
@@ -321,7 +327,7 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
                 [[&kubeconfig_flag[..], flags, &base].concat(), [&base[..], flags, &kubeconfig_flag].concat()]
             {
                 sandbox.run(BIN, &spelling).one_error_line(&[REFUSED]);
-                assert_eq!(recorder.take(), [expected.as_str()], "{env:?} {spelling:?} asked something else");
+                assert_eq!(recorder.take(), expected, "{env:?} {spelling:?} asked something else");
             }
         }
     }
