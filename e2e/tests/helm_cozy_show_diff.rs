@@ -34,9 +34,16 @@ struct CozyHelm {
 }
 
 impl CozyHelm {
-    fn run<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(&self, args: I) -> Run {
+    /// helm in this home, without arguments yet.
+    fn command(&self) -> std::process::Command {
         let mut c = self.home.command();
-        c.env("HELM_PLUGINS", self.home.dir.path().join("data/plugins")).args(args);
+        c.env("HELM_PLUGINS", self.home.dir.path().join("data/plugins"));
+        c
+    }
+
+    fn run<I: IntoIterator<Item = S>, S: AsRef<std::ffi::OsStr>>(&self, args: I) -> Run {
+        let mut c = self.command();
+        c.args(args);
         run(c)
     }
 }
@@ -648,14 +655,8 @@ fn get_by_name_is_enough(helm: Helm) {
     assert!(listed.code != Some(0) && listed.stderr.contains("forbidden"), "{}", listed.stderr);
 
     let cozy_as_user = |args: &[&str]| {
-        let mut c = helm_home(helm).home.command();
-        c.env("HELM_PLUGINS", helm_home(helm).home.dir.path().join("data/plugins"))
-            .env("KUBECONFIG", &kubeconfig)
-            .arg("cozy")
-            .args(args)
-            .arg("-C")
-            .arg(chart.path())
-            .args(["-n", &ns]);
+        let mut c = helm_home(helm).command();
+        c.env("KUBECONFIG", &kubeconfig).arg("cozy").args(args).arg("-C").arg(chart.path()).args(["-n", &ns]);
         run(c)
     };
     let shown = cozy_as_user(&["show", name]).ok();

@@ -83,11 +83,13 @@ impl<K: FluxObject> Objects<K> {
             kube::Error::Api(s) if s.code == 404 && s.details.as_ref().is_none_or(|d| d.name.is_empty()) => {
                 self.crd_missing()
             }
-            kube::Error::Api(s) if s.code == 404 => {
-                Error::NotFound { kind: self.kind().display, name: name.to_string(), namespace: self.namespace.clone() }
-            }
+            kube::Error::Api(s) if s.code == 404 => self.not_found(name),
             _ => Error::from_kube(err, &self.server),
         }
+    }
+
+    fn not_found(&self, name: &str) -> Error {
+        Error::NotFound { kind: self.kind().display, name: name.to_string(), namespace: self.namespace.clone() }
     }
 
     /// Maps a client error of a list or watch: any 404 means the resource type is unknown.
@@ -130,9 +132,11 @@ impl<K: FluxObject> Objects<K> {
         }
         let params = ListParams::default().fields(&format!("metadata.name={name}"));
         match self.api.list(&params).await {
-            Ok(list) => list.items.into_iter().find(|o| o.meta().name.as_deref() == Some(name)).ok_or_else(|| {
-                Error::NotFound { kind: self.kind().display, name: name.to_string(), namespace: self.namespace.clone() }
-            }),
+            Ok(list) => list
+                .items
+                .into_iter()
+                .find(|o| o.meta().name.as_deref() == Some(name))
+                .ok_or_else(|| self.not_found(name)),
             Err(kube::Error::Api(s)) if s.code == 403 => self.get(name).await,
             Err(e) => Err(self.list_error(e)),
         }
