@@ -3,7 +3,12 @@
 # certificate) + the Flux CRDs + the real Flux helm-controller + a loopback HTTP server for chart
 # artifacts. Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
 #
-#   scripts/cluster.sh up     build what is missing, start everything, wait until ready (idempotent)
+# With --tenant, a second cluster beside it: its own etcd and kube-apiserver with a certificate authority
+# of its own and no Flux, the "tenant" a HelmRelease's spec.kubeConfig installs into. Its kubeconfig
+# (credentials embedded, as a kubeconfig kept in a Secret has them) is written as a file and as Secret
+# flux-system/tenant-kubeconfig (key `value`) in the first cluster.
+#
+#   scripts/cluster.sh up [--tenant]   build what is missing, start everything, wait until ready (idempotent)
 #   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)"
 #   scripts/cluster.sh down   stop what `up` started and remove its run state
 #   scripts/cluster.sh status say what is running
@@ -39,14 +44,16 @@ wait_for() {
   done
 }
 
+# make_pki [DIR [CA_NAME]]: a certificate authority, the API server's serving certificate, an admin client
+# certificate and the service-account key pair, in DIR (default $RUN/pki).
 make_pki() {
-  local p=$RUN/pki
+  local p=${1:-$RUN/pki} ca_name=${2:-cozyhr-e2e-ca}
   [ -f "$p/admin.crt" ] && return
   mkdir -p "$p"
   (
     cd "$p"
     local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-    openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -days 3650 -subj /CN=cozyhr-e2e-ca
+    openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -days 3650 -subj "/CN=$ca_name"
     printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:10.0.0.1\n' >srv.ext
     printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >cli.ext
     openssl req "${ec[@]}" -keyout apiserver.key -out apiserver.csr -subj /CN=kube-apiserver
@@ -56,7 +63,7 @@ make_pki() {
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key
     openssl pkey -in sa.key -pubout -out sa.pub
     chmod 0600 ./*.key
-  ) >"$RUN/logs/pki.log" 2>&1 || die "creating certificates failed; see $RUN/logs/pki.log"
+  ) >>"$RUN/logs/pki.log" 2>&1 || die "creating certificates failed; see $RUN/logs/pki.log"
 }
 
 write_kubeconfig() {
@@ -97,7 +104,77 @@ write_env() {
     printf 'export COZYHR_ARTIFACT_DIR=%q\n' "$RUN/artifacts"
     printf 'export COZYHR_ARTIFACT_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT"
     printf 'export COZYHR_APISERVER_URL=%q\n' "https://127.0.0.1:$API_PORT"
+    if [ -f "$RUN/tenant.kubeconfig" ]; then
+      # shellcheck disable=SC1091
+      source "$RUN/tenant.ports"
+      printf 'export COZYHR_TENANT_KUBECONFIG=%q\n' "$RUN/tenant.kubeconfig"
+      printf 'export COZYHR_TENANT_URL=%q\n' "https://127.0.0.1:$TENANT_API_PORT"
+    fi
   } >"$RUN/env"
+}
+
+# start_control_plane SUFFIX PKI ETCD_PORT ETCD_PEER_PORT API_PORT: etcd and kube-apiserver (services
+# etcdSUFFIX and kube-apiserverSUFFIX), their data in $RUN/etcdSUFFIX; waits until the API server is ready.
+start_control_plane() {
+  local sfx=$1 p=$2 etcd_port=$3 peer_port=$4 api_port=$5
+  log "starting etcd$sfx on 127.0.0.1:$etcd_port"
+  start "etcd$sfx" "$ETCD" --name="cozyhr-e2e$sfx" --data-dir="$RUN/etcd$sfx" \
+    --listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
+    --initial-cluster="cozyhr-e2e$sfx=http://127.0.0.1:$peer_port" --unsafe-no-fsync=true --log-level=warn
+  wait_for "etcd$sfx" 60 curl -sf "http://127.0.0.1:$etcd_port/health"
+
+  log "starting kube-apiserver$sfx on https://127.0.0.1:$api_port"
+  start "kube-apiserver$sfx" "$KUBE_APISERVER" --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" --cert-dir="$p" \
+    --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
+    --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true --endpoint-reconciler-type=none --profiling=false
+  wait_for "kube-apiserver$sfx" 120 curl -sfk "https://127.0.0.1:$api_port/readyz"
+}
+
+# The tenant cluster (--tenant): a second etcd and kube-apiserver with a CA of their own, no Flux. Its
+# kubeconfig embeds its credentials, as one kept in a Secret must; the Secret goes into the first cluster.
+up_tenant() {
+  [ -f "$RUN/tenant.ports" ] && {
+    # shellcheck disable=SC1091
+    source "$RUN/tenant.ports"
+    if alive etcd-tenant && alive kube-apiserver-tenant && curl -sfk "https://127.0.0.1:$TENANT_API_PORT/readyz" >/dev/null; then
+      return
+    fi
+  }
+  TENANT_ETCD_PORT=$(free_port) TENANT_ETCD_PEER_PORT=$(free_port) TENANT_API_PORT=$(free_port)
+  declare -p TENANT_ETCD_PORT TENANT_ETCD_PEER_PORT TENANT_API_PORT | sed 's/^declare -- //' >"$RUN/tenant.ports"
+  make_pki "$RUN/pki-tenant" cozyhr-e2e-tenant-ca
+  start_control_plane -tenant "$RUN/pki-tenant" "$TENANT_ETCD_PORT" "$TENANT_ETCD_PEER_PORT" "$TENANT_API_PORT"
+  local p=$RUN/pki-tenant b64='base64 -w0'
+  cat >"$RUN/tenant.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: tenant
+  cluster:
+    server: https://127.0.0.1:$TENANT_API_PORT
+    certificate-authority-data: $($b64 <"$p/ca.crt")
+users:
+- name: tenant-admin
+  user:
+    client-certificate-data: $($b64 <"$p/admin.crt")
+    client-key-data: $($b64 <"$p/admin.key")
+contexts:
+- name: tenant
+  context:
+    cluster: tenant
+    user: tenant-admin
+current-context: tenant
+KC
+  chmod 0600 "$RUN/tenant.kubeconfig"
+  wait_for "the tenant's default namespace" 60 "$KUBECTL" --kubeconfig "$RUN/tenant.kubeconfig" get namespace default
+  "$KUBECTL" -n flux-system create secret generic tenant-kubeconfig --from-file=value="$RUN/tenant.kubeconfig" \
+    --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+  log "tenant cluster up: https://127.0.0.1:$TENANT_API_PORT (kubeconfig: $RUN/tenant.kubeconfig, Secret flux-system/tenant-kubeconfig)"
 }
 
 up() {
@@ -108,7 +185,10 @@ up() {
   if [ -f "$RUN/ports" ]; then
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    if healthy; then log "already up (kubeconfig: $RUN/kubeconfig)"; write_env; return; fi
+    if healthy; then
+      [ "$TENANT" = 1 ] && up_tenant
+      log "already up (kubeconfig: $RUN/kubeconfig)"; write_env; return
+    fi
     log "a previous run is partly down: restarting it"
     down_quiet
     mkdir -p "$RUN"/{pids,logs,artifacts}
@@ -121,23 +201,7 @@ up() {
   make_pki
   write_kubeconfig
 
-  log "starting etcd on 127.0.0.1:$ETCD_PORT"
-  start etcd "$ETCD" --name=cozyhr-e2e --data-dir="$RUN/etcd" \
-    --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
-    --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
-    --initial-cluster="cozyhr-e2e=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync=true --log-level=warn
-  wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
-
-  log "starting kube-apiserver on https://127.0.0.1:$API_PORT"
-  local p=$RUN/pki
-  start kube-apiserver "$KUBE_APISERVER" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" --cert-dir="$p" \
-    --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
-    --authorization-mode=RBAC --service-cluster-ip-range=10.0.0.0/24 \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
-    --disable-admission-plugins=ServiceAccount --allow-privileged=true --endpoint-reconciler-type=none --profiling=false
-  wait_for kube-apiserver 120 curl -sfk "https://127.0.0.1:$API_PORT/readyz"
+  start_control_plane "" "$RUN/pki" "$ETCD_PORT" "$ETCD_PEER_PORT" "$API_PORT"
 
   export KUBECONFIG=$RUN/kubeconfig
   log "installing the Flux CRDs"
@@ -160,6 +224,7 @@ up() {
     --log-level=debug --log-encoding=console
   wait_for helm-controller 60 curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz"
 
+  [ "$TENANT" = 1 ] && up_tenant
   write_env
   log "up. Logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,artifacts}.log"
   log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
@@ -167,7 +232,7 @@ up() {
 
 down_quiet() {
   local name pid
-  for name in helm-controller artifacts kube-apiserver etcd; do
+  for name in helm-controller artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
     # Each service runs in its own session (setsid): stop the whole group, then make sure.
@@ -178,8 +243,15 @@ down_quiet() {
   rm -rf "$RUN"
 }
 
+TENANT=0
 case ${1:-} in
-  up) up ;;
+  up)
+    case ${2:-} in
+      "") ;;
+      --tenant) TENANT=1 ;;
+      *) die "unknown option ${2}: scripts/cluster.sh up [--tenant]" ;;
+    esac
+    up ;;
   down) down_quiet; log "down" ;;
   env)
     [ -f "$RUN/env" ] || die "the local cluster is not up: run scripts/cluster.sh up"
@@ -188,8 +260,9 @@ case ${1:-} in
     [ -f "$RUN/ports" ] || { echo "down"; exit 1; }
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    for s in etcd kube-apiserver helm-controller artifacts; do
+    for s in etcd kube-apiserver helm-controller artifacts etcd-tenant kube-apiserver-tenant; do
+      [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;
-  *) echo "usage: scripts/cluster.sh up|down|env|status" >&2; exit 1 ;;
+  *) echo "usage: scripts/cluster.sh up [--tenant]|down|env|status" >&2; exit 1 ;;
 esac

@@ -37,7 +37,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace -q
 
 step "local control plane (scripts/cluster.sh up)"
 t0=$SECONDS
-scripts/cluster.sh up
+scripts/cluster.sh up --tenant
 echo "control plane ready in $((SECONDS - t0))s" >&2
 eval "$(scripts/cluster.sh env)"
 

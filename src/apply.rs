@@ -29,6 +29,7 @@ use crate::release_lock::{self, Found};
 use crate::release_status::{self, Action, Failure, Success};
 use crate::render::Helm;
 use crate::render::postrender::PostRenderSession;
+use crate::target::Target;
 
 /// How an apply ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,11 +95,11 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 /// Every rendered object (hooks aside, which Helm creates only when it runs them) through a server-side
 /// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
 /// The objects are rendered as `show` renders them: with what helm-controller's Helm sees of the cluster.
-async fn server_dry_run(cluster: &Cluster, pipeline: &Pipeline, desired: &Desired) -> Result<()> {
-    let seen = pipeline.look(cluster, desired).await?;
+async fn server_dry_run(target: &Target, pipeline: &Pipeline, desired: &Desired) -> Result<()> {
+    let seen = pipeline.look(target, desired).await?;
     let scoped = seen.apis.cluster_scoped();
-    let live = crate::live::LiveObjects::new(cluster, seen.apis.clone());
-    let rendered = pipeline.render(cluster, desired, seen).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
+    let live = crate::live::LiveObjects::new(&target.cluster, seen.apis.clone());
+    let rendered = pipeline.render(desired, seen).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {
@@ -162,20 +163,28 @@ async fn run(
     }
     let (helm, chart) = (&req.pipeline.helm, &req.pipeline.chart);
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
+    // The cluster the release lives in (spec.kubeConfig), reached, and as whom (spec.serviceAccountName):
+    // any failure here is before anything changes, in either cluster.
+    let target = if says {
+        crate::target::resolve(cluster, &desired.hr).await?
+    } else {
+        crate::target::resolve_quietly(cluster, &desired.hr).await?
+    };
+    let release_cluster = &target.cluster;
     let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
     let ns = cluster.namespace.as_str();
 
     if req.options.dry_run {
-        let installed = installed(cluster, &desired).await?;
+        let installed = installed(release_cluster, &desired).await?;
         let action = if installed { Action::Upgrade } else { Action::Install };
         progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(cluster, helm, &desired, &session, installed, &req.options, interrupted)
+        upgrade(release_cluster, helm, &desired, &session, installed, &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
         // the API server here, as helm-controller's apply would send them.
-        server_dry_run(cluster, req.pipeline, &desired).await?;
+        server_dry_run(&target, req.pipeline, &desired).await?;
         progress::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }
@@ -190,13 +199,13 @@ async fn run(
     // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
     let release = crate::install::Release::of(&hr);
     if let Found::Unlocked { message, .. } =
-        release_lock::wait_then_unlock(cluster, req.name, &release, req.options.timeout).await?
+        release_lock::wait_then_unlock(cluster, release_cluster, req.name, &release, req.options.timeout).await?
     {
         emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
     }
     // What the storage holds now decides install or upgrade (the controller's action may have ended
     // with a release where there was none).
-    let installed = installed(cluster, &desired).await?;
+    let installed = installed(release_cluster, &desired).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
 
     if says {
@@ -212,7 +221,7 @@ async fn run(
     let started = Instant::now();
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
-    let result = match upgrade(cluster, helm, &desired, &session, installed, &req.options, interrupted).await {
+    let result = match upgrade(release_cluster, helm, &desired, &session, installed, &req.options, interrupted).await {
         Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
         other => Ok(other),
     };
@@ -270,7 +279,7 @@ async fn run(
             Err(Error::Failed(message))
         }
         Ok(Ok(())) => {
-            let stored = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name)
+            let stored = crate::helmstore::latest(release_cluster, &desired.storage_namespace, &desired.release_name)
                 .await?
                 .ok_or_else(|| Error::Invalid {
                     what: "apply".into(),
@@ -279,7 +288,7 @@ async fn run(
             let duration = started.elapsed();
             // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
             // brought CRDs of its own).
-            let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
+            let scoped = crate::discovery::discover(release_cluster).await?.cluster_scoped();
             let success = Success {
                 action,
                 release: &stored,
@@ -360,13 +369,18 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
     let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
     let hr = objects.get(name).await?;
     let release = crate::install::Release::of(&hr);
+    // Where the release is (and as whom), before anything changes.
+    let target = crate::target::resolve(cluster, &hr).await?;
+    let release_cluster = &target.cluster;
     let ns = cluster.namespace.as_str();
     progress::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
     let hr = objects.set_suspend(name, true).await?;
-    if let Found::Unlocked { message, .. } = release_lock::wait_then_unlock(cluster, name, &release, timeout).await? {
+    if let Found::Unlocked { message, .. } =
+        release_lock::wait_then_unlock(cluster, release_cluster, name, &release, timeout).await?
+    {
         emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
     }
-    let installed = crate::helmstore::next_action(cluster, &release.storage_namespace, &release.name).await?;
+    let installed = crate::helmstore::next_action(release_cluster, &release.storage_namespace, &release.name).await?;
     if installed == crate::helmstore::NextAction::Install {
         progress::success(format!(
             "release {} is not installed (no Helm storage in {}): nothing to uninstall",
@@ -374,7 +388,7 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
         ));
     } else {
         progress::action(format!("helm uninstall {}/{}", release.namespace, release.name));
-        match uninstall(cluster, helm, &release, timeout, interrupted).await {
+        match uninstall(release_cluster, helm, &release, timeout, interrupted).await {
             Ok(()) => {}
             Err(crate::render::RenderError::Interrupted { signal, detail }) => {
                 progress::failure(format!("interrupted: helmrelease {name} stays suspended"));

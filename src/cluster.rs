@@ -3,6 +3,7 @@
 //! else `default`). Exec credential plugins work because kube-rs implements them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
@@ -18,6 +19,8 @@ pub struct ClusterOptions {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
     pub namespace: Option<String>,
+    /// How to reach a HelmRelease's own cluster when it is not this one (see [`crate::target`]).
+    pub target: crate::target::TargetOptions,
 }
 
 /// A connected client plus the namespace the user meant when they did not name one.
@@ -29,6 +32,11 @@ pub struct Cluster {
     pub server: String,
     /// What the user said, so that the helm processes cozyhr starts reach the same cluster.
     pub options: ClusterOptions,
+    /// The user helm cozy impersonates here (a HelmRelease's `spec.serviceAccountName`), for helm too.
+    pub impersonating: Option<String>,
+    /// A private kubeconfig file that `options.kubeconfig` names for helm (a release's own cluster, from
+    /// a Secret): kept while any copy of this cluster lives, removed after.
+    _kubeconfig_file: Option<Arc<tempfile::NamedTempFile>>,
 }
 
 impl ClusterOptions {
@@ -38,7 +46,7 @@ impl ClusterOptions {
         let server = config.cluster_url.to_string();
         let namespace = self.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let client = Client::try_from(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
-        Ok(Cluster { client, namespace, server, options: self.clone() })
+        Ok(Cluster { client, namespace, server, options: self.clone(), impersonating: None, _kubeconfig_file: None })
     }
 
     /// Whether any cluster is configured at all, as kubectl would find one: a kubeconfig named by flag
@@ -134,8 +142,32 @@ fn check_context(kubeconfig: &Kubeconfig, wanted: Option<&str>, files: &[PathBuf
 }
 
 impl Cluster {
+    /// A release's own cluster, connected already (see [`crate::target`]): helm reaches it through
+    /// `options.kubeconfig` and `options.context`, which `kubeconfig_file` keeps in existence when it is
+    /// a private copy.
+    pub(crate) fn remote(
+        client: Client,
+        namespace: String,
+        server: String,
+        options: ClusterOptions,
+        kubeconfig_file: Option<Arc<tempfile::NamedTempFile>>,
+    ) -> Cluster {
+        Cluster { client, namespace, server, options, impersonating: None, _kubeconfig_file: kubeconfig_file }
+    }
+
+    /// This cluster as `user` (impersonation: the `Impersonate-User` header on every request, and
+    /// `--kube-as-user` for helm). The service account groups are added by the API server.
+    pub(crate) async fn impersonating(&self, user: &str) -> Result<Cluster> {
+        // The same kubeconfig and context this cluster was reached with (a remote one's options name its file).
+        let mut config = self.options.config().await?;
+        config.auth_info.impersonate = Some(user.to_string());
+        let client = Client::try_from(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
+        Ok(Cluster { client, impersonating: Some(user.to_string()), ..self.clone() })
+    }
+
     /// helm's flags for this cluster: `--kubeconfig` and `--kube-context` where the user named them
-    /// (otherwise helm resolves them from the same environment as we did: KUBECONFIG, HELM_KUBECONTEXT).
+    /// (otherwise helm resolves them from the same environment as we did: KUBECONFIG, HELM_KUBECONTEXT),
+    /// and `--kube-as-user` when impersonating.
     pub fn helm_args(&self) -> Vec<std::ffi::OsString> {
         let mut args = Vec::new();
         if let Some(kubeconfig) = &self.options.kubeconfig {
@@ -145,6 +177,10 @@ impl Cluster {
         if let Some(context) = &self.options.context {
             args.push("--kube-context".into());
             args.push(context.into());
+        }
+        if let Some(user) = &self.impersonating {
+            args.push("--kube-as-user".into());
+            args.push(user.into());
         }
         args
     }

@@ -65,7 +65,6 @@ fn stored_stream(manifest: &str, release_namespace: &str, scoped: &ClusterScoped
 /// `seen` is this command's discovery and helm-controller's next action on the release, asked for as early
 /// as the caller can, and the helm started meanwhile.
 pub async fn diff(
-    cluster: &Cluster,
     seen: crate::desired::Seen,
     helm: &crate::render::Helm,
     desired: &crate::desired::Desired,
@@ -73,8 +72,10 @@ pub async fn diff(
     options: PlanOptions,
     self_exe: &std::path::Path,
 ) -> Result<Plan> {
-    let view = desired.cluster_view(cluster, &seen);
-    let crate::desired::Seen { apis, early, .. } = seen;
+    let view = desired.cluster_view(&seen);
+    let crate::desired::Seen { apis, early, target, .. } = seen;
+    // Live objects and the stored release are the release's own cluster's.
+    let cluster = &target.cluster;
     let live = LiveObjects::new(cluster, apis);
     let scoped = live.apis().cluster_scoped();
     // The stored release is read (and its manifest decoded and parsed) while helm renders.

@@ -119,10 +119,11 @@ impl Desired {
         crate::helmstore::next_action(cluster, &self.storage_namespace, &self.release_name).await
     }
 
-    /// What helm-controller's Helm would see of `cluster` when it renders this release: the served APIs
-    /// and its next action (`seen`), and lookup through the cluster when the chart may call it.
-    pub fn cluster_view(&self, cluster: &Cluster, seen: &Seen) -> ClusterView {
-        cluster_view(cluster, &seen.apis, &self.chart, seen.action)
+    /// What helm-controller's Helm would see of the release's own cluster when it renders this release:
+    /// the served APIs and its next action (`seen`), and lookup through that cluster when the chart may
+    /// call it.
+    pub fn cluster_view(&self, seen: &Seen) -> ClusterView {
+        cluster_view(&seen.target.cluster, &seen.apis, &self.chart, seen.action)
     }
 
     /// Renders the release through Flux's post-render chain: `helm template`, then the chain in this
@@ -188,10 +189,11 @@ impl Desired {
     }
 }
 
-/// What is learnt of the cluster before a render: its discovery and helm-controller's next action on the
-/// release, asked for together as early as a command can; and the helm started meanwhile, if any
-/// ([`Desired::start_early`]).
+/// What is learnt of the release's own cluster before a render: which cluster that is (and as whom it is
+/// reached), its discovery and helm-controller's next action on the release, asked for together as early
+/// as a command can; and the helm started meanwhile, if any ([`Desired::start_early`]).
 pub struct Seen {
+    pub target: crate::target::Target,
     pub apis: ClusterApis,
     pub action: NextAction,
     pub early: Option<Early>,

@@ -103,6 +103,63 @@ pub enum Error {
     /// `--watch`: a watch or the signal listener could not start. Boxed as [`Error::ReleaseFile`] is.
     #[error(transparent)]
     Watch(Box<crate::watch::WatchError>),
+
+    /// The release's own cluster (`spec.kubeConfig`) cannot be read, reached or confirmed.
+    #[error(transparent)]
+    Target(Box<TargetError>),
+}
+
+impl From<TargetError> for Error {
+    fn from(e: TargetError) -> Self {
+        Error::Target(Box::new(e))
+    }
+}
+
+/// Why the cluster a HelmRelease installs into (`spec.kubeConfig`, [`crate::target`]) cannot be used.
+/// Each is found before anything is changed anywhere, and says so.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error(
+        "helmrelease {hr} installs into the cluster of the kubeconfig in Secret {secret} (spec.kubeConfig.secretRef), which does not exist: create it or fix spec.kubeConfig; nothing was changed"
+    )]
+    SecretNotFound { hr: String, secret: String },
+
+    #[error(
+        "cannot read Secret {secret}, the kubeconfig of the cluster helmrelease {hr} installs into: forbidden ({reason}); ask for get on that Secret, or pass --target-kubeconfig FILE; nothing was changed"
+    )]
+    SecretForbidden { hr: String, secret: String, reason: String },
+
+    #[error(
+        "Secret {secret} (spec.kubeConfig.secretRef of helmrelease {hr}) has {}; it has {}; nothing was changed",
+        match key { Some(k) => format!("no key {k:?}"), None => "neither a \"value\" nor a \"value.yaml\" key".into() },
+        if keys.is_empty() { "no keys".to_string() } else { format!("keys {}", keys.join(", ")) }
+    )]
+    KeyMissing { hr: String, secret: String, key: Option<String>, keys: Vec<String> },
+
+    #[error("the kubeconfig in {what} cannot be used: {reason}; nothing was changed")]
+    BadKubeconfig { what: String, reason: String },
+
+    #[error(
+        "helmrelease {hr} reaches its cluster through spec.kubeConfig.configMapRef (a cloud provider's identity), which helm cozy cannot use; nothing was changed"
+    )]
+    Unsupported { hr: String },
+
+    #[error(
+        "cannot reach {server}, the cluster helmrelease {hr} installs into ({from}): {reason}; {}nothing was changed",
+        if *flag_given { "" } else { "if that address only works inside the platform, point at the same cluster from here with --target-kubeconfig FILE (and --target-context NAME); " }
+    )]
+    Unreachable { hr: String, server: String, from: String, reason: String, flag_given: bool },
+
+    #[error(
+        "{given} is not the cluster helmrelease {hr} installs into (Secret {secret}): {why}; refusing to act on it, nothing was changed"
+    )]
+    NotSame { hr: String, secret: String, given: String, why: String },
+
+    #[error(
+        "--target-kubeconfig {}: helmrelease {hr} has no spec.kubeConfig, so it installs into the cluster it lives in; drop the flag",
+        file.display()
+    )]
+    FlagWithoutKubeConfig { hr: String, file: PathBuf },
 }
 
 /// Boxed: its messages carry several names, and every `Result` of the library would grow with it.
@@ -178,6 +235,13 @@ fn describe(err: &kube::Error) -> String {
 }
 
 /// The innermost message of an error chain; hyper/tower wrap the useful part ("connection refused") deep.
+pub(crate) fn cause(err: &(dyn std::error::Error + 'static)) -> String {
+    match err.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => format!("{} ({})", status.message, status.code),
+        _ => root_cause(err),
+    }
+}
+
 fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = err;
     while let Some(next) = cur.source() {

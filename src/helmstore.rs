@@ -155,8 +155,8 @@ pub enum NextAction {
     },
 }
 
-/// The newest stored revision's number and `status` label (no release is decoded).
-pub async fn newest_labels(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<(i64, String)>> {
+/// Every stored revision's number and `status` label (no release is decoded), in no order.
+async fn revision_labels(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Vec<(i64, String)>> {
     let api: Api<Secret> = Api::namespaced(cluster.client.clone(), storage_namespace);
     let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
     let list = api.list_metadata(&lp).await.map_err(|e| cluster.error(e))?;
@@ -167,7 +167,17 @@ pub async fn newest_labels(cluster: &Cluster, storage_namespace: &str, name: &st
             let labels = s.metadata.labels.as_ref()?;
             Some((labels.get("version")?.parse::<i64>().ok()?, labels.get("status").cloned().unwrap_or_default()))
         })
-        .max_by_key(|(v, _)| *v))
+        .collect())
+}
+
+/// The newest stored revision's number and `status` label (no release is decoded).
+pub async fn newest_labels(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Option<(i64, String)>> {
+    Ok(revision_labels(cluster, storage_namespace, name).await?.into_iter().max_by_key(|(v, _)| *v))
+}
+
+/// The numbers of the stored revisions of release `name` (no release is decoded).
+pub async fn history_revisions(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Vec<i64>> {
+    Ok(revision_labels(cluster, storage_namespace, name).await?.into_iter().map(|(v, _)| v).collect())
 }
 
 /// The next action from the storage Secrets' labels alone (no release is decoded): an upgrade when a

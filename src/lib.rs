@@ -56,6 +56,7 @@ pub mod release_lock;
 pub mod release_status;
 pub mod render;
 pub mod snapshot;
+pub mod target;
 pub mod values;
 pub mod watch;
 

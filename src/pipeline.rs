@@ -103,7 +103,7 @@ impl Pipeline {
         let files = if req.release_files.is_empty() { None } else { Some(ReleaseFiles::read(req.release_files)?) };
         let from = files.as_ref().map(|files| FromFiles { files, namespace: req.namespace });
         let (desired, seen) = self.desired_on(cluster, from.as_ref(), req.name, req.user).await?;
-        crate::compare::diff(cluster, seen, &self.helm, &desired, against, req.options, &self.self_exe).await
+        crate::compare::diff(seen, &self.helm, &desired, against, req.options, &self.self_exe).await
     }
 
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
@@ -123,39 +123,59 @@ impl Pipeline {
     ) -> Result<(Desired, Seen)> {
         // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
         let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
-        // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else.
+        // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else. It
+        // is the release's cluster's unless the HelmRelease names another one (spec.kubeConfig), and then
+        // it is asked there once that is known.
         let discovery = crate::discovery::discover(cluster);
         let release = async {
-            if let Some(from) = from {
-                let desired = self.desired_from_files(from, &cluster.namespace, name, user)?;
-                let next = desired.next_action(cluster).await?;
-                return Ok((desired, next));
-            }
-            let hr = helmrelease(cluster, name).await?;
+            let hr = match from {
+                Some(from) => from.files.helmrelease(name, from.namespace, &cluster.namespace)?,
+                None => helmrelease(cluster, name).await?,
+            };
+            let target = crate::target::resolve(cluster, &hr).await?;
             let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
-            let next = crate::helmstore::next_action(cluster, &storage_ns, &release);
-            tokio::try_join!(self.resolve(cluster, hr, user), next)
+            let next = crate::helmstore::next_action(&target.cluster, &storage_ns, &release);
+            let desired = async {
+                match from {
+                    Some(from) => {
+                        let refs = from.files.values_from(&hr)?;
+                        let kubectl = crate::render::locate_kubectl()?;
+                        Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl)
+                    }
+                    None => self.resolve(cluster, hr.clone(), user).await,
+                }
+            };
+            let (desired, action) = tokio::try_join!(desired, next)?;
+            Ok::<_, Error>((desired, action, target))
         };
-        let (apis, (desired, action)) = tokio::try_join!(discovery, release)?;
-        Ok((desired, Seen { apis, action, early: Some(early) }))
+        let (home_apis, release) = tokio::join!(discovery, release);
+        let (desired, action, target) = release?;
+        let apis = if target.shares_discovery_with_home() {
+            home_apis?
+        } else {
+            crate::discovery::discover(&target.cluster).await?
+        };
+        Ok((desired, Seen { target, apis, action, early: Some(early) }))
     }
 
-    /// What [`Seen`] holds for a desired release resolved already: discovery and the next action.
-    pub async fn look(&self, cluster: &Cluster, desired: &Desired) -> Result<Seen> {
+    /// What [`Seen`] holds for a desired release resolved already, in its own cluster `target`:
+    /// discovery and the next action.
+    pub async fn look(&self, target: &crate::target::Target, desired: &Desired) -> Result<Seen> {
+        let cluster = &target.cluster;
         let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
-        Ok(Seen { apis, action, early: None })
+        Ok(Seen { target: target.clone(), apis, action, early: None })
     }
 
-    /// Renders the desired release as helm-controller would on `cluster` (see [`Desired::render`]).
-    pub async fn render(&self, cluster: &Cluster, desired: &Desired, seen: Seen) -> Result<String> {
-        let view = desired.cluster_view(cluster, &seen);
+    /// Renders the desired release as helm-controller would on its own cluster (see [`Desired::render`]).
+    pub async fn render(&self, desired: &Desired, seen: Seen) -> Result<String> {
+        let view = desired.cluster_view(&seen);
         Ok(desired.render(&self.helm, &view, &self.self_exe, seen.early).await?)
     }
 
     /// `show`: the manifests Flux would install for HelmRelease `name`.
     pub async fn show(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<String> {
         let (desired, seen) = self.desired_on_cluster(cluster, name, user).await?;
-        self.render(cluster, &desired, seen).await
+        self.render(&desired, seen).await
     }
 
     /// `diff`: what `apply` would change, against the live objects or the stored release.
@@ -168,7 +188,7 @@ impl Pipeline {
         options: PlanOptions,
     ) -> Result<Plan> {
         let (desired, seen) = self.desired_on_cluster(cluster, name, user).await?;
-        crate::compare::diff(cluster, seen, &self.helm, &desired, against, options, &self.self_exe).await
+        crate::compare::diff(seen, &self.helm, &desired, against, options, &self.self_exe).await
     }
 
     /// `--plain`: the chart alone, as `helm install RELEASE` into `namespace` would render it; with the
@@ -377,7 +397,10 @@ impl Pipeline {
         };
 
         let (new_view, old_view, scoped) = match cluster {
-            Some(cluster) => {
+            Some(home) => {
+                // Both sides render as helm-controller would on the release's own cluster.
+                let target = crate::target::resolve(home, &new.hr).await?;
+                let cluster = &target.cluster;
                 let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), new.next_action(cluster))?;
                 let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
                 let old_view = old_chart

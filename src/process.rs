@@ -63,7 +63,7 @@ pub async fn run_program_until(
     stdin: Option<&[u8]>,
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<Vec<u8>, RenderError> {
-    let child = spawn_program(program, args, envs, stdin.is_some())?;
+    let child = spawn_program(program, args, envs, &[], stdin.is_some())?;
     finish_program(child, stdin, cancel).await
 }
 
@@ -79,10 +79,14 @@ pub(crate) fn spawn_program(
     program: &std::path::Path,
     args: &[std::ffi::OsString],
     envs: &[(String, std::ffi::OsString)],
+    unset: &[&str],
     stdin: bool,
 ) -> Result<Running, RenderError> {
     let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut cmd = tokio::process::Command::new(program);
+    for var in unset {
+        cmd.env_remove(var);
+    }
     cmd.args(args)
         .envs(envs.iter().map(|(k, v)| (k, v)))
         .stdin(if stdin { std::process::Stdio::piped() } else { std::process::Stdio::null() })
@@ -202,7 +206,7 @@ mod tests {
     async fn output_that_pauses_is_shown_as_it_stands_and_then_whole() {
         let args: Vec<std::ffi::OsString> =
             ["-c", "printf first; sleep 0.2; printf ' second'; sleep 0.2"].iter().map(Into::into).collect();
-        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], false).expect("sh starts");
+        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], &[], false).expect("sh starts");
         let mut shown = Vec::new();
         let out = finish_program_watching(running, None, std::future::pending(), |so_far| shown.push(so_far.to_vec()))
             .await
@@ -216,7 +220,7 @@ mod tests {
     async fn a_failure_after_output_is_still_a_failure() {
         let args: Vec<std::ffi::OsString> =
             ["-c", "printf partial; sleep 0.1; echo broken >&2; exit 3"].iter().map(Into::into).collect();
-        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], false).expect("sh starts");
+        let running = spawn_program(std::path::Path::new("/bin/sh"), &args, &[], &[], false).expect("sh starts");
         let mut shown = 0;
         let err = finish_program_watching(running, None, std::future::pending(), |_| shown += 1).await.unwrap_err();
         assert!(matches!(&err, RenderError::Failed { stderr, .. } if stderr == "broken"), "{err:?}");

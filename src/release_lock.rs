@@ -75,12 +75,14 @@ pub enum Found {
 /// user's `--timeout`); without it, the controller's own timeout does.
 pub async fn wait_then_unlock(
     cluster: &Cluster,
+    release_cluster: &Cluster,
     name: &str,
     release: &Release,
     limit: Option<Duration>,
 ) -> Result<Found> {
     let hrs = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
-    let secrets: Api<Secret> = Api::namespaced(cluster.client.clone(), &release.storage_namespace);
+    // The HelmRelease is in `cluster`; the release's storage in its own cluster.
+    let secrets: Api<Secret> = Api::namespaced(release_cluster.client.clone(), &release.storage_namespace);
     let started = std::time::Instant::now();
     // Any change to the HelmRelease or to the release's storage is a reason to look again; the look
     // itself reads both afresh, so the events' contents do not matter.
@@ -99,14 +101,15 @@ pub async fn wait_then_unlock(
         let hr = hrs.get(name).await?;
         let conditions = hr.status.as_ref().map(|s| s.reconcile.conditions.as_slice()).unwrap_or_default();
         let now = jiff::Timestamp::now();
-        let newest = crate::helmstore::newest_labels(cluster, &release.storage_namespace, &release.name).await?;
+        let newest =
+            crate::helmstore::newest_labels(release_cluster, &release.storage_namespace, &release.name).await?;
         let Some(action) = controller_action(conditions, now) else {
             if announced.is_some() {
                 progress::success("helm-controller's action ended");
             }
             return match newest {
                 Some((revision, was)) if PENDING.contains(&was.as_str()) => {
-                    unlock(cluster, release, revision, &was).await
+                    unlock(release_cluster, release, revision, &was).await
                 }
                 _ => Ok(Found::Free),
             };

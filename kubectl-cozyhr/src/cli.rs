@@ -79,6 +79,7 @@ impl ClusterFlags {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            target: Default::default(),
         }
     }
 }

@@ -67,8 +67,38 @@ pub struct HelmReleaseSpec {
     pub post_renderers: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub common_metadata: Option<CommonMetadata>,
+    /// `spec.kubeConfig`: the release lives in another cluster, reached with this kubeconfig.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_config: Option<KubeConfigReference>,
+    /// `spec.serviceAccountName`: helm-controller acts as this service account of the HelmRelease's
+    /// namespace (in the release's own cluster).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account_name: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// `spec.kubeConfig`: a Secret holding a kubeconfig, or (Flux 2.6+) a ConfigMap naming a cloud
+/// provider's workload identity.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeConfigReference {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretKeyReference>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_ref: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A key of a Secret in the HelmRelease's namespace; an empty or absent key means the consumer's default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyReference {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// `spec.chart`: a template from which Flux creates a HelmChart.

@@ -96,7 +96,7 @@ impl Helm {
     ) -> Result<Running, RenderError> {
         let mut all = go_gc();
         all.extend(envs.iter().cloned());
-        spawn_program(&self.bin, args, &all, stdin)
+        spawn_program(&self.bin, args, &all, CLUSTER_OVERRIDES, stdin)
     }
 
     pub fn path(&self) -> &Path {
@@ -147,6 +147,22 @@ mod version_cache {
         crate::cache::write(&file, text.as_bytes());
     }
 }
+
+/// Helm's environment variables that override the kubeconfig's server, credentials and identity (what
+/// `helm --kube-apiserver`, `--kube-token`, `--kube-as-user`… hand a plugin). cozyhr resolves the cluster
+/// as kubectl does, from the kubeconfig and context alone, and tells helm which (`Cluster::helm_args`):
+/// left in helm's environment they would send helm to another server, or as another user, than the one
+/// cozyhr itself reads and checks; for a release's own cluster (`spec.kubeConfig`) that could be the
+/// wrong cluster.
+const CLUSTER_OVERRIDES: &[&str] = &[
+    "HELM_KUBEAPISERVER",
+    "HELM_KUBETOKEN",
+    "HELM_KUBEASUSER",
+    "HELM_KUBEASGROUPS",
+    "HELM_KUBECAFILE",
+    "HELM_KUBEINSECURE_SKIP_TLS_VERIFY",
+    "HELM_KUBETLS_SERVER_NAME",
+];
 
 /// Go's garbage collector target for the helm processes cozyhr starts, unless the user set `GOGC`.
 ///

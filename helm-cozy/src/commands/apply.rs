@@ -15,7 +15,7 @@ const INTERRUPTED: u8 = 130;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
-    let cluster = flags.options().connect().await?;
+    let cluster = flags.options_for(&args.target).connect().await?;
     if args.plain {
         let out = pipeline.apply_plain(&cluster, &args.name, &args.values.user(), args.dry_run).await?;
         cozyhr::output::write_stdout(out)?;

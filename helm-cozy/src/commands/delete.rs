@@ -6,7 +6,7 @@ use crate::cli::{ClusterFlags, DeleteArgs};
 
 pub async fn run(cluster: &ClusterFlags, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;
-    let cluster = cluster.options().connect().await?;
+    let cluster = cluster.options_for(&args.target).connect().await?;
     cozyhr::apply::delete(&cluster, &helm, &args.name, args.timeout).await?;
     Ok(ExitCode::SUCCESS)
 }

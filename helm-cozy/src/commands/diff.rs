@@ -19,7 +19,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let request = request(args, &user, namespace.as_deref());
     // --watch excludes release files, offline capabilities and git: refs (see cli.rs): it needs a cluster.
     let cluster = if request.needs_cluster() {
-        Some(flags.options().connect().await?)
+        Some(flags.options_for(&args.target).connect().await?)
     } else {
         note_offline_lookup(&[&pipeline.chart]);
         None

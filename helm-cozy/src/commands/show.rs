@@ -17,7 +17,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
         note_offline_lookup(&[&pipeline.chart]);
         pipeline.show_from_files(&from, &args.name, &user, &args.capabilities.view()).await?
     } else if !args.plain {
-        let cluster = flags.options().connect().await?;
+        let cluster = flags.options_for(&args.target).connect().await?;
         pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
     } else if args.offline || !flags.options().is_configured() {
         let why = if args.offline { "--offline" } else { "no cluster is configured" };

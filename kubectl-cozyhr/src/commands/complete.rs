@@ -45,6 +45,7 @@ fn options(line: &Line) -> ClusterOptions {
         kubeconfig: line.value("kubeconfig").map(Into::into),
         context: line.value("context").map(Into::into),
         namespace: line.value("namespace").map(Into::into),
+        ..Default::default()
     }
 }
 
