@@ -169,6 +169,49 @@ pub fn run(mut c: Command) -> Run {
     Run::from(line, out)
 }
 
+/// The tenant cluster's kubeconfig (`scripts/cluster.sh up --tenant`): a second API server with its own
+/// etcd and certificate authority, and no Flux; also in Secret flux-system/tenant-kubeconfig of the first.
+pub fn tenant_kubeconfig() -> PathBuf {
+    env();
+    need_tenant("COZYHR_TENANT_KUBECONFIG").into()
+}
+
+/// The tenant cluster's API server URL.
+pub fn tenant_url() -> String {
+    env();
+    need_tenant("COZYHR_TENANT_URL")
+}
+
+fn need_tenant(var: &str) -> String {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => v,
+        _ => panic!(
+            "${var} is not set: this test needs the second (tenant) control plane. Run `scripts/test.sh`, or \
+             `scripts/cluster.sh up --tenant && eval \"$(scripts/cluster.sh env)\"`"
+        ),
+    }
+}
+
+/// `kubectl ARGS...` against the tenant cluster.
+pub fn tenant_kubectl<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut c = command(&env().kubectl);
+    c.env("KUBECONFIG", tenant_kubeconfig()).args(args);
+    run(c)
+}
+
+/// `kubectl apply` of `yaml` in the tenant cluster (server-side, as the e2e field manager).
+pub fn tenant_apply(yaml: &str) -> Run {
+    let kubeconfig = tenant_kubeconfig();
+    let kubeconfig = kubeconfig.to_string_lossy();
+    let args =
+        ["--kubeconfig", &kubeconfig, "apply", "--server-side", "--force-conflicts", "--field-manager=e2e", "-f", "-"];
+    kubectl_stdin(&args, yaml).ok()
+}
+
 /// `kubectl ARGS...` with the pinned kubectl (plugins dispatched by kubectl itself).
 pub fn kubectl<I, S>(args: I) -> Run
 where

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use cozyhr_shell::Color;
+use cozyhr_shell::{Color, TargetFlags};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -88,35 +88,6 @@ impl ClusterFlags {
     /// [`options`](Self::options) with how to reach the HelmRelease's own cluster.
     pub fn options_for(&self, target: &TargetFlags) -> cozyhr::cluster::ClusterOptions {
         cozyhr::cluster::ClusterOptions { target: target.options(), ..self.options() }
-    }
-}
-
-/// The cluster a HelmRelease installs into when its `spec.kubeConfig` names another one, and as whom
-/// helm cozy acts there.
-#[derive(Debug, Args, Clone, Default)]
-pub struct TargetFlags {
-    /// A kubeconfig that reaches, from here, the cluster the HelmRelease's spec.kubeConfig Secret names
-    /// (for an address that only works inside the platform); checked to be the same cluster.
-    #[arg(long = "target-kubeconfig", value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The context of --target-kubeconfig to use (default: its current context).
-    #[arg(long = "target-context", value_name = "NAME", requires = "kubeconfig")]
-    pub context: Option<String>,
-
-    /// Act with your own rights, not as the HelmRelease's spec.serviceAccountName (which helm-controller,
-    /// and by default helm cozy, impersonates).
-    #[arg(long = "as-user")]
-    pub as_user: bool,
-}
-
-impl TargetFlags {
-    pub fn options(&self) -> cozyhr::target::TargetOptions {
-        cozyhr::target::TargetOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone().filter(|c| !c.is_empty()),
-            own_rights: self.as_user,
-        }
     }
 }
 

@@ -216,6 +216,9 @@ pub struct ReconcileArgs {
 pub struct StatusArgs {
     /// The HelmRelease.
     pub name: String,
+
+    #[command(flatten)]
+    pub target: cozyhr_shell::TargetFlags,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,35 @@ impl From<Color> for cozyhr::output::ColorChoice {
     }
 }
 
+/// The cluster a HelmRelease installs into when its `spec.kubeConfig` names another one, and as whom
+/// helm cozy acts there.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct TargetFlags {
+    /// A kubeconfig that reaches, from here, the cluster the HelmRelease's spec.kubeConfig Secret names
+    /// (for an address that only works inside the platform); checked to be the same cluster.
+    #[arg(id = "target_kubeconfig", long = "target-kubeconfig", value_name = "FILE")]
+    pub kubeconfig: Option<std::path::PathBuf>,
+
+    /// The context of --target-kubeconfig to use (default: its current context).
+    #[arg(id = "target_context", long = "target-context", value_name = "NAME", requires = "target_kubeconfig")]
+    pub context: Option<String>,
+
+    /// Act with your own rights, not as the HelmRelease's spec.serviceAccountName (which helm-controller,
+    /// and by default cozyhr, impersonates).
+    #[arg(id = "as_user", long = "as-user")]
+    pub as_user: bool,
+}
+
+impl TargetFlags {
+    pub fn options(&self) -> cozyhr::target::TargetOptions {
+        cozyhr::target::TargetOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone().filter(|c| !c.is_empty()),
+            own_rights: self.as_user,
+        }
+    }
+}
+
 /// Logs to stderr, filtered by `RUST_LOG` when set, else by `default_filter` (`off` keeps a command
 /// quiet: its failures are one `error:` line either way). `uptime` stamps each line with the time since
 /// start, for reading where the time goes. The filter is a list of `target=level` and `level` directives,

@@ -295,6 +295,20 @@ impl HelmRelease {
     }
 
     /// Where Helm keeps its release Secrets: `storageNamespace`, else the HelmRelease's namespace.
+    /// Where the release is installed when not into the cluster the HelmRelease lives in (`spec.kubeConfig`):
+    /// `secret/NAME` (the Secret with the kubeconfig), `configmap/NAME` (a cloud identity); None for this
+    /// cluster.
+    pub fn target_cluster(&self) -> Option<String> {
+        let kc = self.spec.kube_config.as_ref()?;
+        match (&kc.secret_ref, &kc.config_map_ref) {
+            (Some(secret), _) => Some(format!("secret/{}", secret.name)),
+            (None, Some(cm)) => {
+                Some(format!("configmap/{}", cm.get("name").and_then(Value::as_str).unwrap_or_default()))
+            }
+            (None, None) => Some("kubeConfig".into()),
+        }
+    }
+
     pub fn storage_namespace(&self) -> &str {
         self.spec.storage_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
     }

@@ -58,6 +58,10 @@ pub struct Report {
     /// Said under the dependents when they could not all be seen (only one namespace could be listed).
     pub dependents_note: Option<String>,
     pub events: Vec<EventLine>,
+    /// The cluster the HelmRelease lives in (its API server).
+    pub home_server: String,
+    /// Where the release itself is, when `spec.kubeConfig` names another cluster: reached, or why not.
+    pub target: Option<std::result::Result<crate::target::Target, String>>,
 }
 
 impl Report {
@@ -71,7 +75,20 @@ impl Report {
         };
         let events =
             events::for_object(cluster, kind::HELM_RELEASE.kind, hr.namespace(), hr.name(), EVENTS_LIMIT).await?;
-        Ok(Report { hr, dependencies, dependents, dependents_note, events })
+        // Reaching the release's own cluster is part of the answer, not a reason to fail the screen.
+        let target = match (&hr.spec.kube_config, &hr.spec.service_account_name) {
+            (None, None) => None,
+            _ => Some(crate::target::resolve_quietly(cluster, &hr).await.map_err(|e| e.to_string())),
+        };
+        Ok(Report {
+            hr,
+            dependencies,
+            dependents,
+            dependents_note,
+            events,
+            home_server: cluster.server.clone(),
+            target,
+        })
     }
 
     pub fn render(&self, paint: Paint, now: jiff::Timestamp) -> String {
@@ -97,6 +114,33 @@ impl Report {
             "Release",
             format!("{}/{} (storage namespace {})", hr.release_namespace(), hr.release_name(), hr.storage_namespace()),
         );
+        field("Lives in", format!("{} (the HelmRelease)", self.home_server));
+        if let Some(kind) = hr.target_cluster() {
+            let target = match &self.target {
+                Some(Ok(t)) => match &t.place {
+                    crate::target::Place::Remote { server, via_flag, .. } => format!(
+                        "{server} ({kind}{}): {}",
+                        via_flag.as_ref().map(|v| format!(", {v}")).unwrap_or_default(),
+                        paint.tone("reached", Tone::Good)
+                    ),
+                    crate::target::Place::Home => kind,
+                },
+                Some(Err(e)) => format!("{kind}: {}", paint.tone(&format!("not reached: {e}"), Tone::Bad)),
+                None => kind,
+            };
+            field("Installs into", target);
+        }
+        if let Some(sa) = hr.spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
+            let account = crate::target::service_account_user(hr.namespace(), sa);
+            let how = match &self.target {
+                Some(Ok(t)) => match &t.identity {
+                    crate::target::Identity::ServiceAccount(_) => "helm cozy impersonates it too".to_string(),
+                    _ => "you may not impersonate it: helm cozy would use your own rights".to_string(),
+                },
+                _ => "helm-controller impersonates it".to_string(),
+            };
+            field("Acts as", format!("{account} (spec.serviceAccountName; {how})"));
+        }
         field(
             "Generation",
             format!(
@@ -307,6 +351,8 @@ mod tests {
                 from: "helm-controller".into(),
                 message: "Helm install failed".into(),
             }],
+            home_server: "https://mgmt:6443/".into(),
+            target: None,
         };
         let now: jiff::Timestamp = "2026-01-01T00:05:00Z".parse().unwrap();
         let out = report.render(Paint(false), now);
@@ -338,9 +384,43 @@ mod tests {
             dependents: vec![],
             dependents_note: Some("only namespace apps was read".into()),
             events: vec![],
+            home_server: "https://mgmt:6443/".into(),
+            target: None,
         };
         let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
         assert!(out.contains("prod/prod-app (storage namespace apps)"), "{out}");
+        assert!(out.contains("Lives in:      https://mgmt:6443/ (the HelmRelease)"), "{out}");
+        assert!(!out.contains("Installs into:"), "{out}");
         assert!(out.contains("Dependents:\n  (only namespace apps was read)\n  <none>\n"), "{out}");
+    }
+
+    #[test]
+    fn says_where_a_release_of_another_cluster_is_and_whether_it_was_reached() {
+        let h = hr(serde_json::json!({
+            "metadata": {"name": "cilium", "namespace": "tenant-a"},
+            "spec": {"chartRef": {"kind": "ExternalArtifact", "name": "cilium"},
+                     "kubeConfig": {"secretRef": {"name": "admin-kubeconfig"}},
+                     "serviceAccountName": "deployer"}
+        }));
+        let report = Report {
+            hr: h,
+            dependencies: vec![],
+            dependents: vec![],
+            dependents_note: None,
+            events: vec![],
+            home_server: "https://mgmt:6443/".into(),
+            target: Some(Err("cannot reach https://k8s.tenant-a.svc:6443/".into())),
+        };
+        let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
+        assert!(
+            out.contains(
+                "Installs into: secret/admin-kubeconfig: not reached: cannot reach https://k8s.tenant-a.svc:6443/"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("Acts as:       system:serviceaccount:tenant-a:deployer (spec.serviceAccountName; helm-controller impersonates it)"),
+            "{out}"
+        );
     }
 }

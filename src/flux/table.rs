@@ -18,10 +18,10 @@ pub trait Tabled: FluxObject {
 
 impl Tabled for HelmRelease {
     fn wide_columns() -> &'static [&'static str] {
-        &["CHART", "SOURCE"]
+        &["CHART", "SOURCE", "TARGET"]
     }
     fn wide_cells(&self) -> Vec<String> {
-        vec![self.chart_name(), self.source()]
+        vec![self.chart_name(), self.source(), self.target_cluster().unwrap_or_else(|| "-".into())]
     }
 }
 
@@ -145,7 +145,7 @@ mod tests {
         let cols = Columns { all_namespaces: true, wide: true };
         assert_eq!(
             cols.header::<HelmRelease>(),
-            ["NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY", "AGE", "CHART", "SOURCE", "MESSAGE"]
+            ["NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY", "AGE", "CHART", "SOURCE", "TARGET", "MESSAGE"]
         );
         let row = cols.row(&fixture(READY), now);
         assert_eq!(row[0], "apps");

@@ -21,7 +21,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Suspend(args) => suspend::suspend(&connect(&cli.cluster).await?, &args).await,
         Command::Resume(args) => suspend::resume(&connect(&cli.cluster).await?, &args).await,
         Command::Reconcile(args) => reconcile::run(&connect(&cli.cluster).await?, &args).await,
-        Command::Status(args) => status::run(&connect(&cli.cluster).await?, &args).await,
+        Command::Status(args) => {
+            // status reaches the release's own cluster too, to say whether it can be reached from here.
+            let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
+            status::run(&options.connect().await?, &args).await
+        }
         Command::Tree(args) => tree::run(&connect(&cli.cluster).await?, &args).await,
         Command::Completion(args) => completion::run(&args),
         Command::Version => version::run(),
