@@ -221,12 +221,14 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
         .map_err(|e| TargetError::BadKubeconfig { what: from_secret.clone(), reason: first_line(&e.to_string()) })?;
     let options = &home.options.target;
 
-    let (config, helm_file, context, via_flag) = match &options.kubeconfig {
+    // The kubeconfig helm is given (`helm_path`, kept alive by `helm_file` when it is a private copy).
+    let (config, helm_file, helm_path, context, via_flag) = match &options.kubeconfig {
         None => {
             // helm reads the same kubeconfig from a private file, removed when the command ends.
             let context = secret_kc.current_context.clone().unwrap_or_default();
             let file = private_kubeconfig(&text)?;
-            (secret_config.clone(), Some(file), context, None)
+            let path = file.path().to_path_buf();
+            (secret_config.clone(), Some(file), path, context, None)
         }
         Some(path) => {
             let given = Kubeconfig::read_from(path).map_err(|e| TargetError::BadKubeconfig {
@@ -244,7 +246,7 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
                     reason: first_line(&e.to_string()),
                 })?;
             let via = format!("--target-kubeconfig {} context {context}", path.display());
-            (config, None, context, Some(via))
+            (config, None, path.clone(), context, Some(via))
         }
     };
     let server = config.cluster_url.to_string();
@@ -269,11 +271,7 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
         Ok(Ok(_)) => {}
     }
     let cluster_options = ClusterOptions {
-        kubeconfig: Some(match (&helm_file, &options.kubeconfig) {
-            (Some(file), _) => file.path().to_path_buf(),
-            (None, Some(path)) => path.clone(),
-            (None, None) => unreachable!("a kubeconfig file for helm is written unless one was given"),
-        }),
+        kubeconfig: Some(helm_path),
         context: Some(context).filter(|c| !c.is_empty()),
         namespace: Some(hr.namespace().to_string()),
         target: TargetOptions::default(),

@@ -150,9 +150,10 @@ fn get_lists_two_namespaces_with_flux_columns() {
 
     let wide = cozyhr(&["get", "-n", &ns1, "-o", "wide"]).ok();
     let (header, rows) = parse_table(&wide.stdout);
-    assert_eq!(header, ["NAME", "REVISION", "SUSPENDED", "READY", "AGE", "CHART", "SOURCE", "MESSAGE"]);
+    assert_eq!(header, ["NAME", "REVISION", "SUSPENDED", "READY", "AGE", "CHART", "SOURCE", "TARGET", "MESSAGE"]);
     assert_eq!(rows[0][5], "demo");
     assert_eq!(rows[0][6], format!("ExternalArtifact/{ns1}/alpha"));
+    assert_eq!(rows[0][7], "-", "installed into the cluster it lives in");
     assert!(rows[0][4].ends_with('s') || rows[0][4].ends_with('m'), "AGE {:?}", rows[0][4]);
 
     let names = cozyhr(&["get", "-n", &ns2, "-o", "name"]).ok();
