@@ -11,7 +11,7 @@
 //!   failure to read or reach that cluster is an error before anything changes: there is no fallback to
 //!   the current context. Such kubeconfigs often name an address that only works inside the platform;
 //!   `--target-kubeconfig` (and `--target-context`) point at the same cluster from here, and it is
-//!   checked to be the same one ([`same_cluster`]).
+//!   checked to be the same one (by its certificate authority, else by the stored release).
 //! - `spec.serviceAccountName`: helm-controller impersonates `system:serviceaccount:<namespace>:<name>`
 //!   (in the release's own cluster). helm cozy does the same when the user may impersonate that account,
 //!   and otherwise says in one line that it uses the user's own rights; `--as-user` chooses them.
