@@ -163,6 +163,9 @@ async fn run(
     }
     let (helm, chart) = (&req.pipeline.helm, &req.pipeline.chart);
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
+    if says {
+        crate::pipeline::note_version(&desired, chart);
+    }
     // The cluster the release lives in (spec.kubeConfig), reached, and as whom (spec.serviceAccountName):
     // any failure here is before anything changes, in either cluster.
     let target = if says {
@@ -215,7 +218,7 @@ async fn run(
             desired.release_namespace,
             desired.release_name,
             chart.meta.name,
-            chart.meta.version
+            desired.chart_version()
         ));
     }
     let started = Instant::now();
@@ -227,7 +230,7 @@ async fn run(
     };
     let config_digest = crate::values::digest_values(&desired.composed.values);
     let failure = |reason: Option<&'static str>, message: String| {
-        let (chart_name, chart_version) = (chart.meta.name.clone(), chart.meta.version.clone());
+        let (chart_name, chart_version) = (chart.meta.name.clone(), desired.chart_version().to_string());
         let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
         move |hr: &HelmRelease| {
             Ok(release_status::failed(

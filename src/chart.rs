@@ -49,6 +49,13 @@ impl ChartDir {
         mentions(&self.path, b"lookup", 0)
     }
 
+    /// Whether a template of the chart or of its subcharts may read `.Chart.Version` (a library chart's
+    /// helper often does, for the `helm.sh/chart` label). Only then does the version a source gives the
+    /// chart change what is rendered.
+    pub fn may_use_chart_version(&self) -> bool {
+        mentions(&self.path, b"Chart.Version", 0)
+    }
+
     /// The chart's own values.yaml text ("" when absent).
     pub fn default_values_text(&self) -> Result<String, ChartError> {
         match std::fs::read_to_string(self.path.join("values.yaml")) {
@@ -119,6 +126,38 @@ pub fn private_copy(from: &Path) -> std::io::Result<tempfile::TempDir> {
     let dir = crate::process::private_dir("cozyhr-chart-")?;
     copy_tree(from, dir.path(), 0)?;
     Ok(dir)
+}
+
+/// Writes `version` as the version of the chart in `dir` (a private copy): Chart.yaml's top-level
+/// `version:` line is replaced, the rest of the file kept as it is.
+pub fn set_version(dir: &Path, version: &str) -> std::io::Result<()> {
+    let path = dir.join("Chart.yaml");
+    let text = std::fs::read_to_string(&path)?;
+    std::fs::write(&path, with_version(&text, version))
+}
+
+/// `text` (a Chart.yaml) with its top-level `version` set to `version` (added when there is none).
+fn with_version(text: &str, version: &str) -> String {
+    let line = format!("version: {}", serde_json::Value::String(version.to_string()));
+    let mut found = false;
+    let mut out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let key = l.strip_prefix("version").map(str::trim_start);
+            if !found && key.is_some_and(|rest| rest.starts_with(':')) {
+                found = true;
+                line.clone()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    if !found {
+        out.push(line);
+    }
+    let mut joined = out.join("\n");
+    joined.push('\n');
+    joined
 }
 
 fn copy_tree(from: &Path, to: &Path, depth: usize) -> std::io::Result<()> {
@@ -286,6 +325,18 @@ mod tests {
         std::fs::write(chart.join("templates/cm.yaml"), "rev: none\n").unwrap();
         std::fs::write(lib.join("templates/_l.tpl"), "").unwrap();
         assert!(at_revision(&chart, 4).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_version_is_written_into_chart_yaml_and_read_back() {
+        let text = "apiVersion: v2\nname: app\nversion: 0.3.0 # bumped by CI\nappVersion: \"1.0\"\ndependencies:\n- name: lib\n  version: 1.0.0\n";
+        let out = with_version(text, "0.3.0+5e79901a2e85");
+        assert_eq!(
+            out,
+            "apiVersion: v2\nname: app\nversion: \"0.3.0+5e79901a2e85\"\nappVersion: \"1.0\"\ndependencies:\n- name: lib\n  version: 1.0.0\n"
+        );
+        let meta: ChartMeta = serde_saphyr::from_str(&out).unwrap();
+        assert_eq!(meta.version, "0.3.0+5e79901a2e85");
     }
 
     #[test]

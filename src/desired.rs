@@ -9,6 +9,7 @@ use kube::Api;
 use serde_json::Value;
 
 use crate::chart::ChartDir;
+use crate::chart_source::SourceVersion;
 use crate::cluster::Cluster;
 use crate::discovery::ClusterApis;
 use crate::error::{Error, Result};
@@ -46,9 +47,12 @@ pub struct Desired {
     pub composed: Composed,
     pub post_render: PostRenderSpec,
     chart: ChartDir,
-    /// A private copy of the chart whose values.yaml is replaced by the merged `valuesFiles`, as
-    /// source-controller packages it; None when the chart is used as it is.
-    replaced_defaults: Option<tempfile::TempDir>,
+    /// The version helm-controller gives the chart from its source (see [`crate::chart_source`]).
+    pub source_version: SourceVersion,
+    /// A private copy of the chart as helm-controller would load it: values.yaml replaced by the merged
+    /// `valuesFiles` (as source-controller packages them), Chart.yaml's version by the source's; None
+    /// when the chart is used as it is.
+    copy: Option<tempfile::TempDir>,
 }
 
 /// The annotation the original cozyhr honours to name values files (comma separated, relative to the chart).
@@ -62,23 +66,30 @@ impl Desired {
         user: &UserValues,
         kubectl: PathBuf,
     ) -> Result<Desired> {
-        let refs = fetch_values_from(cluster, &hr).await?;
-        Self::from_fetched(hr, refs, chart, user, kubectl)
+        let (refs, source_version) = tokio::join!(
+            fetch_values_from(cluster, &hr),
+            crate::chart_source::lookup(cluster, &hr, &chart.meta.version)
+        );
+        Self::from_fetched(hr, refs?, chart, user, kubectl, source_version)
     }
 
     /// [`resolve`](Self::resolve) with the `valuesFrom` sources fetched already (from the cluster, or
-    /// from release files: [`crate::release_file`]).
+    /// from release files: [`crate::release_file`]) and the source's version known (or not).
     pub fn from_fetched(
         hr: HelmRelease,
         refs: Vec<FetchedRef>,
         chart: &ChartDir,
         user: &UserValues,
         kubectl: PathBuf,
+        source_version: SourceVersion,
     ) -> Result<Desired> {
         let composed = compose(&hr, chart, refs, user)?;
         let values = Value::Object(composed.values.clone());
-        let replaced_defaults =
-            if values_files(&hr).is_empty() { None } else { Some(chart_with_defaults(chart, &composed.defaults)?) };
+        let defaults = (!values_files(&hr).is_empty()).then_some(&composed.defaults);
+        let version = source_version.version(&chart.meta.version);
+        let version = (version != chart.meta.version).then_some(version);
+        let copy =
+            if defaults.is_some() || version.is_some() { Some(chart_copy(chart, defaults, version)?) } else { None };
         let release_name = hr.release_name();
         let post_render = PostRenderSpec {
             hr_name: hr.name().to_string(),
@@ -101,14 +112,21 @@ impl Desired {
             composed,
             post_render,
             chart: chart.clone(),
-            replaced_defaults,
+            source_version,
+            copy,
             hr,
         })
     }
 
-    /// The chart directory to render: the developer's, or the copy with Flux's replaced defaults.
+    /// The chart's version as helm-controller would record it: the source's (see
+    /// [`crate::chart_source`]), else Chart.yaml's.
+    pub fn chart_version(&self) -> &str {
+        self.source_version.version(&self.chart.meta.version)
+    }
+
+    /// The chart directory to render: the developer's, or the copy as helm-controller would load it.
     pub fn chart_dir(&self) -> &Path {
-        match &self.replaced_defaults {
+        match &self.copy {
             Some(dir) => dir.path(),
             None => self.chart.path(),
         }
@@ -148,7 +166,7 @@ impl Desired {
             view,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
-        let early = early.filter(|_| self.replaced_defaults.is_none());
+        let early = early.filter(|_| self.copy.is_none());
         // The chain starts on helm's output while helm exits (see Ahead), on a runtime of its own: it may
         // run kustomize.
         let (spec, major) = (self.post_render.clone(), helm.major);
@@ -338,9 +356,14 @@ fn values_error(e: crate::values::ValuesError) -> Error {
 
 /// Copies the chart to a private temporary directory with `values.yaml` replaced by `defaults` (JSON is
 /// YAML), which is how source-controller packages a chart whose HelmChart lists valuesFiles.
-fn chart_with_defaults(chart: &ChartDir, defaults: &Values) -> Result<tempfile::TempDir> {
+fn chart_copy(chart: &ChartDir, defaults: Option<&Values>, version: Option<&str>) -> Result<tempfile::TempDir> {
     let dir = crate::chart::private_copy(chart.path())?;
-    let text = serde_json::to_vec_pretty(defaults).map_err(std::io::Error::other)?;
-    crate::render::postrender::write_private(&dir.path().join("values.yaml"), &text)?;
+    if let Some(defaults) = defaults {
+        let text = serde_json::to_vec_pretty(defaults).map_err(std::io::Error::other)?;
+        crate::render::postrender::write_private(&dir.path().join("values.yaml"), &text)?;
+    }
+    if let Some(version) = version {
+        crate::chart::set_version(dir.path(), version)?;
+    }
     Ok(dir)
 }

@@ -32,6 +32,7 @@
 pub mod apply;
 pub mod cache;
 pub mod chart;
+pub mod chart_source;
 pub mod cluster;
 pub mod compare;
 pub mod desired;

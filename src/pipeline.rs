@@ -73,7 +73,8 @@ impl Pipeline {
         let hr = from.files.helmrelease(name, from.namespace, default_namespace)?;
         let refs = from.files.values_from(&hr)?;
         let kubectl = crate::render::locate_kubectl()?;
-        Desired::from_fetched(hr, refs, &self.chart, user, kubectl)
+        let source_version = crate::chart_source::offline(&hr);
+        Desired::from_fetched(hr, refs, &self.chart, user, kubectl, source_version)
     }
 
     /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
@@ -86,6 +87,12 @@ impl Pipeline {
         view: &ClusterView,
     ) -> Result<String> {
         let desired = self.desired_from_files(from, from.namespace.unwrap_or("default"), name, user)?;
+        // As for lookup: said when the chart reads what cannot be known.
+        if let Some(note) = desired.source_version.note(&self.chart.meta.version)
+            && self.chart.may_use_chart_version()
+        {
+            crate::output::stderr_line(format_args!("helm cozy: rendering without a cluster: {note}"));
+        }
         Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
     }
 
@@ -138,9 +145,11 @@ impl Pipeline {
             let desired = async {
                 match from {
                     Some(from) => {
+                        // The HelmRelease from files, its source from the cluster.
                         let refs = from.files.values_from(&hr)?;
                         let kubectl = crate::render::locate_kubectl()?;
-                        Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl)
+                        let version = crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version).await;
+                        Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl, version)
                     }
                     None => self.resolve(cluster, hr.clone(), user).await,
                 }
@@ -150,6 +159,7 @@ impl Pipeline {
         };
         let (home_apis, release) = tokio::join!(discovery, release);
         let (desired, action, target) = release?;
+        note_version(&desired, &self.chart);
         let apis = if target.shares_discovery_with_home() {
             home_apis?
         } else {
@@ -353,9 +363,15 @@ impl Pipeline {
             };
             let hr = helmrelease(cluster, git.name).await?;
             let refs = crate::desired::fetch_values_from(cluster, &hr).await?;
-            let new = Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone())?;
+            let new_version = crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version).await;
+            let new =
+                Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone(), new_version)?;
+            note_version(&new, &self.chart);
             let old = match &old_chart {
-                Some(chart) => Some(Desired::from_fetched(hr, refs, chart, git.user, kubectl)?),
+                Some(chart) => {
+                    let old_version = crate::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
+                    Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version)?)
+                }
                 None => None,
             };
             (new, old)
@@ -382,7 +398,8 @@ impl Pipeline {
             let side = |files: &ReleaseFiles, chart: &ChartDir| -> Result<Desired> {
                 let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
                 let refs = files.values_from(&hr)?;
-                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone())
+                let version = crate::chart_source::offline(&hr);
+                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version)
             };
             let new = side(&new_files, &self.chart)?;
             let old = match &old_chart {
@@ -434,6 +451,14 @@ impl Pipeline {
         // The ref's tree is removed here (and on every early return, when it is dropped).
         drop(tree);
         Ok(plan)
+    }
+}
+
+/// Says on stderr when `desired` renders `chart` with another version than helm-controller's, or
+/// helm-controller's cannot be known (see [`crate::chart_source`]).
+pub fn note_version(desired: &Desired, chart: &ChartDir) {
+    if let Some(note) = desired.source_version.note(&chart.meta.version) {
+        crate::output::progress::warning(note);
     }
 }
 

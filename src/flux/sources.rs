@@ -30,7 +30,7 @@ pub enum Step {
 
 /// The object helm-controller takes `hr`'s chart from: `chartRef`, or the HelmChart it made for
 /// `spec.chart` (`status.helmChart`, else `<hr namespace>-<hr name>` in the source's namespace).
-fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)> {
+pub(crate) fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)> {
     let hr_ns = hr.namespace();
     if let Some(r) = &hr.spec.chart_ref {
         let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
