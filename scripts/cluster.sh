@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real, local control plane for cozyhr's tests and demo: etcd + kube-apiserver (TLS, admin client
-# certificate) + the Flux CRDs + the real Flux helm-controller + a loopback HTTP server for chart
-# artifacts. Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
+# certificate) + the Flux CRDs + the real Flux helm-controller and source-controller + the sources they
+# read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), and an OCI
+# registry. Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
 #
 # With --tenant, a second cluster beside it: its own etcd and kube-apiserver with a certificate authority
 # of its own and no Flux, the "tenant" a HelmRelease's spec.kubeConfig installs into. Its kubeconfig
@@ -92,7 +93,8 @@ KC
 }
 
 healthy() {
-  alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts &&
+  alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
+    alive registry &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
@@ -103,6 +105,9 @@ write_env() {
     printf 'export COZYHR_RUN=%q\n' "$RUN"
     printf 'export COZYHR_ARTIFACT_DIR=%q\n' "$RUN/artifacts"
     printf 'export COZYHR_ARTIFACT_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT"
+    printf 'export COZYHR_HELM_REPO_DIR=%q\n' "$RUN/artifacts/helm-repo"
+    printf 'export COZYHR_HELM_REPO_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
+    printf 'export COZYHR_REGISTRY=%q\n' "127.0.0.1:$REGISTRY_PORT"
     printf 'export COZYHR_APISERVER_URL=%q\n' "https://127.0.0.1:$API_PORT"
     if [ -f "$RUN/tenant.kubeconfig" ]; then
       # shellcheck disable=SC1091
@@ -196,7 +201,9 @@ up() {
   fi
   ETCD_PORT=$(free_port) ETCD_PEER_PORT=$(free_port) API_PORT=$(free_port)
   ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
-  declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT | sed 's/^declare -- //' >"$RUN/ports"
+  SC_STORAGE_PORT=$(free_port) SC_METRICS_PORT=$(free_port) SC_HEALTH_PORT=$(free_port) REGISTRY_PORT=$(free_port)
+  declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT \
+    SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT REGISTRY_PORT | sed 's/^declare -- //' >"$RUN/ports"
 
   make_pki
   write_kubeconfig
@@ -214,6 +221,26 @@ up() {
   log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT"
   start artifacts python3 -m http.server "$ARTIFACT_PORT" --bind 127.0.0.1 --directory "$RUN/artifacts"
   wait_for "the artifact server" 30 curl -sf "http://127.0.0.1:$ARTIFACT_PORT/"
+  mkdir -p "$RUN/artifacts/helm-repo"
+  [ -f "$RUN/artifacts/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/helm-repo" \
+    --url "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
+
+  log "starting the OCI registry on 127.0.0.1:$REGISTRY_PORT"
+  mkdir -p "$RUN/registry"
+  printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+    "$RUN/registry" "$REGISTRY_PORT" >"$RUN/registry.yaml"
+  start registry "$REGISTRY" serve "$RUN/registry.yaml"
+  wait_for "the OCI registry" 30 curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
+
+  log "starting source-controller"
+  mkdir -p "$RUN/source-storage"
+  start source-controller env KUBECONFIG="$RUN/kubeconfig" RUNTIME_NAMESPACE=flux-system "$SOURCE_CONTROLLER" \
+    --watch-all-namespaces=true --enable-leader-election=false \
+    --storage-path="$RUN/source-storage" --storage-addr="127.0.0.1:$SC_STORAGE_PORT" \
+    --storage-adv-addr="127.0.0.1:$SC_STORAGE_PORT" \
+    --metrics-addr="127.0.0.1:$SC_METRICS_PORT" --health-addr="127.0.0.1:$SC_HEALTH_PORT" --events-addr= \
+    --concurrent=4 --requeue-dependency=5s --log-level=debug --log-encoding=console
+  wait_for source-controller 60 curl -sf "http://127.0.0.1:$SC_HEALTH_PORT/readyz"
 
   log "starting helm-controller"
   # helm-controller has no --kubeconfig flag (only pflag is parsed): it reads KUBECONFIG.
@@ -226,13 +253,13 @@ up() {
 
   [ "$TENANT" = 1 ] && up_tenant
   write_env
-  log "up. Logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,artifacts}.log"
+  log "up. Logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,registry,artifacts}.log"
   log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
 }
 
 down_quiet() {
   local name pid
-  for name in helm-controller artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
+  for name in helm-controller source-controller registry artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
     # Each service runs in its own session (setsid): stop the whole group, then make sure.
@@ -260,7 +287,7 @@ case ${1:-} in
     [ -f "$RUN/ports" ] || { echo "down"; exit 1; }
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    for s in etcd kube-apiserver helm-controller artifacts etcd-tenant kube-apiserver-tenant; do
+    for s in etcd kube-apiserver helm-controller source-controller registry artifacts etcd-tenant kube-apiserver-tenant; do
       [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;

@@ -4,10 +4,16 @@
 # status.artifact (url, sha256 digest, revision) points at it. A HelmRelease with
 # `chartRef: {kind: ExternalArtifact, name: NAME}` is then installed by the real helm-controller.
 #
-#   scripts/publish-chart.sh CHART_DIR NAME [NAMESPACE]      (needs: eval "$(scripts/cluster.sh env)")
+# With --digest-revision the revision is `latest@sha256:<digest>`, as source-watcher's ArtifactGenerator
+# writes it (source-watcher itself is not served by the Go module proxy, so it cannot be built here);
+# helm-controller then gives the chart the version `<version>+<12 hex of the digest>`.
+#
+#   scripts/publish-chart.sh [--digest-revision] CHART_DIR NAME [NAMESPACE]   (needs: eval "$(scripts/cluster.sh env)")
 set -euo pipefail
 
-[ $# -ge 2 ] || { echo "usage: scripts/publish-chart.sh CHART_DIR NAME [NAMESPACE]" >&2; exit 1; }
+digest_revision=0
+if [ "${1:-}" = "--digest-revision" ]; then digest_revision=1; shift; fi
+[ $# -ge 2 ] || { echo "usage: scripts/publish-chart.sh [--digest-revision] CHART_DIR NAME [NAMESPACE]" >&2; exit 1; }
 chart=$1 name=$2 ns=${3:-flux-system}
 for v in KUBECTL HELM4 COZYHR_ARTIFACT_DIR COZYHR_ARTIFACT_URL KUBECONFIG; do
   [ -n "${!v:-}" ] || { echo "publish-chart.sh: \$$v is not set: run eval \"\$(scripts/cluster.sh env)\" first" >&2; exit 1; }
@@ -36,7 +42,9 @@ metadata:
 spec: {}
 EA
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+revision=$version
+[ "$digest_revision" = 1 ] && revision="latest@sha256:$sum"
 "$KUBECTL" -n "$ns" patch externalartifact "$name" --subresource=status --type=merge -p "{\"status\":{\"artifact\":{
-  \"url\":\"$COZYHR_ARTIFACT_URL/$file\",\"digest\":\"sha256:$sum\",\"revision\":\"$version\",
+  \"url\":\"$COZYHR_ARTIFACT_URL/$file\",\"digest\":\"sha256:$sum\",\"revision\":\"$revision\",
   \"path\":\"$file\",\"lastUpdateTime\":\"$now\"}}}" >/dev/null
-echo "published $chart as ExternalArtifact $ns/$name (revision $version, sha256:$sum)"
+echo "published $chart as ExternalArtifact $ns/$name (revision $revision, sha256:$sum)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
-# etcd, kube-apiserver, kubectl, Flux helm-controller, Helm 3, Helm 4 and krew. There are no release
+# etcd, kube-apiserver, kubectl, Flux helm-controller and source-controller, an OCI registry
+# (distribution), Helm 3, Helm 4 and krew. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
 # pinned version and cached by version outside the repository: a warm rerun takes well under a second.
 #
@@ -11,7 +12,8 @@ set -euo pipefail
 # Pinned versions. Why these: README "The local control plane".
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 HELM_CONTROLLER_VERSION=${HELM_CONTROLLER_VERSION:-v1.6.2}
-SOURCE_CONTROLLER_VERSION=${SOURCE_CONTROLLER_VERSION:-v1.9.0}
+SOURCE_CONTROLLER_VERSION=${SOURCE_CONTROLLER_VERSION:-v1.9.3}
+REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
 HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
 HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
@@ -94,6 +96,33 @@ for r in json.load(sys.stdin).get("Replace") or []:
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" github.com/fluxcd/helm-controller) && install_bin "$out.tmp" "$out"
 }
 
+# source-controller, as helm-controller is built: its go.mod replaces its API module locally, so a
+# wrapper module takes the published one, and the other replaces are carried over.
+build_source_controller() {
+  local v=$SOURCE_CONTROLLER_VERSION out=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+  [ -x "$out" ] && return
+  log "building source-controller $v (cold: 6-10 min)"
+  local dir smod
+  dir=$(wrapper "source-controller-$v")
+  smod=$(modfile "github.com/fluxcd/source-controller@$v")
+  while read -r old new; do
+    (cd "$dir" && go mod edit -replace="$old=$new")
+  done < <(go mod edit -json "$smod" | python3 -c 'import json,sys
+for r in json.load(sys.stdin).get("Replace") or []:
+    if r["New"].get("Version"): print(r["Old"]["Path"], r["New"]["Path"]+"@"+r["New"]["Version"])')
+  (cd "$dir" && go get -tool "github.com/fluxcd/source-controller@$v")
+  (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" github.com/fluxcd/source-controller) && install_bin "$out.tmp" "$out"
+}
+
+# The OCI registry charts are pushed to for OCIRepository sources: distribution's registry.
+build_registry() {
+  local v=$REGISTRY_VERSION out=$BIN/registry-$REGISTRY_VERSION
+  [ -x "$out" ] && return
+  log "building the OCI registry (distribution $v, cold: 2-4 min)"
+  GOBIN=$BIN/registry-$v.tmp go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$v"
+  install_bin "$BIN/registry-$v.tmp/registry" "$out"; rmdir "$BIN/registry-$v.tmp"
+}
+
 build_helm() { # MAJOR VERSION
   local major=$1 v=$2 out=$BIN/helm-$2/helm
   [ -x "$out" ] && return
@@ -118,14 +147,14 @@ build_krew() {
 # CRDs: HelmRelease from the helm-controller module; source kinds from the source-controller module that
 # helm-controller's go.mod pairs with it.
 collect_crds() {
-  local out=$CACHE/crds/$HELM_CONTROLLER_VERSION
+  local out=$CACHE/crds/$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION
   [ -f "$out/.done" ] && return
   mkdir -p "$out"
   local hc sc k
   hc=$(moddir "github.com/fluxcd/helm-controller@$HELM_CONTROLLER_VERSION")
   sc=$(moddir "github.com/fluxcd/source-controller@$SOURCE_CONTROLLER_VERSION")
   cp "$hc/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml" "$out/"
-  for k in externalartifacts helmcharts ocirepositories helmrepositories; do
+  for k in externalartifacts helmcharts ocirepositories helmrepositories gitrepositories buckets; do
     cp "$sc/config/crd/bases/source.toolkit.fluxcd.io_$k.yaml" "$out/"
   done
   chmod 0644 "$out"/*.yaml
@@ -140,6 +169,8 @@ print_env() {
     [KUBE_APISERVER]=$BIN/kube-apiserver-$KUBE_VERSION
     [KUBECTL]=$BIN/kubectl-$KUBE_VERSION
     [HELM_CONTROLLER]=$BIN/helm-controller-$HELM_CONTROLLER_VERSION
+    [SOURCE_CONTROLLER]=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+    [REGISTRY]=$BIN/registry-$REGISTRY_VERSION
     [HELM3]=$BIN/helm-$HELM3_VERSION/helm
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm
     [KREW]=$BIN/krew-$KREW_VERSION
@@ -148,8 +179,8 @@ print_env() {
   for k in "${!t[@]}"; do
     [ -x "${t[$k]}" ] || { echo "tools.sh: ${t[$k]} is missing: run scripts/tools.sh build" >&2; exit 1; }
   done
-  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER HELM3 HELM4 KREW; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
-  printf 'export FLUX_CRDS=%q\n' "$CACHE/crds/$HELM_CONTROLLER_VERSION"
+  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER REGISTRY HELM3 HELM4 KREW; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  printf 'export FLUX_CRDS=%q\n' "$CACHE/crds/$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION"
 }
 
 case ${1:-} in
@@ -161,6 +192,8 @@ case ${1:-} in
     build_helm v4 "$HELM4_VERSION"
     collect_crds
     build_helm_controller
+    build_source_controller
+    build_registry
     build_kube
     print_env ;;
   env) print_env ;;

@@ -169,6 +169,24 @@ pub fn run(mut c: Command) -> Run {
     Run::from(line, out)
 }
 
+/// The local OCI registry, `127.0.0.1:PORT` (plain HTTP).
+pub fn registry() -> String {
+    need_var("COZYHR_REGISTRY", "scripts/cluster.sh up")
+}
+
+/// The local Helm repository's URL (an HTTP server with an index.yaml).
+pub fn helm_repo_url() -> String {
+    need_var("COZYHR_HELM_REPO_URL", "scripts/cluster.sh up")
+}
+
+fn need_var(var: &str, how: &str) -> String {
+    env();
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => v,
+        _ => panic!("${var} is not set: run `{how}` and `eval \"$(scripts/cluster.sh env)\"` (or scripts/test.sh)"),
+    }
+}
+
 /// The tenant cluster's kubeconfig (`scripts/cluster.sh up --tenant`): a second API server with its own
 /// etcd and certificate authority, and no Flux; also in Secret flux-system/tenant-kubeconfig of the first.
 pub fn tenant_kubeconfig() -> PathBuf {
@@ -335,9 +353,52 @@ impl Chart {
     /// Packages the chart and publishes it as ExternalArtifact `artifact` in `namespace`
     /// (scripts/publish-chart.sh), so the real helm-controller can fetch it.
     pub fn publish(&self, artifact: &str, namespace: &str) {
+        self.publish_with(&[], artifact, namespace);
+    }
+
+    /// [`publish`](Self::publish) with the revision source-watcher's ArtifactGenerator writes,
+    /// `latest@sha256:<digest>`.
+    pub fn publish_digested(&self, artifact: &str, namespace: &str) {
+        self.publish_with(&["--digest-revision"], artifact, namespace);
+    }
+
+    fn publish_with(&self, flags: &[&str], artifact: &str, namespace: &str) {
         let e = env();
         let mut c = command(e.repo.join("scripts/publish-chart.sh"));
-        c.arg(self.path()).arg(artifact).arg(namespace).env("KUBECTL", &e.kubectl).env("HELM4", &e.helm4);
+        c.args(flags).arg(self.path()).arg(artifact).arg(namespace).env("KUBECTL", &e.kubectl).env("HELM4", &e.helm4);
+        run(c).ok();
+    }
+
+    /// Packages the chart (the version its Chart.yaml says) into `dir` with the real Helm 4; returns the
+    /// archive's path.
+    pub fn package(&self, dir: &Path) -> PathBuf {
+        let mut c = command(&env().helm4);
+        c.arg("package").arg(self.path()).arg("-d").arg(dir);
+        let out = run(c).ok();
+        let path = out.stdout.trim().rsplit(": ").next().unwrap_or_default().to_string();
+        assert!(Path::new(&path).is_file(), "helm package said: {}", out.stdout);
+        path.into()
+    }
+
+    /// Pushes the chart to the local OCI registry as `oci://REGISTRY/charts/NAME:VERSION` with the real
+    /// Helm 4; returns the repository URL (without the tag).
+    pub fn push_oci(&self) -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let archive = self.package(dir.path());
+        let url = format!("oci://{}/charts", registry());
+        let mut c = command(&env().helm4);
+        c.arg("push").arg(&archive).arg(&url).arg("--plain-http");
+        run(c).ok();
+        format!("{url}/{}", self.name)
+    }
+
+    /// Adds the chart to the local Helm repository (`COZYHR_HELM_REPO_DIR`, served over HTTP) and rewrites
+    /// its index with the real Helm 4.
+    pub fn publish_to_helm_repo(&self) {
+        let dir = PathBuf::from(need_var("COZYHR_HELM_REPO_DIR", "scripts/cluster.sh up"));
+        self.package(&dir);
+        let mut c = command(&env().helm4);
+        c.args(["repo", "index"]).arg(&dir).args(["--url", &helm_repo_url()]);
         run(c).ok();
     }
 }

@@ -1,0 +1,143 @@
+//! The chart's version from its source (issue 24), against the real helm-controller and source-controller:
+//! a chart with the `helm.sh/chart` label and `.Chart.Version` in its data, delivered
+//! - as source-watcher's ArtifactGenerator delivers it: an ExternalArtifact whose revision is
+//!   `latest@sha256:<digest>` (published by scripts/publish-chart.sh: source-watcher itself is not served
+//!   by the Go module proxy);
+//! - by `chartRef` to an OCIRepository, the chart pushed to the local OCI registry by the real Helm;
+//! - by `spec.chart` from a HelmRepository (the local one over HTTP) with `valuesFiles`, the HelmChart
+//!   built by source-controller.
+//!
+//! For each, under Helm 3 and Helm 4: helm-controller installs it with the source's version (not the bare
+//! one), `helm cozy diff --detailed-exitcode` exits 0 right after, `show` equals the stored manifest object
+//! by object, and `apply` of the unchanged chart then `resume` leaves helm-controller nothing to do.
+
+use std::time::Duration;
+
+use cozyhr_e2e::{
+    Chart, Helm, apply, assert_same_objects, cozy, find, helm_get, helm_repo_url, helm_tests, namespace, objects,
+    resume_without_an_upgrade, wait_hr_ready,
+};
+
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+const VERSION: &str = "0.3.0";
+
+/// A chart written like `helm create` writes one: the `helm.sh/chart` label from a helper, and the
+/// version in its data; `values-prod.yaml` for `valuesFiles`.
+fn sourced_chart(name: &str) -> Chart {
+    let chart = Chart::new(
+        name,
+        VERSION,
+        "greeting: hello\nreplicas: 1\n",
+        &[
+            (
+                "_helpers.tpl",
+                "{{- define \"sourced.chart\" -}}\n{{- printf \"%s-%s\" .Chart.Name .Chart.Version | replace \"+\" \"_\" | trunc 63 | trimSuffix \"-\" }}\n{{- end }}\n",
+            ),
+            (
+                "config.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n  labels:\n\
+                 \x20   helm.sh/chart: {{ include \"sourced.chart\" . }}\ndata:\n\
+                 \x20 version: {{ .Chart.Version | quote }}\n  greeting: {{ .Values.greeting | quote }}\n",
+            ),
+        ],
+    );
+    chart.write("values-prod.yaml", "greeting: from-prod\n");
+    chart
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Delivery {
+    ArtifactGenerator,
+    OciRepository,
+    HelmRepository,
+}
+
+/// Publishes `chart` the way `how` delivers it and returns the HelmRelease's spec lines for its chart.
+fn deliver(how: Delivery, chart: &Chart, ns: &str) -> String {
+    match how {
+        Delivery::ArtifactGenerator => {
+            chart.publish_digested("sourced", ns);
+            "chartRef:\n  kind: ExternalArtifact\n  name: sourced\n".to_string()
+        }
+        Delivery::OciRepository => {
+            let url = chart.push_oci();
+            apply(&format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: sourced\n  namespace: {ns}\n\
+                 spec:\n  interval: 1h\n  url: {url}\n  insecure: true\n  ref:\n    tag: {VERSION}\n  layerSelector:\n\
+                 \x20   mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n"
+            ));
+            "chartRef:\n  kind: OCIRepository\n  name: sourced\n".to_string()
+        }
+        Delivery::HelmRepository => {
+            chart.publish_to_helm_repo();
+            apply(&format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: local\n  namespace: {ns}\n\
+                 spec:\n  interval: 1h\n  url: {}\n",
+                helm_repo_url()
+            ));
+            format!(
+                "chart:\n  spec:\n    chart: {}\n    version: \"{VERSION}\"\n    interval: 1h\n    sourceRef:\n      kind: HelmRepository\n\
+                 \x20     name: local\n    valuesFiles:\n    - values.yaml\n    - values-prod.yaml\n",
+                chart.name
+            )
+        }
+    }
+}
+
+fn helmrelease(ns: &str, chart_spec: &str) -> String {
+    let indented: String = chart_spec.lines().map(|l| format!("  {l}\n")).collect();
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: app\n  namespace: {ns}\nspec:\n\
+         \x20 interval: 1h\n{indented}  install:\n    disableWait: true\n  upgrade:\n    disableWait: true\n"
+    )
+}
+
+fn delivered(helm: Helm, how: Delivery) {
+    let tag = format!("{how:?}-{helm:?}").to_lowercase();
+    let ns = namespace(&format!("src-{}", &tag[..tag.len().min(20)]));
+    // A chart name of its own per test: the Helm repository is shared.
+    let chart = sourced_chart(&format!("sourced-{}", format!("{helm:?}").to_lowercase()));
+    let spec = deliver(how, &chart, &ns);
+    apply(&helmrelease(&ns, &spec));
+    let hr = wait_hr_ready(&ns, "app", READY_TIMEOUT);
+
+    // helm-controller gave the chart its source's version.
+    let stored = objects(&helm_get(&["manifest", "app", "-n", &ns]).stdout);
+    let config = find(&stored, "ConfigMap", "app-config");
+    let version = config["data"]["version"].as_str().unwrap_or_default().to_string();
+    let recorded = hr.pointer("/status/history/0/chartVersion").and_then(|v| v.as_str()).unwrap_or_default();
+    assert!(version.starts_with(&format!("{VERSION}+")) && version.len() > VERSION.len() + 1, "{how:?}: {version}");
+    assert_eq!(recorded, version, "{how:?}: the history records the version the templates saw");
+    if matches!(how, Delivery::HelmRepository) {
+        assert_eq!(config["data"]["greeting"], "from-prod", "valuesFiles merged by source-controller: {config}");
+    }
+
+    let diff = cozy(helm, chart.path(), &ns, &["diff", "app", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?} {how:?}: diff right after the install\n{}\n{}", diff.stdout, diff.stderr);
+    let shown = cozy(helm, chart.path(), &ns, &["show", "app"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {how:?} show"));
+    assert!(!shown.stderr.contains("rendered with the chart's own version"), "{}", shown.stderr);
+
+    // The unchanged chart applied: recorded with the source's version, so Flux finds nothing to redo.
+    let applied = cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
+    assert!(applied.stderr.contains(&format!("with chart {}@{version}", chart.name)), "{}", applied.stderr);
+    resume_without_an_upgrade(&ns, "app");
+}
+
+fn artifact_generator(helm: Helm) {
+    delivered(helm, Delivery::ArtifactGenerator);
+}
+
+fn oci_repository(helm: Helm) {
+    delivered(helm, Delivery::OciRepository);
+}
+
+fn helm_repository_with_values_files(helm: Helm) {
+    delivered(helm, Delivery::HelmRepository);
+}
+
+helm_tests! {
+    artifact_generator => artifact_generator;
+    oci_repository => oci_repository;
+    helm_repository_with_values_files => helm_repository_with_values_files;
+}
