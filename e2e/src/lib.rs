@@ -395,6 +395,9 @@ impl Chart {
     /// Adds the chart to the local Helm repository (`COZYHR_HELM_REPO_DIR`, served over HTTP) and rewrites
     /// its index with the real Helm 4.
     pub fn publish_to_helm_repo(&self) {
+        // The index is written from the archives present: one test at a time, or one loses the other's.
+        static INDEX: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = INDEX.lock().unwrap_or_else(|e| e.into_inner());
         let dir = PathBuf::from(need_var("COZYHR_HELM_REPO_DIR", "scripts/cluster.sh up"));
         self.package(&dir);
         let mut c = command(&env().helm4);

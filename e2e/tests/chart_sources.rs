@@ -141,3 +141,34 @@ helm_tests! {
     oci_repository => oci_repository;
     helm_repository_with_values_files => helm_repository_with_values_files;
 }
+
+/// `kubectl cozyhr reconcile --with-source` against the real source-controller: a new chart version
+/// pushed to the registry is seen only once the OCIRepository is reconciled (its interval is an hour);
+/// the source goes first, and helm-controller then installs the new revision.
+#[test]
+fn reconcile_with_source_installs_the_new_revision() {
+    let ns = namespace("src-reconcile");
+    // A name of its own in the registry, which outlives a test run.
+    let chart_name = format!("sourced-{ns}");
+    let chart = sourced_chart(&chart_name);
+    let url = chart.push_oci();
+    apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: sourced\n  namespace: {ns}\n\
+         spec:\n  interval: 1h\n  url: {url}\n  insecure: true\n  ref:\n    semver: \">=0.3.0\"\n  layerSelector:\n\
+         \x20   mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n"
+    ));
+    apply(&helmrelease(&ns, "chartRef:\n  kind: OCIRepository\n  name: sourced\n"));
+    let installed = wait_hr_ready(&ns, "app", READY_TIMEOUT);
+    let version = |hr: &serde_json::Value| {
+        hr.pointer("/status/history/0/chartVersion").and_then(|v| v.as_str()).unwrap_or_default().to_string()
+    };
+    assert!(version(&installed).starts_with("0.3.0+"), "{}", version(&installed));
+
+    chart.write("Chart.yaml", &format!("apiVersion: v2\nname: {chart_name}\nversion: 0.3.1\n"));
+    chart.push_oci();
+    let run = cozyhr_e2e::kubectl(["cozyhr", "reconcile", "app", "-n", &ns, "--with-source", "--timeout", "2m"]).ok();
+    let source_first = run.stderr.find("fetched revision 0.3.1@sha256:").zip(run.stderr.find("annotating HelmRelease"));
+    assert!(source_first.is_some_and(|(s, h)| s < h), "the source is reconciled first:\n{}", run.stderr);
+    let hr = cozyhr_e2e::get_json("helmrelease", &ns, "app").expect("the HelmRelease");
+    assert!(version(&hr).starts_with("0.3.1+"), "helm-controller installed the new revision: {}", version(&hr));
+}
