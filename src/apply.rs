@@ -22,7 +22,7 @@ use crate::desired::{Desired, UserValues};
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::install::{UpgradeOptions, uninstall, upgrade};
+use crate::install::{Mode, UpgradeOptions, uninstall, upgrade};
 use crate::output::progress;
 use crate::pipeline::Pipeline;
 use crate::release_lock::{self, Found};
@@ -94,13 +94,17 @@ async fn emit(cluster: &Cluster, hr: &HelmRelease, type_: EventType, reason: &st
 
 /// Every rendered object (hooks aside, which Helm creates only when it runs them) through a server-side
 /// apply dry run as helm-controller's field manager, with Helm's ownership metadata.
-/// The objects are rendered as `show` renders them: with what helm-controller's Helm sees of the cluster.
-async fn server_dry_run(target: &Target, pipeline: &Pipeline, desired: &Desired) -> Result<()> {
-    let seen = pipeline.look(target, desired).await?;
-    let scoped = seen.apis.cluster_scoped();
-    let live = crate::live::LiveObjects::new(&target.cluster, seen.apis.clone());
-    let rendered = pipeline.render(desired, seen).await.map_err(|e| Error::Failed(format!("dry run: {e}")))?;
-    let objects = crate::compare::desired_objects(&rendered, &desired.release_namespace, &scoped)?;
+/// The objects are those of `rendered`, rendered as `show` renders them: with what helm-controller's Helm
+/// sees of the cluster (`apis`).
+async fn server_dry_run(
+    target: &Target,
+    apis: crate::discovery::ClusterApis,
+    rendered: &str,
+    desired: &Desired,
+) -> Result<()> {
+    let scoped = apis.cluster_scoped();
+    let live = crate::live::LiveObjects::new(&target.cluster, apis);
+    let objects = crate::compare::desired_objects(rendered, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {
         crate::compare::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
@@ -117,6 +121,17 @@ async fn server_dry_run(target: &Target, pipeline: &Pipeline, desired: &Desired)
 /// storage Secrets' labels: nothing is decoded.
 async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
     Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
+}
+
+/// The method helm-controller would apply the release with (see [`crate::apply_method`]): the release's
+/// newest revision is read for an upgrade.
+async fn method(cluster: &Cluster, desired: &Desired, installed: bool) -> Result<crate::apply_method::ApplyMethod> {
+    let last = if installed {
+        crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?
+    } else {
+        None
+    };
+    Ok(crate::apply_method::decide(&desired.hr, installed, last.as_ref()))
 }
 
 /// Applies the chart for the HelmRelease; see the module docs.
@@ -177,17 +192,40 @@ async fn run(
     let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
     let ns = cluster.namespace.as_str();
+    // The chart renders, with the values and what helm-controller's Helm would see of the cluster, and
+    // Flux's post-render chain runs on it: a chart that cannot be installed changes nothing, not even the
+    // suspension. The same render gives the CRDs helm-controller applies before Helm.
+    let seen = req.pipeline.look(&target, &desired).await?;
+    let apis = seen.apis.clone();
+    let rendered = req
+        .pipeline
+        .render_with_crds(&desired, seen)
+        .await
+        .map_err(|e| Error::Failed(format!("the chart does not render, so nothing was changed: {e}")))?;
+    let crd_objects = crate::crds::objects(&rendered.crds)?;
+    let ignored = crate::crds::ignored(&crd_objects);
+    if says && !ignored.is_empty() {
+        progress::warning(format!(
+            "ignoring what is not a CustomResourceDefinition in the chart's crds/ (as helm-controller does; move it to templates/): {}",
+            ignored.join(", ")
+        ));
+    }
+    let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
+    // Both policies are checked now: which one applies is known only once the release is locked.
+    crate::crds::policy(&desired.hr, false)?;
+    crate::crds::policy(&desired.hr, true)?;
 
     if req.options.dry_run {
         let installed = installed(release_cluster, &desired).await?;
         let action = if installed { Action::Upgrade } else { Action::Install };
+        let method = method(release_cluster, &desired, installed).await?;
         progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(release_cluster, helm, &desired, &session, installed, &req.options, interrupted)
+        upgrade(release_cluster, helm, &desired, &session, Mode { installed, method }, &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
         // the API server here, as helm-controller's apply would send them.
-        server_dry_run(&target, req.pipeline, &desired).await?;
+        server_dry_run(&target, apis, &rendered.manifests, &desired).await?;
         progress::success("the API server accepts every object (server-side dry run)");
         return Ok(Outcome::DryRun);
     }
@@ -207,9 +245,17 @@ async fn run(
         emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
     }
     // What the storage holds now decides install or upgrade (the controller's action may have ended
-    // with a release where there was none).
+    // with a release where there was none), and the method helm-controller would apply it with.
     let installed = installed(release_cluster, &desired).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
+    let method = method(release_cluster, &desired, installed).await?;
+    if says
+        && helm.major < 4
+        && let Some(note) = crate::apply_method::helm3_note(method)
+    {
+        progress::warning(note);
+    }
+    let crd_policy = crate::crds::policy(&desired.hr, installed)?;
 
     if says {
         progress::action(format!(
@@ -224,9 +270,33 @@ async fn run(
     let started = Instant::now();
     // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
     // relocation is undone either way, and then the interruption is recorded.
-    let result = match upgrade(release_cluster, helm, &desired, &session, installed, &req.options, interrupted).await {
-        Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
-        other => Ok(other),
+    // helm-controller applies the CRDs first; a failure there is the action's failure.
+    let crds_applied = match crate::crds::apply(release_cluster, &crds, crd_policy, method).await {
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("failed to apply CustomResourceDefinitions: {e}")),
+    };
+    if says
+        && let Ok(n) = crds_applied
+        && n > 0
+    {
+        progress::success(format!("{n} CustomResourceDefinition(s) applied ({crd_policy:?} policy)"));
+    }
+    let result = match crds_applied {
+        Err(message) => Ok(Err(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message })),
+        Ok(_) => match upgrade(
+            release_cluster,
+            helm,
+            &desired,
+            &session,
+            Mode { installed, method },
+            &req.options,
+            interrupted,
+        )
+        .await
+        {
+            Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
+            other => Ok(other),
+        },
     };
     let config_digest = crate::values::digest_values(&desired.composed.values);
     let failure = |reason: Option<&'static str>, message: String| {
@@ -294,6 +364,7 @@ async fn run(
             let scoped = crate::discovery::discover(release_cluster).await?.cluster_scoped();
             let success = Success {
                 action,
+                crds: &crd_objects,
                 release: &stored,
                 config_digest: config_digest.clone(),
                 storage_namespace: &desired.storage_namespace,

@@ -49,6 +49,12 @@ impl ChartDir {
         mentions(&self.path, b"lookup", 0)
     }
 
+    /// Whether the chart or a subchart (a directory, linked or not, or an archive in charts/) has a
+    /// `crds/` directory: only then is Helm asked to print the CRDs (`--include-crds`).
+    pub fn has_crds(&self) -> bool {
+        has_crds(&self.path, 0)
+    }
+
     /// Whether a template of the chart or of its subcharts may read `.Chart.Version` (a library chart's
     /// helper often does, for the `helm.sh/chart` label). Only then does the version a source gives the
     /// chart change what is rendered.
@@ -106,6 +112,24 @@ fn tree_mentions(dir: &Path, needle: &[u8], depth: usize) -> bool {
 }
 
 /// A packaged subchart: the whole archive, unpacked, is searched (values and docs included).
+fn has_crds(chart: &Path, depth: usize) -> bool {
+    if depth > MAX_DEPTH || chart.join("crds").is_dir() {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(chart.join("charts")) else { return false };
+    entries.flatten().any(|e| {
+        let path = e.path();
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => has_crds(&path, depth + 1),
+            // A tar header names each file: a crds/ entry shows as "/crds/" (a mention elsewhere costs
+            // only the flag).
+            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path, b"/crds/"),
+            Ok(_) => false,
+            Err(_) => true,
+        }
+    })
+}
+
 fn archive_mentions(path: &Path, needle: &[u8]) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else { return true };

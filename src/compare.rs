@@ -73,7 +73,7 @@ pub async fn diff(
     self_exe: &std::path::Path,
 ) -> Result<Plan> {
     let view = desired.cluster_view(&seen);
-    let crate::desired::Seen { apis, early, target, .. } = seen;
+    let crate::desired::Seen { apis, early, target, action } = seen;
     // Live objects and the stored release are the release's own cluster's.
     let cluster = &target.cluster;
     let live = LiveObjects::new(cluster, apis);
@@ -90,13 +90,23 @@ pub async fn diff(
         Ok::<_, Error>(previous)
     };
     let (rendered, previous) = tokio::try_join!(
-        async { desired.render(helm, &view, self_exe, early).await.map_err(|e| Error::Failed(e.to_string())) },
+        async {
+            desired.render_with_crds(helm, &view, self_exe, early).await.map_err(|e| Error::Failed(e.to_string()))
+        },
         read_ahead
     )?;
-    let objects = desired_objects_after(&rendered, release.1, &scoped, &previous.objects)?;
+    let objects = desired_objects_after(&rendered.manifests, release.1, &scoped, &previous.objects)?;
     tracing::debug!("rendered objects parsed");
     match against {
-        Against::Live => against_live(&live, release, objects, previous, options).await,
+        Against::Live => {
+            // The chart's CRDs as helm-controller would apply them before Helm runs (never removed).
+            let installed = matches!(action, crate::helmstore::NextAction::Upgrade { .. });
+            let crds = crate::crds::to_apply(&crate::crds::objects(&rendered.crds)?, &desired.hr);
+            let policy = crate::crds::policy(&desired.hr, installed)?;
+            let method = crate::apply_method::decide(&desired.hr, installed, previous.last.as_ref());
+            let crds = crate::crds::observe(&live, &crds, policy, method).await?;
+            against_live(&live, release, objects, previous, crds, options).await
+        }
         Against::Release => against_release(objects, previous, options),
     }
 }
@@ -121,6 +131,8 @@ pub struct Previous {
     pub hooks: Vec<Manifest>,
     /// Whether it is `deployed`: its manifest is then what was last applied to every object.
     pub deployed: bool,
+    /// The revision itself, for how helm-controller would apply the next one.
+    pub last: Option<crate::helmstore::StoredRelease>,
 }
 
 /// Helm's hook annotation.
@@ -165,6 +177,7 @@ async fn against_live(
     release: (&str, &str),
     desired: Vec<Manifest>,
     previous: Previous,
+    crds: Vec<(ObjectId, Value, Option<Value>)>,
     options: PlanOptions,
 ) -> Result<Plan> {
     let (mut desired, desired_hooks) = split_hooks(desired);
@@ -209,6 +222,10 @@ async fn against_live(
             sides.live.push((m.id.clone(), l));
         }
     }
+    for (id, on_server, current) in crds {
+        sides.desired.push((id.clone(), on_server));
+        sides.live.extend(current.map(|l| (id, l)));
+    }
     sides.desired.extend(desired_hooks.into_iter().map(Manifest::into_pair));
     sides.live.extend(previous.hooks.into_iter().map(Manifest::into_pair));
     let plan = plan_sides(sides, options).map_err(|e| manifest_error("diff", e));
@@ -251,7 +268,10 @@ async fn previous_release(
         }
     }
     let objects = stored_stream(&r.manifest, release_namespace, scoped)?;
-    Ok(Previous { objects, hooks, deployed: r.status == "deployed" })
+    let deployed = r.status == "deployed";
+    // The manifest is parsed above; the rest of the revision is kept for its apply method.
+    let last = Some(crate::helmstore::StoredRelease { manifest: String::new(), ..r });
+    Ok(Previous { objects, hooks, deployed, last })
 }
 
 #[cfg(test)]

@@ -154,6 +154,30 @@ impl Desired {
         self_exe: &Path,
         early: Option<Early>,
     ) -> Result<String, RenderError> {
+        Ok(self.render_release(helm, view, self_exe, early, false).await?.manifests)
+    }
+
+    /// [`render`](Self::render), and the objects of the chart's `crds/` directories (its own and its
+    /// enabled subcharts', as Helm selects them), which helm-controller applies itself before Helm runs
+    /// (see [`crate::crds`]).
+    pub async fn render_with_crds(
+        &self,
+        helm: &Helm,
+        view: &ClusterView,
+        self_exe: &Path,
+        early: Option<Early>,
+    ) -> Result<Rendered, RenderError> {
+        self.render_release(helm, view, self_exe, early, self.chart.has_crds()).await
+    }
+
+    async fn render_release(
+        &self,
+        helm: &Helm,
+        view: &ClusterView,
+        self_exe: &Path,
+        early: Option<Early>,
+        include_crds: bool,
+    ) -> Result<Rendered, RenderError> {
         // JSON is YAML with no ambiguity left for Helm's parser; it reaches helm on its standard input.
         let values = serde_json::to_vec(&self.values).map_err(|e| RenderError::ValuesFile(e.to_string()))?;
         let req = TemplateRequest {
@@ -164,31 +188,37 @@ impl Desired {
             values_files: Vec::new(),
             sets: self.composed.integer_sets.clone(),
             view,
+            include_crds,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
         let early = early.filter(|_| self.copy.is_none());
         // The chain starts on helm's output while helm exits (see Ahead), on a runtime of its own: it may
-        // run kustomize.
+        // run kustomize. CRDs are never post-rendered (helm-controller applies them as they are).
         let (spec, major) = (self.post_render.clone(), helm.major);
         let mut ahead = Ahead::new(move |text: String| {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(postrender::run_on_template_output(&spec, &text, major))
+            let (_, plain) = crate::crds::split(&text);
+            runtime.block_on(postrender::run_on_template_output(&spec, &plain, major))
         });
-        let plain = crate::render::template_ahead(helm, &req, early, |so_far| ahead.start(so_far)).await?;
-        let post_rendered = match ahead.take(&plain) {
+        let output = crate::render::template_ahead(helm, &req, early, |so_far| ahead.start(so_far)).await?;
+        let (crds, plain) = crate::crds::split(&output);
+        let post_rendered = match ahead.take(&output) {
             Some(result) => {
                 tracing::debug!("post-rendered while helm exited");
                 result?
             }
             None => postrender::run_on_template_output(&self.post_render, &plain, helm.major).await?,
         };
-        if let Some(rendered) = post_rendered {
+        if let Some(manifests) = post_rendered {
             tracing::debug!("post-rendered in process");
-            return Ok(rendered);
+            return Ok(Rendered { manifests, crds });
         }
         tracing::debug!("the order of documents in a template matters: rendering again through Helm's post-renderer");
         let session = PostRenderSession::new(&self.post_render, self_exe.to_path_buf())?;
-        crate::render::template(helm, &req, Some(&session)).await
+        // Helm would hand the CRDs to its post-renderer too: they were taken from the first run.
+        let req = TemplateRequest { include_crds: false, ..req };
+        let manifests = crate::render::template(helm, &req, Some(&session)).await?;
+        Ok(Rendered { manifests, crds })
     }
 
     /// Starts helm ahead for this HelmRelease and chart on `cluster` (see [`crate::render::early`]):
@@ -205,6 +235,15 @@ impl Desired {
         serde_json::to_writer(&mut f, &self.values).map_err(std::io::Error::other)?;
         Ok(f)
     }
+}
+
+/// A rendered release: the manifests Helm installs, and the documents of the chart's `crds/`
+/// directories, which helm-controller applies before Helm runs (as they are: no templating, no
+/// post-rendering).
+#[derive(Debug, Default)]
+pub struct Rendered {
+    pub manifests: String,
+    pub crds: Vec<String>,
 }
 
 /// What is learnt of the release's own cluster before a render: which cluster that is (and as whom it is

@@ -14,7 +14,7 @@ use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
 /// The parts of a stored release cozyhr reads. `raw` keeps the whole JSON for exact digests.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StoredRelease {
     pub name: String,
     pub namespace: String,

@@ -17,11 +17,20 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use serde_json::Value;
 
+use crate::apply_method::ApplyMethod;
 use crate::cluster::Cluster;
 use crate::desired::Desired;
 use crate::error::{Error, Result};
 use crate::render::postrender::PostRenderSession;
 use crate::render::{Helm, RenderError};
+
+/// How helm-controller would take the release's next action: an upgrade (a release is stored) or an
+/// install, and with which apply method ([`crate::apply_method`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mode {
+    pub installed: bool,
+    pub method: ApplyMethod,
+}
 
 /// The user's knobs on top of what the HelmRelease says.
 #[derive(Debug, Clone, Default)]
@@ -45,9 +54,10 @@ fn upgrade_args(
     helm: &Helm,
     desired: &Desired,
     values_file: &Path,
-    installed: bool,
+    mode: Mode,
     options: &UpgradeOptions,
 ) -> Vec<OsString> {
+    let Mode { installed, method } = mode;
     let extra = &desired.hr.spec.extra;
     let section = if installed { "upgrade" } else { "install" };
     let mut args: Vec<OsString> = vec![
@@ -69,6 +79,8 @@ fn upgrade_args(
     if spec_bool(extra, "install", "createNamespace").unwrap_or(false) {
         args.push("--create-namespace".into());
     }
+    // helm-controller applies the chart's CRDs itself, by its own policy (as helm cozy does: crate::crds).
+    args.push("--skip-crds".into());
     let disable_take_ownership = spec_bool(extra, section, "disableTakeOwnership").unwrap_or(false);
     if options.take_ownership || !disable_take_ownership {
         args.push("--take-ownership".into());
@@ -93,15 +105,29 @@ fn upgrade_args(
     args.push("--timeout".into());
     args.push(timeout.unwrap_or_else(|| "5m0s".into()).into());
     let wait = options.wait.unwrap_or(!spec_bool(extra, section, "disableWait").unwrap_or(false));
+    let force_replace = crate::apply_method::force_replace(&desired.hr, installed, method);
     if helm.major >= 4 {
-        // Helm 4 applies server-side on install and keeps the previous method on upgrade ("auto"), as
-        // helm-controller >= 1.5 does; conflicts are forced like helm-controller forces them.
-        args.push("--force-conflicts".into());
+        // The method helm-controller decides (crate::apply_method); conflicts forced only server-side,
+        // as helm-controller forces them.
+        if method.server_side() {
+            args.push("--server-side=true".into());
+            args.push("--force-conflicts".into());
+        } else {
+            args.push("--server-side=false".into());
+            if force_replace {
+                args.push("--force-replace".into());
+            }
+        }
         args.push(if wait { "--wait=watcher" } else { "--wait=hookOnly" }.into());
-    } else if wait {
-        args.push("--wait".into());
-        if !spec_bool(extra, section, "disableWaitForJobs").unwrap_or(false) {
-            args.push("--wait-for-jobs".into());
+    } else {
+        if force_replace {
+            args.push("--force".into());
+        }
+        if wait {
+            args.push("--wait".into());
+            if !spec_bool(extra, section, "disableWaitForJobs").unwrap_or(false) {
+                args.push("--wait-for-jobs".into());
+            }
         }
     }
     if options.dry_run {
@@ -116,12 +142,12 @@ pub async fn upgrade(
     helm: &Helm,
     desired: &Desired,
     session: &PostRenderSession,
-    installed: bool,
+    mode: Mode,
     options: &UpgradeOptions,
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<(), RenderError> {
     let values = desired.write_values_file().map_err(|e| RenderError::ValuesFile(e.to_string()))?;
-    let mut args = upgrade_args(helm, desired, values.path(), installed, options);
+    let mut args = upgrade_args(helm, desired, values.path(), mode, options);
     args.extend(session.helm_args(helm.major)?);
     // The cluster helm cozy was pointed at (under Helm these also arrive as HELM_KUBE* variables).
     args.extend(cluster.helm_args());

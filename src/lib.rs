@@ -30,11 +30,13 @@
 //! - [`cache`] (cozyhr's cache directory), [`duration`] (Go durations), [`par`] (large charts on all cores).
 
 pub mod apply;
+pub mod apply_method;
 pub mod cache;
 pub mod chart;
 pub mod chart_source;
 pub mod cluster;
 pub mod compare;
+pub mod crds;
 pub mod desired;
 pub mod diff;
 pub mod discovery;

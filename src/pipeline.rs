@@ -176,6 +176,12 @@ impl Pipeline {
         Ok(Seen { target: target.clone(), apis, action, early: None })
     }
 
+    /// [`render`](Self::render), and the documents of the chart's `crds/` directories.
+    pub async fn render_with_crds(&self, desired: &Desired, seen: Seen) -> Result<crate::desired::Rendered> {
+        let view = desired.cluster_view(&seen);
+        Ok(desired.render_with_crds(&self.helm, &view, &self.self_exe, seen.early).await?)
+    }
+
     /// Renders the desired release as helm-controller would on its own cluster (see [`Desired::render`]).
     pub async fn render(&self, desired: &Desired, seen: Seen) -> Result<String> {
         let view = desired.cluster_view(&seen);
@@ -228,6 +234,7 @@ impl Pipeline {
             values_files: user.files.clone(),
             sets: user.sets.clone(),
             view: &view,
+            include_crds: false,
         };
         Ok(crate::render::template(&self.helm, &req, None).await?)
     }

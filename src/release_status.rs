@@ -58,6 +58,8 @@ impl Action {
 /// What a successful apply hands to [`succeeded`].
 pub struct Success<'a> {
     pub action: Action,
+    /// The objects of the chart's `crds/` files, listed in the inventory after the release's.
+    pub crds: &'a [Value],
     pub release: &'a StoredRelease,
     pub config_digest: String,
     pub storage_namespace: &'a str,
@@ -186,7 +188,11 @@ pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
     out.insert("lastReleaseRevision".into(), Value::Null);
     out.insert("storageNamespace".into(), s.storage_namespace.into());
     out.insert("history".into(), Value::Array(history));
-    out.insert("inventory".into(), inventory(&s.release.manifest, s.release_namespace, s.scoped));
+    let mut inv = inventory(&s.release.manifest, s.release_namespace, s.scoped);
+    if let Some(entries) = inv.get_mut("entries").and_then(Value::as_array_mut) {
+        entries.extend(crate::crds::inventory_entries(s.crds));
+    }
+    out.insert("inventory".into(), inv);
     out.insert(
         "conditions".into(),
         serde_json::to_value(&conditions)

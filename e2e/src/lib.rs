@@ -421,6 +421,25 @@ pub fn helmrelease(namespace: &str, name: &str, artifact: &str, extra_spec: &str
     )
 }
 
+/// The newest stored revision of Helm release `release` in `namespace`, decoded as Helm stores it
+/// (base64, gzip, JSON), or None when there is none.
+pub fn stored_release(namespace: &str, release: &str) -> Option<Value> {
+    use base64::Engine as _;
+    use std::io::Read as _;
+    let r =
+        kubectl(["-n", namespace, "get", "secrets", "-l", &format!("owner=helm,name={release}"), "-o", "json"]).ok();
+    let items = r.json()["items"].as_array().cloned().unwrap_or_default();
+    let newest = items.into_iter().max_by_key(|s| {
+        s.pointer("/metadata/labels/version").and_then(Value::as_str).and_then(|v| v.parse::<i64>().ok())
+    })?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let field = b64.decode(newest.pointer("/data/release")?.as_str()?).expect("Secret data is base64");
+    let gz = b64.decode(&field).expect("Helm's release field is base64");
+    let mut json = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut json).expect("Helm's release is gzipped JSON");
+    Some(serde_json::from_str(&json).expect("a release is JSON"))
+}
+
 /// Helm release Secrets (`sh.helm.release.v1.NAME.vN`) in a namespace, by name → labels.
 pub fn helm_release_secrets(namespace: &str, release: &str) -> BTreeMap<String, Value> {
     let r =

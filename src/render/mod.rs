@@ -88,6 +88,9 @@ pub struct TemplateRequest<'a> {
     pub sets: Vec<String>,
     /// What the chart sees of the cluster.
     pub view: &'a ClusterView,
+    /// `--include-crds`: the CRDs of the chart's `crds/` directories (its own and its enabled
+    /// subcharts') first, unrendered, each after a `# Source: CHART/crds/FILE` line.
+    pub include_crds: bool,
 }
 
 /// Renders the chart with `helm template`; with a post-render session, through Flux's chain.
@@ -183,6 +186,9 @@ async fn render(
         req.namespace.into(),
     ];
     args.extend(req.view.helm_args());
+    if req.include_crds {
+        args.push("--include-crds".into());
+    }
     if req.values_stdin.is_some() {
         args.push("--values".into());
         args.push("-".into());
