@@ -211,6 +211,13 @@ async fn run(
         ));
     }
     let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
+    // Whether the chart is the one the source offers: else helm-controller must not keep it once resumed.
+    let sameness = crate::handback::compare(cluster, &desired).await;
+    if says && let crate::handback::Sameness::Unknown { why } = &sameness {
+        progress::warning(format!(
+            "cannot tell whether this chart is the one its source offers ({why}); if it is not, helm-controller keeps it once resumed until the source changes"
+        ));
+    }
     // Both policies are checked now: which one applies is known only once the release is locked.
     crate::crds::policy(&desired.hr, false)?;
     crate::crds::policy(&desired.hr, true)?;
@@ -373,6 +380,20 @@ async fn run(
                 scoped: &scoped,
             };
             let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
+            // The mark `kubectl cozyhr resume` hands back by (see crate::handback).
+            let local = match &sameness {
+                crate::handback::Sameness::Differs { source, files } => Some(format!(
+                    "{}@{} differs from {source} in {}",
+                    stored.chart_name,
+                    stored.chart_version,
+                    files.join(", ")
+                )),
+                crate::handback::Sameness::Same => None,
+                // Not known: whatever an earlier apply said stays.
+                crate::handback::Sameness::Unknown { .. } => crate::handback::local_chart(&hr).map(str::to_string),
+            };
+            crate::handback::mark(cluster, &hr, local.as_deref()).await?;
+            let hr = objects.get(req.name).await?;
             let message = format!(
                 "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
                 action.as_str(),
@@ -395,8 +416,12 @@ async fn run(
             if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
                 progress::warning(warning);
             }
+            if let Some(warning) = crate::handback::resume_warning(&hr) {
+                progress::warning(warning);
+            }
             if req.resume {
                 objects.set_suspend(req.name, false).await?;
+                crate::handback::after_resume(&objects, &hr).await?;
                 progress::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
             } else {
                 progress::success(format!(

@@ -44,6 +44,7 @@ pub mod duration;
 pub mod error;
 pub mod flux;
 pub mod gitref;
+pub mod handback;
 pub use cozyhr_go as go;
 pub mod helmstore;
 pub mod install;

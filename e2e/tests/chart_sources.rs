@@ -121,7 +121,37 @@ fn delivered(helm: Helm, how: Delivery) {
     // The unchanged chart applied: recorded with the source's version, so Flux finds nothing to redo.
     let applied = cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
     assert!(applied.stderr.contains(&format!("with chart {}@{version}", chart.name)), "{}", applied.stderr);
+    assert!(!applied.stderr.contains("runs a local chart"), "the chart is the source's: {}", applied.stderr);
     resume_without_an_upgrade(&ns, "app");
+
+    // A changed chart applied: not taken for the source's. apply and resume say so, and once resumed
+    // helm-controller installs the source's chart, once.
+    chart.write(
+        "templates/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  local: \"yes\"\n",
+    );
+    let applied = cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
+    assert!(
+        applied.stderr.contains("runs a local chart") && applied.stderr.contains("templates/extra.yaml"),
+        "{}",
+        applied.stderr
+    );
+    assert!(cozyhr_e2e::get_json("configmap", &ns, "app-extra").is_some(), "the local chart is installed");
+    let revision = |ns: &str| {
+        let hr = cozyhr_e2e::get_json("helmrelease", ns, "app").expect("the HelmRelease");
+        hr.pointer("/status/history/0/version").and_then(|v| v.as_i64()).unwrap_or_default()
+    };
+    let applied_revision = revision(&ns);
+    let resumed = cozyhr_e2e::kubectl(["cozyhr", "resume", "app", "-n", &ns, "--timeout", "2m"]).ok();
+    assert!(resumed.stderr.contains("runs a local chart"), "{}", resumed.stderr);
+    cozyhr_e2e::eventually("helm-controller to install the source's chart", READY_TIMEOUT, || {
+        let gone = cozyhr_e2e::get_json("configmap", &ns, "app-extra").is_none();
+        if gone && revision(&ns) == applied_revision + 1 { Ok(()) } else { Err(format!("revision {}", revision(&ns))) }
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(revision(&ns), applied_revision + 1, "helm-controller installed the source's chart once");
+    let hr = cozyhr_e2e::get_json("helmrelease", &ns, "app").expect("the HelmRelease");
+    assert!(hr.pointer("/metadata/annotations/cozyhr.cozystack.io~1local-chart").is_none(), "the mark is gone: {hr}");
 }
 
 fn artifact_generator(helm: Helm) {

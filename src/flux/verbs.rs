@@ -208,6 +208,11 @@ impl<K: FluxObject> Objects<K> {
         self.merge_patch(name, json!({ "spec": { "suspend": suspend } })).await
     }
 
+    /// Sets annotation `key` to `value`, or removes it with None (a merge patch of the metadata only).
+    pub async fn annotate(&self, name: &str, key: &str, value: Option<&str>) -> Result<K> {
+        self.merge_patch(name, json!({ "metadata": { "annotations": { key: value } } })).await
+    }
+
     fn suspended_error(&self, name: &str) -> Error {
         Error::Suspended { kind: self.kind().display, namespace: self.namespace.clone(), name: name.to_string() }
     }

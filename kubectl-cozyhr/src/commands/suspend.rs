@@ -32,8 +32,12 @@ pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<Exit
         if let Some(warning) = cozyhr::flux::sources::handback_warning(cluster, &hr).await {
             progress::warning(warning);
         }
+        if let Some(warning) = cozyhr::handback::resume_warning(&hr) {
+            progress::warning(warning);
+        }
         progress::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
         t.objects.set_suspend(&t.name, false).await?;
+        cozyhr::handback::after_resume(&t.objects, &hr).await?;
         progress::success("helmrelease resumed");
     }
     if args.wait {
