@@ -179,7 +179,7 @@ async fn run(
     let (helm, chart) = (&req.pipeline.helm, &req.pipeline.chart);
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     if says {
-        crate::pipeline::note_version(&desired, chart);
+        crate::pipeline::note_recorded_version(&desired, chart);
     }
     // The cluster the release lives in (spec.kubeConfig), reached, and as whom (spec.serviceAccountName):
     // any failure here is before anything changes, in either cluster.

@@ -462,8 +462,16 @@ impl Pipeline {
 }
 
 /// Says on stderr when `desired` renders `chart` with another version than helm-controller's, or
-/// helm-controller's cannot be known (see [`crate::chart_source`]).
+/// helm-controller's cannot be known (see [`crate::chart_source`]), and the chart reads `.Chart.Version`
+/// (else what it renders is the same either way).
 pub fn note_version(desired: &Desired, chart: &ChartDir) {
+    if chart.may_use_chart_version() {
+        note_recorded_version(desired, chart);
+    }
+}
+
+/// [`note_version`] whatever the templates read: for apply, which records the version in the release.
+pub fn note_recorded_version(desired: &Desired, chart: &ChartDir) {
     if let Some(note) = desired.source_version.note(&chart.meta.version) {
         crate::output::progress::warning(note);
     }
