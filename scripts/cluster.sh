@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A real, local control plane for cozyhr's tests and demo: etcd + kube-apiserver (TLS, admin client
 # certificate) + the Flux CRDs + the real Flux helm-controller and source-controller + the sources they
-# read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), and an OCI
-# registry. Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
+# read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), an OCI
+# registry, and a Git server over HTTP (git-http.py: Git's own http-backend). Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
 #
 # With --tenant, a second cluster beside it: its own etcd and kube-apiserver with a certificate authority
 # of its own and no Flux, the "tenant" a HelmRelease's spec.kubeConfig installs into. Its kubeconfig
@@ -94,7 +94,7 @@ KC
 
 healthy() {
   alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
-    alive registry &&
+    alive registry && alive git &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
@@ -108,6 +108,8 @@ write_env() {
     printf 'export COZYHR_HELM_REPO_DIR=%q\n' "$RUN/artifacts/helm-repo"
     printf 'export COZYHR_HELM_REPO_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
     printf 'export COZYHR_REGISTRY=%q\n' "127.0.0.1:$REGISTRY_PORT"
+    printf 'export COZYHR_GIT_DIR=%q\n' "$RUN/git"
+    printf 'export COZYHR_GIT_URL=%q\n' "http://127.0.0.1:$GIT_PORT"
     printf 'export COZYHR_APISERVER_URL=%q\n' "https://127.0.0.1:$API_PORT"
     if [ -f "$RUN/tenant.kubeconfig" ]; then
       # shellcheck disable=SC1091
@@ -202,8 +204,9 @@ up() {
   ETCD_PORT=$(free_port) ETCD_PEER_PORT=$(free_port) API_PORT=$(free_port)
   ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
   SC_STORAGE_PORT=$(free_port) SC_METRICS_PORT=$(free_port) SC_HEALTH_PORT=$(free_port) REGISTRY_PORT=$(free_port)
+  GIT_PORT=$(free_port)
   declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT \
-    SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT REGISTRY_PORT | sed 's/^declare -- //' >"$RUN/ports"
+    SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT REGISTRY_PORT GIT_PORT | sed 's/^declare -- //' >"$RUN/ports"
 
   make_pki
   write_kubeconfig
@@ -232,6 +235,11 @@ up() {
   start registry "$REGISTRY" serve "$RUN/registry.yaml"
   wait_for "the OCI registry" 30 curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
 
+  log "starting the Git server on http://127.0.0.1:$GIT_PORT"
+  mkdir -p "$RUN/git"
+  start git python3 "$here/git-http.py" "$GIT_PORT" "$RUN/git"
+  wait_for "the Git server" 30 curl -s -o /dev/null "http://127.0.0.1:$GIT_PORT/"
+
   log "starting source-controller"
   mkdir -p "$RUN/source-storage"
   start source-controller env KUBECONFIG="$RUN/kubeconfig" RUNTIME_NAMESPACE=flux-system "$SOURCE_CONTROLLER" \
@@ -259,7 +267,7 @@ up() {
 
 down_quiet() {
   local name pid
-  for name in helm-controller source-controller registry artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
+  for name in helm-controller source-controller registry git artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
     # Each service runs in its own session (setsid): stop the whole group, then make sure.
@@ -287,7 +295,7 @@ case ${1:-} in
     [ -f "$RUN/ports" ] || { echo "down"; exit 1; }
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    for s in etcd kube-apiserver helm-controller source-controller registry artifacts etcd-tenant kube-apiserver-tenant; do
+    for s in etcd kube-apiserver helm-controller source-controller registry git artifacts etcd-tenant kube-apiserver-tenant; do
       [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;

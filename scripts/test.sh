@@ -10,9 +10,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
-for tool in cargo go python3 openssl curl flock setsid; do
+for tool in cargo go python3 openssl curl flock setsid git; do
   command -v "$tool" >/dev/null 2>&1 || {
-    echo "test.sh: '$tool' is missing: install it (cargo: https://rustup.rs; go >= 1.26; Debian: apt-get install openssl curl util-linux python3)" >&2
+    echo "test.sh: '$tool' is missing: install it (cargo: https://rustup.rs; go >= 1.26; Debian: apt-get install openssl curl util-linux python3 git)" >&2
     exit 1
   }
 done

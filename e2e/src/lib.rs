@@ -392,6 +392,33 @@ impl Chart {
         format!("{url}/{}", self.name)
     }
 
+    /// Commits the chart as `charts/NAME` of Git repository `repo` on the local Git server (a bare
+    /// repository under `COZYHR_GIT_DIR`, branch main), replacing what was there; returns its URL.
+    pub fn push_to_git(&self, repo: &str) -> String {
+        let root = PathBuf::from(need_var("COZYHR_GIT_DIR", "scripts/cluster.sh up"));
+        let bare = root.join(format!("{repo}.git"));
+        let git = |dir: &Path, args: &[&str]| {
+            let mut c = Command::new("git");
+            c.arg("-C").arg(dir).args(["-c", "user.name=e2e", "-c", "user.email=e2e@cozyhr.invalid"]).args(args);
+            run(c).ok();
+        };
+        if !bare.exists() {
+            std::fs::create_dir_all(&bare).expect("mkdir bare repository");
+            git(&bare, &["init", "-q", "--bare", "-b", "main"]);
+        }
+        let work = tempfile::tempdir().expect("tempdir");
+        git(work.path(), &["init", "-q", "-b", "main"]);
+        let dest = work.path().join("charts").join(&self.name);
+        std::fs::create_dir_all(&dest).expect("mkdir");
+        let mut cp = Command::new("cp");
+        cp.arg("-R").arg(format!("{}/.", self.path().display())).arg(&dest);
+        run(cp).ok();
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "-q", "-m", "the chart"]);
+        git(work.path(), &["push", "-q", "--force", &bare.to_string_lossy(), "main"]);
+        format!("{}/{repo}.git", need_var("COZYHR_GIT_URL", "scripts/cluster.sh up"))
+    }
+
     /// Adds the chart to the local Helm repository (`COZYHR_HELM_REPO_DIR`, served over HTTP) and rewrites
     /// its index with the real Helm 4.
     pub fn publish_to_helm_repo(&self) {

@@ -5,7 +5,8 @@
 //!   by the Go module proxy);
 //! - by `chartRef` to an OCIRepository, the chart pushed to the local OCI registry by the real Helm;
 //! - by `spec.chart` from a HelmRepository (the local one over HTTP) with `valuesFiles`, the HelmChart
-//!   built by source-controller.
+//!   built by source-controller;
+//! - by `spec.chart` from a GitRepository (the local Git server) with `reconcileStrategy: Revision`.
 //!
 //! For each, under Helm 3 and Helm 4: helm-controller installs it with the source's version (not the bare
 //! one), `helm cozy diff --detailed-exitcode` exits 0 right after, `show` equals the stored manifest object
@@ -50,6 +51,7 @@ enum Delivery {
     ArtifactGenerator,
     OciRepository,
     HelmRepository,
+    GitRepository,
 }
 
 /// Publishes `chart` the way `how` delivers it and returns the HelmRelease's spec lines for its chart.
@@ -67,6 +69,18 @@ fn deliver(how: Delivery, chart: &Chart, ns: &str) -> String {
                  \x20   mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n"
             ));
             "chartRef:\n  kind: OCIRepository\n  name: sourced\n".to_string()
+        }
+        Delivery::GitRepository => {
+            let url = chart.push_to_git(&format!("charts-{ns}"));
+            apply(&format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
+                 spec:\n  interval: 1h\n  url: {url}\n  ref:\n    branch: main\n"
+            ));
+            format!(
+                "chart:\n  spec:\n    chart: ./charts/{}\n    interval: 1h\n    reconcileStrategy: Revision\n    sourceRef:\n\
+                 \x20     kind: GitRepository\n      name: repo\n",
+                chart.name
+            )
         }
         Delivery::HelmRepository => {
             chart.publish_to_helm_repo();
@@ -166,10 +180,15 @@ fn helm_repository_with_values_files(helm: Helm) {
     delivered(helm, Delivery::HelmRepository);
 }
 
+fn git_repository_by_revision(helm: Helm) {
+    delivered(helm, Delivery::GitRepository);
+}
+
 helm_tests! {
     artifact_generator => artifact_generator;
     oci_repository => oci_repository;
     helm_repository_with_values_files => helm_repository_with_values_files;
+    git_repository_by_revision => git_repository_by_revision;
 }
 
 /// `kubectl cozyhr reconcile --with-source` against the real source-controller: a new chart version

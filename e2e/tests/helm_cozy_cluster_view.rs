@@ -167,6 +167,8 @@ fn cluster_eyes(helm: Helm) {
 
     // 3. apply of a local change keeps the password, and Flux finds nothing to do after resume.
     chart.write("values.yaml", &format!("group: {group}\nmessage: edited-locally\n"));
+    // Published too: the chart applied is then its source's, so resume has nothing to hand back.
+    chart.publish("eyes", &ns);
     cozy(helm, chart.path(), &ns, &["apply", "eyes"]).ok();
     let secret = get_json("secret", &ns, "eyes-auth").expect("Secret eyes-auth");
     assert_eq!(secret["data"]["password"], password, "apply kept the looked-up password");

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
     Chart, Helm, apply, children, condition, cozy_home, dir_entries, eventually, get_json, helm_tests, helmrelease,
-    kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
+    kubectl, namespace, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -292,9 +292,18 @@ fn apply_watch(helm: Helm) {
     );
     assert_eq!(obj.pointer("/status/history/0/status").and_then(Value::as_str), Some("deployed"), "{}", obj["status"]);
 
-    // Handed back, helm-controller finds the last round's release its own.
-    resume_without_an_upgrade(&ns, "a");
-    assert_eq!(cm_data(&ns, "a-extra", "ok").as_deref(), Some("yes"), "helm-controller reverted the last round");
+    // Handed back: the rounds applied a local chart, which helm-controller must not take for its
+    // source's. resume says so and has it install the source's chart (the edits undone).
+    let resumed = kubectl(["cozyhr", "resume", "a", "-n", &ns, "--timeout", "2m"]).ok();
+    assert!(resumed.stderr.contains("runs a local chart"), "{}", resumed.stderr);
+    eventually("helm-controller to install the source's chart", READY_TIMEOUT, || {
+        let back = cm_data(&ns, "a-cm", "greeting").as_deref() == Some("hello");
+        if back && get_json("configmap", &ns, "a-extra").is_none() {
+            Ok(())
+        } else {
+            Err("the local chart still runs".into())
+        }
+    });
 
     // Resumed under a running loop, the HelmRelease is Flux's again: the loop ends rather than take it back.
     let mut w = Watching::start(helm, chart.path(), &ns, tmp.path(), &["apply", "a", "--watch"]);

@@ -112,8 +112,10 @@ fn installs_into_its_own_cluster(helm: Helm) {
     let shown = cozy(helm, chart.path(), &ns, &["show", "app"]).ok();
     assert_same_objects(&objects(&shown.stdout), &objects(&tenant_manifest("app", &ns)), &format!("{helm:?} show"));
 
-    // A local change reaches the tenant only; the status is written where the HelmRelease lives.
+    // A local change reaches the tenant only; the status is written where the HelmRelease lives. (Published
+    // too: the chart applied is then its source's, so resume has nothing to hand back.)
     chart.write("values.yaml", "color: green\n");
+    chart.publish("tenant-app", &ns);
     cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
     let live = tenant_json("configmap", &ns, "app-config").expect("the tenant's ConfigMap");
     assert_eq!(live["data"]["color"], "green", "{live}");
