@@ -1,0 +1,86 @@
+//! apply that cannot hurt (issue 25), against the real helm-controller, under Helm 3 and Helm 4: a chart
+//! that cannot render, a values file that does not parse, a missing valuesFrom source: each exits 1 with
+//! one `error:` line, and nothing was written anywhere (the HelmRelease, the release's storage and the
+//! objects keep their resourceVersions: not even the suspension was touched).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use cozyhr_e2e::{Chart, Helm, apply, cozy, get_json, helm_tests, helmrelease, kubectl, namespace, wait_hr_ready};
+
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+fn chart() -> Chart {
+    Chart::new(
+        "safe",
+        "0.1.0",
+        "message: hello\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n",
+        )],
+    )
+}
+
+/// Every object of the namespace that apply could write (the HelmRelease, Helm's storage, the release's
+/// ConfigMap), by kind and name, with its resourceVersion.
+fn versions(ns: &str) -> BTreeMap<String, String> {
+    let list = kubectl(["-n", ns, "get", "helmreleases,secrets,configmaps", "-o", "json"]).ok().json();
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            (
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap_or_default(),
+                    o["metadata"]["name"].as_str().unwrap_or_default()
+                ),
+                o["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[track_caller]
+fn refused_without_a_trace(helm: Helm, chart: &Chart, ns: &str, args: &[&str], what: &str) {
+    let before = versions(ns);
+    let r = cozy(helm, chart.path(), ns, args);
+    assert_eq!(r.code, Some(1), "{helm:?} {what}: exit 1\n{}\n{}", r.stdout, r.stderr);
+    let errors: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{what}: one error line\n{}", r.stderr);
+    assert!(!r.stderr.contains("suspending"), "{what}: nothing was suspended\n{}", r.stderr);
+    assert_eq!(versions(ns), before, "{what}: nothing was written");
+}
+
+fn bad_input_changes_nothing(helm: Helm) {
+    let ns = namespace(&format!("safe-{helm:?}").to_lowercase());
+    let chart = chart();
+    chart.publish("safe", &ns);
+    apply(&helmrelease(&ns, "safe", "safe", ""));
+    wait_hr_ready(&ns, "safe", READY_TIMEOUT);
+    assert!(get_json("configmap", &ns, "safe-cm").is_some());
+
+    // A template error: helm cannot render the chart.
+    let broken = self::chart();
+    broken.write("templates/broken.yaml", "value: {{ .Values.missing.deeper }}\n");
+    refused_without_a_trace(helm, &broken, &ns, &["apply", "safe"], "a chart that cannot render");
+
+    // A values file that does not parse.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "a: [unclosed\n").expect("write");
+    let bad = bad.to_string_lossy().into_owned();
+    refused_without_a_trace(helm, &chart, &ns, &["apply", "safe", "-f", &bad], "a values file that does not parse");
+
+    // A valuesFrom source that is missing (not optional).
+    // (Suspended by the test, so that helm-controller does not fail it meanwhile.)
+    let spec = "suspend: true\nvaluesFrom:\n- kind: ConfigMap\n  name: not-there\n";
+    apply(&helmrelease(&ns, "safe", "safe", spec));
+    refused_without_a_trace(helm, &chart, &ns, &["apply", "safe"], "a missing valuesFrom source");
+}
+
+helm_tests! {
+    bad_input_changes_nothing => bad_input_changes_nothing;
+}
