@@ -237,201 +237,214 @@ async fn run(
         return Ok(Outcome::DryRun);
     }
 
-    if says {
-        progress::action(format!(
-            "suspending helmrelease {} in {ns} namespace, so Flux does not race this apply",
-            req.name
-        ));
-    }
-    let hr = objects.set_suspend(req.name, true).await?;
-    // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
-    let release = crate::install::Release::of(&hr);
-    if let Found::Unlocked { message, .. } =
-        release_lock::wait_then_unlock(cluster, release_cluster, req.name, &release, req.options.timeout).await?
-    {
-        emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
-    }
-    // What the storage holds now decides install or upgrade (the controller's action may have ended
-    // with a release where there was none), and the method helm-controller would apply it with.
-    let installed = installed(release_cluster, &desired).await?;
-    let action = if installed { Action::Upgrade } else { Action::Install };
-    let method = method(release_cluster, &desired, installed).await?;
-    if says
-        && helm.major < 4
-        && let Some(note) = crate::apply_method::helm3_note(method)
-    {
-        progress::warning(note);
-    }
-    let crd_policy = crate::crds::policy(&desired.hr, installed)?;
-
-    if says {
-        progress::action(format!(
-            "helm {} {}/{} with chart {}@{}",
-            action.as_str(),
-            desired.release_namespace,
-            desired.release_name,
-            chart.meta.name,
-            desired.chart_version()
-        ));
-    }
-    let started = Instant::now();
-    // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
-    // relocation is undone either way, and then the interruption is recorded.
-    // helm-controller applies the CRDs first; a failure there is the action's failure.
-    let crds_applied = match crate::crds::apply(release_cluster, &crds, crd_policy, method).await {
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("failed to apply CustomResourceDefinitions: {e}")),
-    };
-    if says
-        && let Ok(n) = crds_applied
-        && n > 0
-    {
-        progress::success(format!("{n} CustomResourceDefinition(s) applied ({crd_policy:?} policy)"));
-    }
-    let result = match crds_applied {
-        Err(message) => Ok(Err(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message })),
-        Ok(_) => match upgrade(
-            release_cluster,
-            helm,
-            &desired,
-            &session,
-            Mode { installed, method },
-            &req.options,
-            interrupted,
-        )
-        .await
-        {
-            Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
-            other => Ok(other),
-        },
-    };
-    let config_digest = crate::values::digest_values(&desired.composed.values);
-    let failure = |reason: Option<&'static str>, message: String| {
-        let (chart_name, chart_version) = (chart.meta.name.clone(), desired.chart_version().to_string());
-        let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
-        move |hr: &HelmRelease| {
-            Ok(release_status::failed(
-                hr,
-                &Failure {
-                    action,
-                    reason,
-                    message: message.clone(),
-                    chart_name: &chart_name,
-                    chart_version: &chart_version,
-                    config_digest: cd.clone(),
-                    storage_namespace: &sns,
-                },
-            ))
-        }
-    };
-    match result {
-        Err((signal, detail)) => {
-            let message = format!(
-                "helm cozy apply was interrupted by {signal} while helm was running{detail}; the release may be partly applied: run helm cozy apply {} again",
+    // One apply at a time per release (see crate::release_lease), held until the status is written.
+    let lease = crate::release_lease::acquire(
+        &target.own,
+        &desired.storage_namespace,
+        &desired.release_name,
+        req.options.timeout,
+    )
+    .await?;
+    let outcome = async {
+        if says {
+            progress::action(format!(
+                "suspending helmrelease {} in {ns} namespace, so Flux does not race this apply",
                 req.name
-            );
-            let hr = objects
-                .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
-                .await?;
-            emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
-            if says {
-                progress::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
-            }
-            Err(Error::Failed(message))
+            ));
         }
-        Ok(Err(e)) => {
-            let message = e.to_string();
-            let helm_message = match &e {
-                crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
-                _ => message.clone(),
-            };
-            let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
-            let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
-            emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
-            if says {
-                progress::failure(format!(
-                    "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
-                    action.as_str(),
-                    req.name,
-                    req.name
-                ));
-            }
-            Err(Error::Failed(message))
+        let hr = objects.set_suspend(req.name, true).await?;
+        // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
+        let release = crate::install::Release::of(&hr);
+        if let Found::Unlocked { message, .. } =
+            release_lock::wait_then_unlock(cluster, release_cluster, req.name, &release, req.options.timeout).await?
+        {
+            emit(cluster, &hr, EventType::Normal, release_lock::UNLOCKED_REASON, &message).await;
         }
-        Ok(Ok(())) => {
-            let stored = crate::helmstore::latest(release_cluster, &desired.storage_namespace, &desired.release_name)
-                .await?
-                .ok_or_else(|| Error::Invalid {
-                    what: "apply".into(),
-                    reason: format!("helm reported success but release {} is not stored", desired.release_name),
-                })?;
-            let duration = started.elapsed();
-            // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
-            // brought CRDs of its own).
-            let scoped = crate::discovery::discover(release_cluster).await?.cluster_scoped();
-            let success = Success {
-                action,
-                crds: &crd_objects,
-                release: &stored,
-                config_digest: config_digest.clone(),
-                storage_namespace: &desired.storage_namespace,
-                release_namespace: &desired.release_namespace,
-                duration,
-                scoped: &scoped,
-            };
-            let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
-            // The mark `kubectl cozyhr resume` hands back by (see crate::handback).
-            let local = match &sameness {
-                crate::handback::Sameness::Differs { source, files } => Some(format!(
-                    "{}@{} differs from {source} in {}",
-                    stored.chart_name,
-                    stored.chart_version,
-                    files.join(", ")
-                )),
-                crate::handback::Sameness::Same => None,
-                // Not known: whatever an earlier apply said stays.
-                crate::handback::Sameness::Unknown { .. } => crate::handback::local_chart(&hr).map(str::to_string),
-            };
-            crate::handback::mark(cluster, &hr, local.as_deref()).await?;
-            let hr = objects.get(req.name).await?;
-            let message = format!(
-                "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
+        // What the storage holds now decides install or upgrade (the controller's action may have ended
+        // with a release where there was none), and the method helm-controller would apply it with.
+        let installed = installed(release_cluster, &desired).await?;
+        let action = if installed { Action::Upgrade } else { Action::Install };
+        let method = method(release_cluster, &desired, installed).await?;
+        if says
+            && helm.major < 4
+            && let Some(note) = crate::apply_method::helm3_note(method)
+        {
+            progress::warning(note);
+        }
+        let crd_policy = crate::crds::policy(&desired.hr, installed)?;
+
+        if says {
+            progress::action(format!(
+                "helm {} {}/{} with chart {}@{}",
                 action.as_str(),
-                stored.namespace,
-                stored.name,
-                stored.version,
-                stored.chart_name,
-                stored.chart_version
-            );
-            let reason = if action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
-            emit(cluster, &hr, EventType::Normal, reason, &message).await;
-            if says {
-                progress::success(&message);
+                desired.release_namespace,
+                desired.release_name,
+                chart.meta.name,
+                desired.chart_version()
+            ));
+        }
+        let started = Instant::now();
+        // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
+        // relocation is undone either way, and then the interruption is recorded.
+        // helm-controller applies the CRDs first; a failure there is the action's failure.
+        let crds_applied = match crate::crds::apply(release_cluster, &crds, crd_policy, method).await {
+            Ok(n) => Ok(n),
+            Err(e) => Err(format!("failed to apply CustomResourceDefinitions: {e}")),
+        };
+        if says
+            && let Ok(n) = crds_applied
+            && n > 0
+        {
+            progress::success(format!("{n} CustomResourceDefinition(s) applied ({crd_policy:?} policy)"));
+        }
+        let result = match crds_applied {
+            Err(message) => Ok(Err(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message })),
+            Ok(_) => match upgrade(
+                release_cluster,
+                helm,
+                &desired,
+                &session,
+                Mode { installed, method },
+                &req.options,
+                interrupted,
+            )
+            .await
+            {
+                Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
+                other => Ok(other),
+            },
+        };
+        let config_digest = crate::values::digest_values(&desired.composed.values);
+        let failure = |reason: Option<&'static str>, message: String| {
+            let (chart_name, chart_version) = (chart.meta.name.clone(), desired.chart_version().to_string());
+            let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
+            move |hr: &HelmRelease| {
+                Ok(release_status::failed(
+                    hr,
+                    &Failure {
+                        action,
+                        reason,
+                        message: message.clone(),
+                        chart_name: &chart_name,
+                        chart_version: &chart_version,
+                        config_digest: cd.clone(),
+                        storage_namespace: &sns,
+                    },
+                ))
             }
-            nudge_dependents(cluster, &hr).await;
-            if !says {
-                // The loop says once, at its end, how to hand back (and what Flux would find then).
-                return Ok(Outcome::Applied);
+        };
+        match result {
+            Err((signal, detail)) => {
+                let message = format!(
+                    "helm cozy apply was interrupted by {signal} while helm was running{detail}; the release may be partly applied: run helm cozy apply {} again",
+                    req.name
+                );
+                let hr = objects
+                    .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
+                    .await?;
+                emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
+                if says {
+                    progress::failure(format!("interrupted: helmrelease {} stays suspended", req.name));
+                }
+                Err(Error::Failed(message))
             }
-            if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
-                progress::warning(warning);
+            Ok(Err(e)) => {
+                let message = e.to_string();
+                let helm_message = match &e {
+                    crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
+                    _ => message.clone(),
+                };
+                let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
+                let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
+                emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
+                if says {
+                    progress::failure(format!(
+                        "helm {} failed; helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
+                        action.as_str(),
+                        req.name,
+                        req.name
+                    ));
+                }
+                Err(Error::Failed(message))
             }
-            if let Some(warning) = crate::handback::resume_warning(&hr) {
-                progress::warning(warning);
+            Ok(Ok(())) => {
+                let stored = crate::helmstore::latest(release_cluster, &desired.storage_namespace, &desired.release_name)
+                    .await?
+                    .ok_or_else(|| Error::Invalid {
+                        what: "apply".into(),
+                        reason: format!("helm reported success but release {} is not stored", desired.release_name),
+                    })?;
+                let duration = started.elapsed();
+                // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
+                // brought CRDs of its own).
+                let scoped = crate::discovery::discover(release_cluster).await?.cluster_scoped();
+                let success = Success {
+                    action,
+                    crds: &crd_objects,
+                    release: &stored,
+                    config_digest: config_digest.clone(),
+                    storage_namespace: &desired.storage_namespace,
+                    release_namespace: &desired.release_namespace,
+                    duration,
+                    scoped: &scoped,
+                };
+                let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
+                // The mark `kubectl cozyhr resume` hands back by (see crate::handback).
+                let local = match &sameness {
+                    crate::handback::Sameness::Differs { source, files } => Some(format!(
+                        "{}@{} differs from {source} in {}",
+                        stored.chart_name,
+                        stored.chart_version,
+                        files.join(", ")
+                    )),
+                    crate::handback::Sameness::Same => None,
+                    // Not known: whatever an earlier apply said stays.
+                    crate::handback::Sameness::Unknown { .. } => crate::handback::local_chart(&hr).map(str::to_string),
+                };
+                crate::handback::mark(cluster, &hr, local.as_deref()).await?;
+                let hr = objects.get(req.name).await?;
+                let message = format!(
+                    "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
+                    action.as_str(),
+                    stored.namespace,
+                    stored.name,
+                    stored.version,
+                    stored.chart_name,
+                    stored.chart_version
+                );
+                let reason = if action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
+                emit(cluster, &hr, EventType::Normal, reason, &message).await;
+                if says {
+                    progress::success(&message);
+                }
+                nudge_dependents(cluster, &hr).await;
+                if !says {
+                    // The loop says once, at its end, how to hand back (and what Flux would find then).
+                    return Ok(Outcome::Applied);
+                }
+                if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
+                    progress::warning(warning);
+                }
+                if let Some(warning) = crate::handback::resume_warning(&hr) {
+                    progress::warning(warning);
+                }
+                if req.resume {
+                    objects.set_suspend(req.name, false).await?;
+                    crate::handback::after_resume(&objects, &hr).await?;
+                    progress::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
+                } else {
+                    progress::success(format!(
+                        "helmrelease {} stays suspended; hand it back to Flux with: kubectl cozyhr resume {} -n {ns}",
+                        req.name, req.name
+                    ));
+                }
+                Ok(Outcome::Applied)
             }
-            if req.resume {
-                objects.set_suspend(req.name, false).await?;
-                crate::handback::after_resume(&objects, &hr).await?;
-                progress::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
-            } else {
-                progress::success(format!(
-                    "helmrelease {} stays suspended; hand it back to Flux with: kubectl cozyhr resume {} -n {ns}",
-                    req.name, req.name
-                ));
-            }
-            Ok(Outcome::Applied)
         }
     }
+    .await;
+    lease.release().await;
+    outcome
 }
 
 /// helm-controller does not watch dependencies: a HelmRelease waiting on this one retries only every
@@ -471,6 +484,24 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
     // Where the release is (and as whom), before anything changes.
     let target = crate::target::resolve(cluster, &hr).await?;
     let release_cluster = &target.cluster;
+    let lease = crate::release_lease::acquire(&target.own, &release.storage_namespace, &release.name, timeout).await?;
+    let outcome = uninstall_locked(cluster, release_cluster, helm, name, &release, timeout, interrupted).await;
+    lease.release().await;
+    outcome
+}
+
+/// [`delete`] with the release's lock held.
+async fn uninstall_locked(
+    cluster: &Cluster,
+    release_cluster: &Cluster,
+    helm: &Helm,
+    name: &str,
+    release: &crate::install::Release,
+    timeout: Option<Duration>,
+    interrupted: impl std::future::Future<Output = String>,
+) -> Result<()> {
+    let objects = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace);
+    let release = release.clone();
     let ns = cluster.namespace.as_str();
     progress::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
     let hr = objects.set_suspend(name, true).await?;

@@ -56,6 +56,7 @@ pub mod pipeline;
 pub mod process;
 pub mod release;
 pub mod release_file;
+pub mod release_lease;
 pub mod release_lock;
 pub mod release_status;
 pub mod render;

@@ -49,6 +49,9 @@ pub struct TargetOptions {
 pub struct Target {
     /// Discovery, lookup, live objects, Helm's storage and helm itself go here.
     pub cluster: Cluster,
+    /// The same cluster with the user's own rights, for what is helm cozy's own (its release lock),
+    /// not helm-controller's.
+    pub own: Cluster,
     pub place: Place,
     pub identity: Identity,
 }
@@ -83,7 +86,7 @@ pub enum Identity {
 impl Target {
     /// The release's cluster is the HelmRelease's own, reached the same way.
     pub fn home(cluster: &Cluster) -> Target {
-        Target { cluster: cluster.clone(), place: Place::Home, identity: Identity::User }
+        Target { cluster: cluster.clone(), own: cluster.clone(), place: Place::Home, identity: Identity::User }
     }
 
     /// Whether discovery of the HelmRelease's cluster is discovery of the release's: the same server
@@ -286,7 +289,12 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
             why,
         })?;
     }
-    Ok(Target { cluster, place: Place::Remote { secret: secret_id, server, via_flag }, identity: Identity::User })
+    Ok(Target {
+        own: cluster.clone(),
+        cluster,
+        place: Place::Remote { secret: secret_id, server, via_flag },
+        identity: Identity::User,
+    })
 }
 
 /// Whether the cluster reached through `--target-kubeconfig` is the one the Secret's kubeconfig names,

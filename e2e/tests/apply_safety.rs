@@ -1,7 +1,8 @@
-//! apply that cannot hurt (issue 25), against the real helm-controller, under Helm 3 and Helm 4: a chart
-//! that cannot render, a values file that does not parse, a missing valuesFrom source: each exits 1 with
-//! one `error:` line, and nothing was written anywhere (the HelmRelease, the release's storage and the
-//! objects keep their resourceVersions: not even the suspension was touched).
+//! apply that cannot hurt (issue 25), against the real helm-controller, under Helm 3 and Helm 4:
+//! - a chart that cannot render, a values file that does not parse, a missing valuesFrom source: each
+//!   exits 1 with one `error:` line, and nothing was written anywhere (the HelmRelease, the release's
+//!   storage and the objects keep their resourceVersions: not even the suspension was touched);
+//! - two applies of one release started a second apart: the second waits for the first's lock.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -81,6 +82,62 @@ fn bad_input_changes_nothing(helm: Helm) {
     refused_without_a_trace(helm, &chart, &ns, &["apply", "safe"], "a missing valuesFrom source");
 }
 
+/// Two applies of one release started a second apart, on a 400-object chart: the second waits for the
+/// first's lock, says so, and both upgrade in turn.
+fn two_applies_take_turns(helm: Helm) {
+    let ns = namespace(&format!("turns-{helm:?}").to_lowercase());
+    let chart = Chart::new(
+        "turns",
+        "0.1.0",
+        "count: 400\nmessage: one\n",
+        &[(
+            "cms.yaml",
+            "{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ $.Release.Name }}-{{ $i }}\ndata:\n  message: {{ $.Values.message | quote }}\n{{- end }}\n",
+        )],
+    );
+    chart.publish("turns", &ns);
+    apply(&helmrelease(&ns, "turns", "turns", ""));
+    let installed = wait_hr_ready(&ns, "turns", READY_TIMEOUT);
+    let revision =
+        |hr: &serde_json::Value| hr.pointer("/status/history/0/version").and_then(|v| v.as_i64()).unwrap_or(0);
+    let first_revision = revision(&installed);
+
+    let start = |message: &str| {
+        let mut c = cozyhr_e2e::cozy_home(helm).command();
+        c.args(["cozy", "apply", "turns", "--set", &format!("message={message}"), "-C"])
+            .arg(chart.path())
+            .args(["-n", &ns])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().expect("start helm cozy apply")
+    };
+    let first = start("two");
+    std::thread::sleep(Duration::from_secs(1));
+    let second = start("three");
+    let (first, second) = (first.wait_with_output().expect("first"), second.wait_with_output().expect("second"));
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(first.status.success(), "the first apply: {}", text(&first));
+    assert!(second.status.success(), "the second apply: {}", text(&second));
+    assert!(
+        text(&second).contains("waiting for") && text(&second).contains("holds the lock on release"),
+        "the second says it waited for the first:\n{}",
+        text(&second)
+    );
+    assert!(!text(&first).contains("waiting for"), "the first did not wait: {}", text(&first));
+
+    let hr = get_json("helmrelease", &ns, "turns").expect("the HelmRelease");
+    assert_eq!(revision(&hr), first_revision + 2, "two new revisions: {}", hr["status"]);
+    let message = cozyhr_e2e::condition(&hr, "Ready").map(|c| c.2).unwrap_or_default();
+    assert!(message.contains(&format!("turns.v{}", first_revision + 2)), "the status names the last: {message}");
+    let live = get_json("configmap", &ns, "turns-0").expect("a ConfigMap of the release");
+    assert_eq!(live["data"]["message"], "three", "the second apply came last");
+    let states = cozyhr_e2e::helm_release_secrets(&ns, "turns");
+    let deployed: Vec<&str> =
+        states.values().filter(|l| l["status"] == "deployed").filter_map(|l| l["version"].as_str()).collect();
+    assert_eq!(deployed, [(first_revision + 2).to_string().as_str()], "{states:?}");
+}
+
 helm_tests! {
     bad_input_changes_nothing => bad_input_changes_nothing;
+    two_applies_take_turns => two_applies_take_turns;
 }
