@@ -128,7 +128,11 @@ fn apply_local_change_then_resume(helm: Helm) {
     assert_eq!(release_states(&ns, "a").len(), 1);
 
     // The developer edits a template: the diff sees it (exit 2), which is what gives exit 0 below meaning.
+    // The edit is published too (as CI publishes a merged change): the chart applied is then its source's,
+    // which is what makes "nothing to redo" the right answer after resume (tests/chart_sources.rs has
+    // helm-controller replace a chart that is not).
     edit_locally(&chart);
+    chart.publish("a", &ns);
     let before = cozy(helm, &chart, &ns, &["diff", "a", "--detailed-exitcode"]).code(2);
     assert!(before.stdout.contains("local-from-hr"), "the diff shows the local change:\n{}", before.stdout);
 
