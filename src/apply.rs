@@ -123,6 +123,19 @@ async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
     Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
 }
 
+/// Puts back what an interrupted apply or delete left of the release's storage (see
+/// [`crate::install::recover_storage`]), and says so.
+async fn recover_storage(cluster: &Cluster, release: &crate::install::Release) -> Result<()> {
+    let moved = crate::install::recover_storage(cluster, release).await?;
+    if moved > 0 {
+        progress::warning(format!(
+            "found {moved} Helm storage Secret(s) of release {} in {}, left there by an interrupted helm cozy: moved back to {}, where Flux keeps them",
+            release.name, release.namespace, release.storage_namespace
+        ));
+    }
+    Ok(())
+}
+
 /// The method helm-controller would apply the release with (see [`crate::apply_method`]): the release's
 /// newest revision is read for an upgrade.
 async fn method(cluster: &Cluster, desired: &Desired, installed: bool) -> Result<crate::apply_method::ApplyMethod> {
@@ -255,6 +268,7 @@ async fn run(
         let hr = objects.set_suspend(req.name, true).await?;
         // Suspending stops no action helm-controller has begun: wait for it, and lift a stale lock.
         let release = crate::install::Release::of(&hr);
+        recover_storage(release_cluster, &release).await?;
         if let Found::Unlocked { message, .. } =
             release_lock::wait_then_unlock(cluster, release_cluster, req.name, &release, req.options.timeout).await?
         {
@@ -505,6 +519,7 @@ async fn uninstall_locked(
     let ns = cluster.namespace.as_str();
     progress::action(format!("suspending helmrelease {name} in {ns} namespace, so Flux does not reinstall it"));
     let hr = objects.set_suspend(name, true).await?;
+    recover_storage(release_cluster, &release).await?;
     if let Found::Unlocked { message, .. } =
         release_lock::wait_then_unlock(cluster, release_cluster, name, &release, timeout).await?
     {

@@ -217,6 +217,24 @@ where
     }
 }
 
+/// Puts back Helm storage Secrets of `release` that an interrupted command (killed while helm ran, so that
+/// the move back never happened) left in the release namespace, where Flux does not look. Done before
+/// anything else reads the storage, so that the next action and the history written after it are what
+/// really happened. Returns how many were moved.
+pub async fn recover_storage(cluster: &Cluster, release: &Release) -> Result<usize> {
+    let (storage, release_ns) = (&release.storage_namespace, &release.namespace);
+    if storage == release_ns {
+        return Ok(0);
+    }
+    let left: Api<Secret> = Api::namespaced(cluster.client.clone(), release_ns);
+    let lp = ListParams::default().labels(&format!("owner=helm,name={}", release.name));
+    let count = left.list_metadata(&lp).await.map_err(|e| cluster.error(e))?.items.len();
+    if count > 0 {
+        move_storage(cluster, &release.name, release_ns, storage).await?;
+    }
+    Ok(count)
+}
+
 /// Which Helm release a HelmRelease makes, and where Flux keeps it: all that uninstalling needs.
 #[derive(Debug, Clone)]
 pub struct Release {

@@ -2,7 +2,9 @@
 //! - a chart that cannot render, a values file that does not parse, a missing valuesFrom source: each
 //!   exits 1 with one `error:` line, and nothing was written anywhere (the HelmRelease, the release's
 //!   storage and the objects keep their resourceVersions: not even the suspension was touched);
-//! - two applies of one release started a second apart: the second waits for the first's lock.
+//! - two applies of one release started a second apart: the second waits for the first's lock;
+//! - an apply killed while helm runs, its storage left in the target namespace: the next apply repairs
+//!   it first, says so, and records an upgrade with the earlier history.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -137,7 +139,68 @@ fn two_applies_take_turns(helm: Helm) {
     assert_eq!(deployed, [(first_revision + 2).to_string().as_str()], "{states:?}");
 }
 
+const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
+
+/// SIGKILL of apply (helm-cozy and its helm) during helm's upgrade, on a HelmRelease with
+/// targetNamespace, whose storage is moved to the target namespace while helm runs: the next apply puts
+/// the storage back first and says so, performs an upgrade, and the status keeps the earlier snapshots.
+fn killed_apply_is_recovered(helm: Helm) {
+    let ns = namespace(&format!("killed-{helm:?}").to_lowercase());
+    let target = namespace(&format!("killed-t-{helm:?}").to_lowercase());
+    let chart = chart();
+    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.publish("safe", &ns);
+    apply(&helmrelease(&ns, "safe", "safe", &format!("targetNamespace: {target}\n")));
+    wait_hr_ready(&ns, "safe", READY_TIMEOUT);
+    let release = format!("{target}-safe");
+
+    // apply --wait blocks on the Deployment (no kubelet here): killed then, with its helm.
+    let mut c = cozyhr_e2e::cozy_home(helm).command();
+    c.args(["cozy", "apply", "safe", "--wait", "--timeout", "5m", "--set", "message=killed", "-C"])
+        .arg(chart.path())
+        .args(["-n", &ns])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().expect("start helm cozy apply");
+    let helm_pid = child.id();
+    let (plugin, upgrade) = cozyhr_e2e::eventually("helm upgrade to run", Duration::from_secs(60), || {
+        let plugin =
+            cozyhr_e2e::children(helm_pid).into_iter().find(|(_, c)| c == "helm-cozy").ok_or("no helm-cozy")?.0;
+        let upgrade = cozyhr_e2e::children(plugin).into_iter().find(|(_, c)| c == "helm").ok_or("no helm")?.0;
+        let moved = !cozyhr_e2e::helm_release_secrets(&target, &release).is_empty();
+        let waiting = get_json("deployment", &target, &format!("{release}-web")).is_some();
+        if moved && waiting { Ok((plugin, upgrade)) } else { Err(format!("moved {moved} waiting {waiting}")) }
+    });
+    for pid in [upgrade, plugin] {
+        let mut kill = std::process::Command::new("kill");
+        kill.args(["-KILL", &pid.to_string()]);
+        cozyhr_e2e::run(kill).ok();
+    }
+    let _ = child.wait();
+    assert!(
+        !cozyhr_e2e::helm_release_secrets(&target, &release).is_empty(),
+        "the storage was left in the target namespace"
+    );
+
+    let next = cozy(helm, chart.path(), &ns, &["apply", "safe"]).ok();
+    assert!(
+        next.stderr.contains(&format!("in {target}, left there by an interrupted helm cozy: moved back to {ns}")),
+        "{}",
+        next.stderr
+    );
+    assert!(next.stderr.contains("helm upgrade"), "an upgrade stays an upgrade: {}", next.stderr);
+    assert!(cozyhr_e2e::helm_release_secrets(&target, &release).is_empty(), "nothing left in the target namespace");
+    let hr = get_json("helmrelease", &ns, "safe").expect("the HelmRelease");
+    let history = hr.pointer("/status/history").and_then(|h| h.as_array()).cloned().unwrap_or_default();
+    assert_eq!(history.first().map(|s| s["action"].clone()), Some(serde_json::json!("upgrade")), "{history:?}");
+    assert!(
+        history.iter().any(|s| s["version"] == 1 && s["action"] == "install"),
+        "helm-controller's install stays: {history:?}"
+    );
+}
+
 helm_tests! {
     bad_input_changes_nothing => bad_input_changes_nothing;
     two_applies_take_turns => two_applies_take_turns;
+    killed_apply_is_recovered => killed_apply_is_recovered;
 }

@@ -109,6 +109,9 @@ fn installs_into_its_own_cluster(helm: Helm) {
         diff.stderr
     );
     assert!(diff.stderr.contains("the release's own cluster at"), "says where it works: {}", diff.stderr);
+    let status = kubectl(["cozyhr", "status", "app", "-n", &ns]).ok();
+    assert!(status.stdout.contains(&format!("Installs into: {}", cozyhr_e2e::tenant_url())), "{}", status.stdout);
+    assert!(status.stdout.contains("(secret/tenant-kubeconfig): reached"), "{}", status.stdout);
     let shown = cozy(helm, chart.path(), &ns, &["show", "app"]).ok();
     assert_same_objects(&objects(&shown.stdout), &objects(&tenant_manifest("app", &ns)), &format!("{helm:?} show"));
 
@@ -193,6 +196,14 @@ fn unreachable_address_changes_nothing(helm: Helm) {
     let after = get_json("helmrelease", &ns, "far").expect("the HelmRelease");
     assert_eq!(after["spec"], before["spec"], "still not suspended");
 
+    // status says where the release is, and that it cannot be reached from here.
+    let status = kubectl(["cozyhr", "status", "far", "-n", &ns]).ok();
+    assert!(
+        status.stdout.contains("Installs into: secret/far-kubeconfig: not reached: cannot reach"),
+        "{}",
+        status.stdout
+    );
+
     // Pointed at the tenant from here, they work.
     let tenant = tenant_kubeconfig().to_string_lossy().into_owned();
     let shown = cozy(helm, chart.path(), &ns, &["show", "far", "--target-kubeconfig", &tenant]).ok();
@@ -203,12 +214,48 @@ fn unreachable_address_changes_nothing(helm: Helm) {
     );
     let diff = cozy(helm, chart.path(), &ns, &["diff", "far", "--target-kubeconfig", &tenant, "--detailed-exitcode"]);
     assert_eq!(diff.code, Some(2), "not installed yet: everything to add\n{}\n{}", diff.stdout, diff.stderr);
+    // Also with credentials from an exec plugin, as kubectl takes them (here a script printing the
+    // tenant admin's client certificate as an ExecCredential).
+    let exec = exec_kubeconfig(dir.path());
+    let shown = cozy(helm, chart.path(), &ns, &["show", "far", "--target-kubeconfig", &exec]).ok();
+    assert!(shown.stdout.contains("marker: tenant"), "{}", shown.stdout);
     cozy(helm, chart.path(), &ns, &["apply", "far", "--target-kubeconfig", &tenant]).ok();
     let live = tenant_json("configmap", &ns, "far-config").expect("installed into the tenant");
     assert_eq!(live["data"]["marker"], "tenant", "{live}");
     assert!(get_json("configmap", &ns, "far-config").is_none(), "and not into the first cluster");
     let hr = get_json("helmrelease", &ns, "far").expect("the HelmRelease");
     assert_eq!(condition(&hr, "Ready").map(|c| c.0).as_deref(), Some("True"), "{hr}");
+}
+
+/// The tenant's kubeconfig with its user's client certificate given by an exec credential plugin (a
+/// script in `dir` printing an ExecCredential), as cloud and OIDC kubeconfigs give theirs.
+fn exec_kubeconfig(dir: &std::path::Path) -> String {
+    use base64::Engine as _;
+    let text = std::fs::read_to_string(tenant_kubeconfig()).expect("tenant kubeconfig");
+    let field = |key: &str| {
+        let line = text.lines().find(|l| l.trim_start().starts_with(key)).expect(key);
+        let b64 = line.split_once(':').expect("key: value").1.trim();
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).expect("base64")).expect("PEM")
+    };
+    let credential = serde_json::json!({
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "status": {"clientCertificateData": field("client-certificate-data:"), "clientKeyData": field("client-key-data:")},
+    });
+    let plugin = dir.join("credential.sh");
+    std::fs::write(&plugin, format!("#!/bin/sh\ncat <<'EOF'\n{credential}\nEOF\n")).expect("write plugin");
+    let mut chmod = std::process::Command::new("chmod");
+    chmod.arg("+x").arg(&plugin);
+    run(chmod).ok();
+    let user = format!(
+        "users:\n- name: tenant-admin\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+        plugin.display()
+    );
+    let start = text.find("users:").expect("users");
+    let end = text.find("contexts:").expect("contexts");
+    let path = dir.join("exec.kubeconfig");
+    std::fs::write(&path, format!("{}{user}{}", &text[..start], &text[end..])).expect("write kubeconfig");
+    path.to_string_lossy().into_owned()
 }
 
 fn service_account_is_impersonated(helm: Helm) {
