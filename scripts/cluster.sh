@@ -12,6 +12,7 @@
 #   scripts/cluster.sh up [--tenant]   build what is missing, start everything, wait until ready (idempotent)
 #   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)"
 #   scripts/cluster.sh down   stop what `up` started and remove its run state
+#   scripts/cluster.sh apiserver stop|start   stop or start the first API server on the same data
 #   scripts/cluster.sh status say what is running
 #
 # Run state (pids, logs, certificates, kubeconfig) lives in $COZYHR_RUN (default ~/.cache/cozyhr-e2e/run).
@@ -131,6 +132,12 @@ start_control_plane() {
     --initial-cluster="cozyhr-e2e$sfx=http://127.0.0.1:$peer_port" --unsafe-no-fsync=true --log-level=warn
   wait_for "etcd$sfx" 60 curl -sf "http://127.0.0.1:$etcd_port/health"
 
+  start_apiserver "$sfx" "$p" "$etcd_port" "$api_port"
+}
+
+# start_apiserver SUFFIX PKI ETCD_PORT API_PORT: kube-apiserverSUFFIX on its etcd; waits until it is ready.
+start_apiserver() {
+  local sfx=$1 p=$2 etcd_port=$3 api_port=$4
   log "starting kube-apiserver$sfx on https://127.0.0.1:$api_port"
   start "kube-apiserver$sfx" "$KUBE_APISERVER" --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" --cert-dir="$p" \
@@ -288,6 +295,25 @@ case ${1:-} in
     esac
     up ;;
   down) down_quiet; log "down" ;;
+  apiserver)
+    # Stop or start the first cluster's API server on the same etcd (its data kept), for tests of a
+    # command that loses the API server half-way.
+    [ -f "$RUN/ports" ] || die "the local cluster is not up: run scripts/cluster.sh up"
+    # shellcheck disable=SC1091
+    source "$RUN/ports"
+    "$here/tools.sh" env >"$RUN/tools.env"
+    # shellcheck disable=SC1091
+    source "$RUN/tools.env"
+    case ${2:-} in
+      stop)
+        pid=$(cat "$RUN/pids/kube-apiserver")
+        kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        log "kube-apiserver stopped" ;;
+      start) start_apiserver "" "$RUN/pki" "$ETCD_PORT" "$API_PORT"; log "kube-apiserver started" ;;
+      *) die "usage: scripts/cluster.sh apiserver stop|start" ;;
+    esac ;;
   env)
     [ -f "$RUN/env" ] || die "the local cluster is not up: run scripts/cluster.sh up"
     cat "$RUN/env" ;;
