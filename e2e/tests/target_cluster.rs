@@ -112,6 +112,15 @@ fn installs_into_its_own_cluster(helm: Helm) {
     let status = kubectl(["cozyhr", "status", "app", "-n", &ns]).ok();
     assert!(status.stdout.contains(&format!("Installs into: {}", cozyhr_e2e::tenant_url())), "{}", status.stdout);
     assert!(status.stdout.contains("(secret/tenant-kubeconfig): reached"), "{}", status.stdout);
+    let tree = kubectl(["cozyhr", "tree", "app", "-n", &ns]).ok();
+    assert!(
+        tree.stdout
+            .contains(&format!("installs into another cluster: {ns}/app (spec.kubeConfig, secret/tenant-kubeconfig)")),
+        "{}",
+        tree.stdout
+    );
+    let wide = kubectl(["cozyhr", "get", "app", "-n", &ns, "-o", "wide"]).ok();
+    assert!(wide.stdout.contains("secret/tenant-kubeconfig"), "{}", wide.stdout);
     let shown = cozy(helm, chart.path(), &ns, &["show", "app"]).ok();
     assert_same_objects(&objects(&shown.stdout), &objects(&tenant_manifest("app", &ns)), &format!("{helm:?} show"));
 

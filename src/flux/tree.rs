@@ -192,10 +192,12 @@ impl<'a> Graph<'a> {
             waiting_on: self.waits_on(r),
             cycle: false,
             repeated: false,
+            target: None,
             depends_on: Vec::new(),
             dependents: Vec::new(),
         };
         if let Some(hr) = self.get(r) {
+            node.target = hr.target_cluster();
             (node.ready, node.message) = hr.ready_summary();
             node.reason =
                 condition::find(hr.conditions(), condition::READY).map(|c| c.reason.clone()).unwrap_or_default();
@@ -312,6 +314,10 @@ pub struct Node {
     /// Shown with its branches elsewhere in the same direction (reached by two paths).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub repeated: bool,
+    /// Where the release is installed when not into the cluster the HelmRelease lives in
+    /// (`spec.kubeConfig`: `secret/NAME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<Node>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -376,6 +382,15 @@ impl Tree {
                 names.join(" → ")
             ));
         }
+        let mut elsewhere = Vec::new();
+        collect_targets(&self.release, &mut elsewhere);
+        elsewhere.sort();
+        elsewhere.dedup();
+        for (r, target) in elsewhere {
+            out.push_str(&format!(
+                "installs into another cluster: {r} (spec.kubeConfig, {target}); the HelmRelease lives in this one\n"
+            ));
+        }
         for missing in &self.missing {
             let what = paint.tone("missing:", Tone::Bad);
             out.push_str(&format!("{what} {missing} does not exist: what depends on it waits until it is created\n"));
@@ -399,6 +414,16 @@ impl Tree {
             };
             self.branch(t, next, direction, &format!("{prefix}{}", if last { "    " } else { "│   " }));
         }
+    }
+}
+
+/// Every release of the tree that installs into another cluster, with where.
+fn collect_targets(node: &Node, out: &mut Vec<(String, String)>) {
+    if let Some(target) = &node.target {
+        out.push((node.reference().to_string(), target.clone()));
+    }
+    for n in node.depends_on.iter().chain(&node.dependents) {
+        collect_targets(n, out);
     }
 }
 
