@@ -79,39 +79,35 @@ print(*sorted(s))'); do
   echo "$ev" >"$BIN/etcd-for-kube-$kv"
 }
 
-build_helm_controller() {
-  local hv=$HELM_CONTROLLER_VERSION out=$BIN/helm-controller-$HELM_CONTROLLER_VERSION
-  [ -x "$out" ] && return
-  log "building helm-controller $hv (cold: 8-12 min)"
-  local dir hmod
-  dir=$(wrapper "helm-controller-$hv")
-  hmod=$(modfile "github.com/fluxcd/helm-controller@$hv")
-  # Carry over helm-controller's non-local replaces (go-digest with BLAKE3, kustomize pins).
+# build_flux_controller NAME VERSION OUT: a Flux controller built from its Go module. Its go.mod replaces
+# its API module with a local path (which `go install pkg@ver` refuses): a wrapper module takes the
+# published API module instead and carries over the other replaces (go-digest with BLAKE3, kustomize pins).
+build_flux_controller() {
+  local name=$1 v=$2 out=$3
+  local dir mod
+  dir=$(wrapper "$name-$v")
+  mod=$(modfile "github.com/fluxcd/$name@$v")
   while read -r old new; do
     (cd "$dir" && go mod edit -replace="$old=$new")
-  done < <(go mod edit -json "$hmod" | python3 -c 'import json,sys
+  done < <(go mod edit -json "$mod" | python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("Replace") or []:
     if r["New"].get("Version"): print(r["Old"]["Path"], r["New"]["Path"]+"@"+r["New"]["Version"])')
-  (cd "$dir" && go get -tool "github.com/fluxcd/helm-controller@$hv")
-  (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" github.com/fluxcd/helm-controller) && install_bin "$out.tmp" "$out"
+  (cd "$dir" && go get -tool "github.com/fluxcd/$name@$v")
+  (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" "github.com/fluxcd/$name") && install_bin "$out.tmp" "$out"
 }
 
-# source-controller, as helm-controller is built: its go.mod replaces its API module locally, so a
-# wrapper module takes the published one, and the other replaces are carried over.
-build_source_controller() {
-  local v=$SOURCE_CONTROLLER_VERSION out=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+build_helm_controller() {
+  local out=$BIN/helm-controller-$HELM_CONTROLLER_VERSION
   [ -x "$out" ] && return
-  log "building source-controller $v (cold: 6-10 min)"
-  local dir smod
-  dir=$(wrapper "source-controller-$v")
-  smod=$(modfile "github.com/fluxcd/source-controller@$v")
-  while read -r old new; do
-    (cd "$dir" && go mod edit -replace="$old=$new")
-  done < <(go mod edit -json "$smod" | python3 -c 'import json,sys
-for r in json.load(sys.stdin).get("Replace") or []:
-    if r["New"].get("Version"): print(r["Old"]["Path"], r["New"]["Path"]+"@"+r["New"]["Version"])')
-  (cd "$dir" && go get -tool "github.com/fluxcd/source-controller@$v")
-  (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" github.com/fluxcd/source-controller) && install_bin "$out.tmp" "$out"
+  log "building helm-controller $HELM_CONTROLLER_VERSION (cold: 8-12 min)"
+  build_flux_controller helm-controller "$HELM_CONTROLLER_VERSION" "$out"
+}
+
+build_source_controller() {
+  local out=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+  [ -x "$out" ] && return
+  log "building source-controller $SOURCE_CONTROLLER_VERSION (cold: 3-6 min)"
+  build_flux_controller source-controller "$SOURCE_CONTROLLER_VERSION" "$out"
 }
 
 # The OCI registry charts are pushed to for OCIRepository sources: distribution's registry.

@@ -20,7 +20,19 @@ pub struct ClusterOptions {
     pub context: Option<String>,
     pub namespace: Option<String>,
     /// How to reach a HelmRelease's own cluster when it is not this one (see [`crate::target`]).
-    pub target: crate::target::TargetOptions,
+    pub target: TargetOptions,
+}
+
+/// What the user said about the release's own cluster (`--target-kubeconfig`, `--target-context`,
+/// `--as-user`).
+#[derive(Debug, Clone, Default)]
+pub struct TargetOptions {
+    /// A kubeconfig that reaches, from here, the cluster the HelmRelease's `spec.kubeConfig` names.
+    pub kubeconfig: Option<PathBuf>,
+    /// The context of that kubeconfig to use (default: its current context).
+    pub context: Option<String>,
+    /// Keep the user's own rights even where helm-controller impersonates `spec.serviceAccountName`.
+    pub own_rights: bool,
 }
 
 /// A connected client plus the namespace the user meant when they did not name one.

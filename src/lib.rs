@@ -8,8 +8,12 @@
 //! - [`compare`]: the plan against live objects ([`live`], [`discovery`]) or the stored release
 //!   ([`helmstore`]); [`diff`]: the plan itself, normalising, masking and printing it (`-o diff|summary|
 //!   json|markdown`); [`manifests`]: parsing documents and naming objects.
-//! - [`apply`]: suspend, wait for helm-controller ([`release_lock`]), install ([`install`]), and the status
-//!   helm-controller would write ([`release_status`], digests from [`snapshot`]).
+//! - [`target`]: the release's own cluster (`spec.kubeConfig`) and identity (`spec.serviceAccountName`);
+//!   [`chart_source`]: the chart's version as its source gives it.
+//! - [`apply`]: check, take the release's lock ([`release_lease`]), suspend, wait for helm-controller
+//!   ([`release_lock`]), apply the chart's CRDs ([`crds`]), install ([`install`], with the method of
+//!   [`apply_method`]), and the status helm-controller would write ([`release_status`], digests from
+//!   [`snapshot`]); [`handback`]: whether the chart applied is the source's, for an honest hand-back.
 //!
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.

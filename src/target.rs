@@ -18,7 +18,6 @@
 //!
 //! Resolving costs nothing for a release in its own cluster without a service account: no request.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,21 +27,10 @@ use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
+pub use crate::cluster::TargetOptions;
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::error::{Result, TargetError};
 use crate::flux::HelmRelease;
-
-/// What the user said about the release's own cluster (`--target-kubeconfig`, `--target-context`,
-/// `--as-user`).
-#[derive(Debug, Clone, Default)]
-pub struct TargetOptions {
-    /// A kubeconfig that reaches, from here, the cluster the HelmRelease's `spec.kubeConfig` names.
-    pub kubeconfig: Option<PathBuf>,
-    /// The context of that kubeconfig to use (default: its current context).
-    pub context: Option<String>,
-    /// Keep the user's own rights even where helm-controller impersonates `spec.serviceAccountName`.
-    pub own_rights: bool,
-}
 
 /// The cluster a release lives in, the way helm cozy reaches it, and as whom it acts there.
 #[derive(Clone)]
