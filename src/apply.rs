@@ -224,13 +224,6 @@ async fn run(
         ));
     }
     let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
-    // Whether the chart is the one the source offers: else helm-controller must not keep it once resumed.
-    let sameness = crate::handback::compare(cluster, &desired).await;
-    if says && let crate::handback::Sameness::Unknown { why } = &sameness {
-        progress::warning(format!(
-            "cannot tell whether this chart is the one its source offers ({why}); if it is not, helm-controller keeps it once resumed until the source changes"
-        ));
-    }
     // Both policies are checked now: which one applies is known only once the release is locked.
     crate::crds::policy(&desired.hr, false)?;
     crate::crds::policy(&desired.hr, true)?;
@@ -250,6 +243,13 @@ async fn run(
         return Ok(Outcome::DryRun);
     }
 
+    // Whether the chart is the one the source offers: else helm-controller must not keep it once resumed.
+    let sameness = crate::handback::compare(cluster, &desired).await;
+    if says && let crate::handback::Sameness::Unknown { why } = &sameness {
+        progress::warning(format!(
+            "cannot tell whether this chart is the one its source offers ({why}); if it is not, helm-controller keeps it once resumed until the source changes"
+        ));
+    }
     // One apply at a time per release (see crate::release_lease), held until the status is written.
     let lease = crate::release_lease::acquire(
         &target.own,
@@ -298,8 +298,6 @@ async fn run(
             ));
         }
         let started = Instant::now();
-        // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the storage
-        // relocation is undone either way, and then the interruption is recorded.
         // helm-controller applies the CRDs first; a failure there is the action's failure.
         let crds_applied = match crate::crds::apply(release_cluster, &crds, crd_policy, method).await {
             Ok(n) => Ok(n),
@@ -313,6 +311,8 @@ async fn run(
         }
         let result = match crds_applied {
             Err(message) => Ok(Err(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message })),
+            // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the
+            // storage relocation is undone either way, and then the interruption is recorded.
             Ok(_) => match upgrade(
                 release_cluster,
                 helm,

@@ -118,27 +118,6 @@ impl Desired {
         })
     }
 
-    /// The same release with another chart: the one in `dir` as helm-controller loads it from its source
-    /// (its values.yaml as it is, whatever `valuesFiles` say: a source that merges them already did), with
-    /// this release's version.
-    pub fn with_chart(&self, dir: &Path) -> Result<Desired> {
-        let chart = ChartDir::open(dir)?;
-        let version = self.chart_version();
-        let copy = (version != chart.meta.version).then(|| chart_copy(&chart, None, Some(version))).transpose()?;
-        Ok(Desired {
-            hr: self.hr.clone(),
-            release_name: self.release_name.clone(),
-            release_namespace: self.release_namespace.clone(),
-            storage_namespace: self.storage_namespace.clone(),
-            values: self.values.clone(),
-            composed: self.composed.clone(),
-            post_render: self.post_render.clone(),
-            source_version: SourceVersion::Given { version: version.to_string(), source: String::new() },
-            chart,
-            copy,
-        })
-    }
-
     /// The chart's version as helm-controller would record it: the source's (see
     /// [`crate::chart_source`]), else Chart.yaml's.
     pub fn chart_version(&self) -> &str {

@@ -313,6 +313,10 @@ pub fn wait_hr_ready(namespace: &str, name: &str, timeout: Duration) -> Value {
     })
 }
 
+/// A Deployment template: it never becomes ready here (the local control plane runs no kubelet), so
+/// `helm ... --wait` blocks on it, which is how the tests catch a command while helm runs.
+pub const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
+
 /// A chart written to a temporary directory.
 pub struct Chart {
     pub dir: tempfile::TempDir,

@@ -139,8 +139,6 @@ fn two_applies_take_turns(helm: Helm) {
     assert_eq!(deployed, [(first_revision + 2).to_string().as_str()], "{states:?}");
 }
 
-const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
-
 /// SIGKILL of apply (helm-cozy and its helm) during helm's upgrade, on a HelmRelease with
 /// targetNamespace, whose storage is moved to the target namespace while helm runs: the next apply puts
 /// the storage back first and says so, performs an upgrade, and the status keeps the earlier snapshots.
@@ -148,7 +146,7 @@ fn killed_apply_is_recovered(helm: Helm) {
     let ns = namespace(&format!("killed-{helm:?}").to_lowercase());
     let target = namespace(&format!("killed-t-{helm:?}").to_lowercase());
     let chart = chart();
-    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("safe", &ns);
     apply(&helmrelease(&ns, "safe", "safe", &format!("targetNamespace: {target}\n")));
     wait_hr_ready(&ns, "safe", READY_TIMEOUT);

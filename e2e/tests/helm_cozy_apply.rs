@@ -416,8 +416,6 @@ helm_tests! {
 // ---------------------------------------------------------------------------------------------------
 // 7: an interrupted apply
 
-const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
-
 /// Reads a pipe to its end on a thread.
 fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
@@ -511,7 +509,7 @@ fn interrupt_apply(helm: Helm, chart: &Chart, ns: &str, tmp: &Path, deployment: 
 fn interrupted_apply(helm: Helm) {
     let ns = namespace(&format!("hca-int-{helm:?}").to_lowercase());
     let chart = demo_chart();
-    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
     apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -551,7 +549,7 @@ fn interrupted_apply_restores_storage(helm: Helm) {
     let target = namespace(&format!("hca-store-{helm:?}-t").to_lowercase());
     let release = format!("{target}-a");
     let chart = demo_chart();
-    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
     apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\ntargetNamespace: {target}\n")));
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -612,7 +610,7 @@ helm_tests! {
 fn apply_again_after_interrupt(helm: Helm) {
     let ns = namespace(&format!("hca-again-{helm:?}").to_lowercase());
     let chart = demo_chart();
-    chart.write("templates/deployment.yaml", DEPLOYMENT);
+    chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
     apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
     let tmp = tempfile::tempdir().expect("tempdir");

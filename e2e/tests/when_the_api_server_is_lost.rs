@@ -16,7 +16,6 @@ use cozyhr_e2e::{
 use serde_json::Value;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
-const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
 
 fn api_server(what: &str) {
     let mut c = cozyhr_e2e::command(env().repo.join("scripts/cluster.sh"));
@@ -36,7 +35,7 @@ fn lost_and_back(helm: Helm) {
                 "cm.yaml",
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  message: {{ .Values.message | quote }}\n",
             ),
-            ("deployment.yaml", DEPLOYMENT),
+            ("deployment.yaml", cozyhr_e2e::DEPLOYMENT),
         ],
     );
     chart.publish("lost", &ns);
