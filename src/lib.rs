@@ -36,6 +36,7 @@
 pub mod apply;
 pub mod apply_method;
 pub mod cache;
+pub mod cel;
 pub mod chart;
 pub mod chart_source;
 pub mod cluster;
