@@ -25,6 +25,7 @@ use crate::flux::verbs::Objects;
 use crate::install::{Mode, UpgradeOptions, uninstall, upgrade};
 use crate::output::progress;
 use crate::pipeline::Pipeline;
+use crate::readiness::{HelmWait, Settled, Waiting};
 use crate::release_lock::{self, Found};
 use crate::release_status::{self, Action, Failure, Success};
 use crate::render::Helm;
@@ -121,6 +122,56 @@ async fn server_dry_run(
 /// storage Secrets' labels: nothing is decoded.
 async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
     Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
+}
+
+/// How the action waits (see [`crate::readiness`]): the HelmRelease's strategy and expressions, the
+/// user's `--wait` and `--timeout`.
+fn waiting(hr: &HelmRelease, installed: bool, options: &UpgradeOptions) -> Result<Waiting> {
+    let timeout = crate::install::action_timeout(hr, installed, options.timeout);
+    Waiting::of(hr, installed, options.wait, timeout)
+}
+
+/// How the locked part of an apply ended.
+enum Ended {
+    /// Applied and, where helm cozy waits, ready.
+    Applied,
+    /// The CRDs or helm failed.
+    Failed(crate::render::RenderError),
+    /// Applied, but not ready as helm-controller judges it; the stored revision is marked failed.
+    NotReady {
+        failure: crate::readiness::NotReady,
+        stored: Box<crate::helmstore::StoredRelease>,
+    },
+    Interrupted {
+        signal: String,
+        during: String,
+    },
+}
+
+/// helm-controller's waiter after helm applied the release ([`crate::readiness::settle`]).
+async fn settle(
+    cluster: &Cluster,
+    desired: &Desired,
+    action: Action,
+    poller: &crate::readiness::Poller,
+    says: bool,
+) -> Result<Ended> {
+    if says {
+        progress::action(format!(
+            "waiting for the release's objects as helm-controller's poller would (timeout {})",
+            crate::duration::go_string(poller.timeout)
+        ));
+    }
+    let upgrade = action == Action::Upgrade;
+    let (sns, name, ns) = (&desired.storage_namespace, &desired.release_name, &desired.release_namespace);
+    Ok(match crate::readiness::settle(cluster, sns, name, ns, upgrade, poller, says).await? {
+        Settled::Ready => Ended::Applied,
+        Settled::NotReady { failure, stored } => Ended::NotReady { failure, stored },
+        Settled::Interrupted { signal } => Ended::Interrupted {
+            signal,
+            during: "while waiting for the release's objects to be ready (helm had applied them)".into(),
+        },
+    })
 }
 
 /// Puts back what an interrupted apply or delete left of the release's storage (see
@@ -227,13 +278,18 @@ async fn run(
     // Both policies are checked now: which one applies is known only once the release is locked.
     crate::crds::policy(&desired.hr, false)?;
     crate::crds::policy(&desired.hr, true)?;
+    // Likewise how each action would wait: an unknown strategy or an invalid healthCheckExprs refused now.
+    for installed in [false, true] {
+        waiting(&desired.hr, installed, &req.options)?;
+    }
 
     if req.options.dry_run {
         let installed = installed(release_cluster, &desired).await?;
         let action = if installed { Action::Upgrade } else { Action::Install };
         let method = method(release_cluster, &desired, installed).await?;
         progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
-        upgrade(release_cluster, helm, &desired, &session, Mode { installed, method }, &req.options, interrupted)
+        let mode = Mode { installed, method, wait: HelmWait::HooksOnly };
+        upgrade(release_cluster, helm, &desired, &session, mode, &req.options, interrupted)
             .await
             .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
         // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through
@@ -286,6 +342,7 @@ async fn run(
             progress::warning(note);
         }
         let crd_policy = crate::crds::policy(&desired.hr, installed)?;
+        let waiting = waiting(&desired.hr, installed, &req.options)?;
 
         if says {
             progress::action(format!(
@@ -309,8 +366,8 @@ async fn run(
         {
             progress::success(format!("{n} CustomResourceDefinition(s) applied ({crd_policy:?} policy)"));
         }
-        let result = match crds_applied {
-            Err(message) => Ok(Err(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message })),
+        let ended = match crds_applied {
+            Err(message) => Ended::Failed(crate::render::RenderError::Failed { program: "helm cozy".into(), stderr: message }),
             // On SIGINT/SIGTERM helm is asked to stop and given time to mark the release failed; the
             // storage relocation is undone either way, and then the interruption is recorded.
             Ok(_) => match upgrade(
@@ -318,18 +375,26 @@ async fn run(
                 helm,
                 &desired,
                 &session,
-                Mode { installed, method },
+                Mode { installed, method, wait: waiting.helm },
                 &req.options,
                 interrupted,
             )
             .await
             {
-                Err(crate::render::RenderError::Interrupted { signal, detail }) => Err((signal, detail)),
-                other => Ok(other),
+                Err(crate::render::RenderError::Interrupted { signal, detail }) => {
+                    Ended::Interrupted { signal, during: format!("while helm was running{detail}") }
+                }
+                Err(e) => Ended::Failed(e),
+                Ok(()) => match &waiting.poller {
+                    None => Ended::Applied,
+                    Some(poller) => {
+                        settle(release_cluster, &desired, action, poller, says).await?
+                    }
+                },
             },
         };
         let config_digest = crate::values::digest_values(&desired.composed.values);
-        let failure = |reason: Option<&'static str>, message: String| {
+        let failure = |reason: Option<&'static str>, message: String, stored: Option<crate::helmstore::StoredRelease>| {
             let (chart_name, chart_version) = (chart.meta.name.clone(), desired.chart_version().to_string());
             let (cd, sns) = (config_digest.clone(), desired.storage_namespace.clone());
             move |hr: &HelmRelease| {
@@ -343,18 +408,19 @@ async fn run(
                         chart_version: &chart_version,
                         config_digest: cd.clone(),
                         storage_namespace: &sns,
+                        release: stored.as_ref(),
                     },
                 ))
             }
         };
-        match result {
-            Err((signal, detail)) => {
+        match ended {
+            Ended::Interrupted { signal, during } => {
                 let message = format!(
-                    "helm cozy apply was interrupted by {signal} while helm was running{detail}; the release may be partly applied: run helm cozy apply {} again",
+                    "helm cozy apply was interrupted by {signal} {during}; the release may be partly applied: run helm cozy apply {} again",
                     req.name
                 );
                 let hr = objects
-                    .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone()))
+                    .write_status(req.name, failure(Some(release_status::INTERRUPTED_REASON), message.clone(), None))
                     .await?;
                 emit(cluster, &hr, EventType::Warning, release_status::INTERRUPTED_REASON, &message).await;
                 if says {
@@ -362,13 +428,27 @@ async fn run(
                 }
                 Err(Error::Failed(message))
             }
-            Ok(Err(e)) => {
+            Ended::NotReady { failure: not_ready, stored } => {
+                let hr = objects.write_status(req.name, failure(None, not_ready.message.clone(), Some(*stored))).await?;
+                let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
+                let conditions = hr.status.as_ref().map(|s| s.reconcile.conditions.as_slice()).unwrap_or_default();
+                let said = crate::flux::condition::find(conditions, release_status::READY).map(|c| c.message.clone());
+                emit(cluster, &hr, EventType::Warning, reason, said.as_deref().unwrap_or(&not_ready.message)).await;
+                if says {
+                    progress::failure(format!(
+                        "the release is not ready ({}); helmrelease {} stays suspended (kubectl cozyhr status {} -n {ns})",
+                        not_ready.why, req.name, req.name
+                    ));
+                }
+                Err(Error::Failed(format!("{} ({})", not_ready.message, not_ready.why)))
+            }
+            Ended::Failed(e) => {
                 let message = e.to_string();
                 let helm_message = match &e {
                     crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
                     _ => message.clone(),
                 };
-                let hr = objects.write_status(req.name, failure(None, helm_message.clone())).await?;
+                let hr = objects.write_status(req.name, failure(None, helm_message.clone(), None)).await?;
                 let reason = if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" };
                 emit(cluster, &hr, EventType::Warning, reason, &helm_message).await;
                 if says {
@@ -381,7 +461,7 @@ async fn run(
                 }
                 Err(Error::Failed(message))
             }
-            Ok(Ok(())) => {
+            Ended::Applied => {
                 let stored = crate::helmstore::latest(release_cluster, &desired.storage_namespace, &desired.release_name)
                     .await?
                     .ok_or_else(|| Error::Invalid {

@@ -2,10 +2,11 @@
 //! waited for, its top-level fields as variables) and `dependsOn[].readyExpr` (over `self` and `dep`).
 //!
 //! The language is the `cel` crate's: the standard library and macros (`has`, `all`, `exists`,
-//! `exists_one`, `map`, `filter`), optional values (`a.?b`, `orValue`), and cel-go's `strings`, `lists`
-//! and `math` extensions, which Flux's environment also has. Not here: `timestamp`/`duration` (left out
-//! to keep the binaries small) and cel-go's `sets` and `encoders` extensions. An expression that uses
-//! them fails with one line naming the function; it never passes silently.
+//! `exists_one`, `map`, `filter`), optional values (`a.?b`, `orValue`), and cel-go's `strings` and
+//! `encoders` extensions: the environment of fluxcd/pkg `runtime/cel`, less two things. Not here:
+//! `timestamp`/`duration` (left out to keep the binaries small) and cel-go's `sets` extension
+//! (`sets.contains`, ...), which the `cel` crate does not have. An expression that uses them fails with
+//! one line naming the function; it never passes silently.
 
 use std::sync::{Arc, LazyLock};
 
@@ -28,8 +29,7 @@ static ENV: LazyLock<Arc<cel::Env>> = LazyLock::new(|| {
     // The extensions register on a fresh environment and cannot collide: a failure is a bug here, and
     // leaves the expression language without them (an expression using them then fails to compile).
     let _ = env.add_extension(cel::extensions::strings);
-    let _ = env.add_extension(cel::extensions::lists);
-    let _ = env.add_extension(cel::extensions::math);
+    let _ = env.add_extension(cel::extensions::encoders);
     Arc::new(env)
 });
 
@@ -124,6 +124,7 @@ mod tests {
         assert_eq!(eval("status.phase.matches('^R.*g$')"), Ok(true));
         assert_eq!(eval("status.?reason.orValue('none') == 'none'"), Ok(true));
         assert_eq!(eval("has(status.reason)"), Ok(false));
+        assert_eq!(eval("base64.encode(b'ok') == 'b2s='"), Ok(true));
     }
 
     #[test]

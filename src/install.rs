@@ -21,15 +21,18 @@ use crate::apply_method::ApplyMethod;
 use crate::cluster::Cluster;
 use crate::desired::Desired;
 use crate::error::{Error, Result};
+use crate::readiness::HelmWait;
 use crate::render::postrender::PostRenderSession;
 use crate::render::{Helm, RenderError};
 
 /// How helm-controller would take the release's next action: an upgrade (a release is stored) or an
-/// install, and with which apply method ([`crate::apply_method`]).
+/// install, with which apply method ([`crate::apply_method`]), and what helm waits for
+/// ([`crate::readiness`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mode {
     pub installed: bool,
     pub method: ApplyMethod,
+    pub wait: HelmWait,
 }
 
 /// The user's knobs on top of what the HelmRelease says.
@@ -38,11 +41,25 @@ pub struct UpgradeOptions {
     /// `--dry-run=server`: render and have the API server validate, change nothing.
     pub dry_run: bool,
     /// Force waiting (true) or not (false); None follows the HelmRelease's install/upgrade.disableWait.
+    /// How, and who waits, is [`crate::readiness::Waiting`]'s.
     pub wait: Option<bool>,
     /// Overrides the HelmRelease's timeout.
     pub timeout: Option<Duration>,
     /// Pass `--take-ownership` even if the HelmRelease disables it.
     pub take_ownership: bool,
+}
+
+/// The action's timeout as helm-controller takes it: `spec.install.timeout` or `spec.upgrade.timeout`,
+/// else `spec.timeout`, else 5 minutes; `overridden` (`--timeout`) wins.
+pub fn action_timeout(hr: &crate::flux::HelmRelease, installed: bool, overridden: Option<Duration>) -> Duration {
+    let extra = &hr.spec.extra;
+    let section = if installed { "upgrade" } else { "install" };
+    overridden
+        .or_else(|| {
+            let text = extra.get(section).and_then(|s| s.get("timeout")).or_else(|| extra.get("timeout"))?;
+            crate::duration::parse(text.as_str()?).ok()
+        })
+        .unwrap_or(Duration::from_secs(300))
 }
 
 fn spec_bool(hr_spec: &std::collections::BTreeMap<String, Value>, section: &str, field: &str) -> Option<bool> {
@@ -57,7 +74,7 @@ fn upgrade_args(
     mode: Mode,
     options: &UpgradeOptions,
 ) -> Vec<OsString> {
-    let Mode { installed, method } = mode;
+    let Mode { installed, method, wait: helm_wait } = mode;
     let extra = &desired.hr.spec.extra;
     let section = if installed { "upgrade" } else { "install" };
     let mut args: Vec<OsString> = vec![
@@ -94,17 +111,8 @@ fn upgrade_args(
     if spec_bool(extra, section, "disableSchemaValidation").unwrap_or(false) {
         args.push("--skip-schema-validation".into());
     }
-    let timeout = options.timeout.map(|d| format!("{}s", d.as_secs())).or_else(|| {
-        extra
-            .get(section)
-            .and_then(|s| s.get("timeout"))
-            .or_else(|| extra.get("timeout"))
-            .and_then(Value::as_str)
-            .map(String::from)
-    });
     args.push("--timeout".into());
-    args.push(timeout.unwrap_or_else(|| "5m0s".into()).into());
-    let wait = options.wait.unwrap_or(!spec_bool(extra, section, "disableWait").unwrap_or(false));
+    args.push(format!("{}s", action_timeout(&desired.hr, installed, options.timeout).as_secs()).into());
     let force_replace = crate::apply_method::force_replace(&desired.hr, installed, method);
     if helm.major >= 4 {
         // The method helm-controller decides (crate::apply_method); conflicts forced only server-side,
@@ -118,14 +126,25 @@ fn upgrade_args(
                 args.push("--force-replace".into());
             }
         }
-        args.push(if wait { "--wait=watcher" } else { "--wait=hookOnly" }.into());
+        // Under `poller` helm waits for hooks only and helm cozy waits as helm-controller's waiter does
+        // (crate::readiness); under `legacy` it is Helm's own wait.
+        match helm_wait {
+            HelmWait::HooksOnly => args.push("--wait=hookOnly".into()),
+            HelmWait::Legacy { jobs } => {
+                args.push("--wait=legacy".into());
+                if jobs {
+                    args.push("--wait-for-jobs".into());
+                }
+            }
+        }
     } else {
         if force_replace {
             args.push("--force".into());
         }
-        if wait {
+        // Helm 3 always waits for hooks; --wait is its legacy wait.
+        if let HelmWait::Legacy { jobs } = helm_wait {
             args.push("--wait".into());
-            if !spec_bool(extra, section, "disableWaitForJobs").unwrap_or(false) {
+            if jobs {
                 args.push("--wait-for-jobs".into());
             }
         }

@@ -59,6 +59,7 @@ pub mod output;
 pub mod par;
 pub mod pipeline;
 pub mod process;
+pub mod readiness;
 pub mod release;
 pub mod release_file;
 pub mod release_lease;

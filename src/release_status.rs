@@ -78,6 +78,9 @@ pub struct Failure<'a> {
     pub chart_version: &'a str,
     pub config_digest: String,
     pub storage_namespace: &'a str,
+    /// The revision the failed action stored (a wait that failed after Helm wrote it), which
+    /// helm-controller records in the history; None when nothing was stored.
+    pub release: Option<&'a StoredRelease>,
 }
 
 fn now() -> String {
@@ -244,6 +247,16 @@ pub fn failed(hr: &HelmRelease, f: &Failure<'_>) -> Value {
         Action::Install => out.insert("installFailures".into(), bump(status.install_failures).into()),
         Action::Upgrade => out.insert("upgradeFailures".into(), bump(status.upgrade_failures).into()),
     };
+    if let Some(r) = f.release
+        && let Ok(snapshot) = crate::snapshot::try_snapshot(&r.raw, f.config_digest.clone(), f.action.as_str(), "")
+    {
+        // An install starts the history over; a failed upgrade goes in front of what was there.
+        let mut history = vec![snapshot];
+        if f.action == Action::Upgrade {
+            history.extend(status.history.iter().filter_map(|h| serde_json::to_value(h).ok()));
+        }
+        out.insert("history".into(), Value::Array(history));
+    }
     out.insert("conditions".into(), serde_json::to_value(&conditions).unwrap_or(Value::Array(Vec::new())));
     Value::Object(out)
 }

@@ -318,6 +318,10 @@ pub fn wait_hr_ready(namespace: &str, name: &str, timeout: Duration) -> Value {
 pub const DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n        - name: web\n          image: registry.invalid/web:1\n";
 
 /// A chart written to a temporary directory.
+/// HelmRelease spec lines for Helm's own wait: helm itself runs while the objects are awaited (under the
+/// default `poller` helm cozy waits after helm, as helm-controller's waiter would).
+pub const LEGACY: &str = "waitStrategy:\n  name: legacy\n";
+
 pub struct Chart {
     pub dir: tempfile::TempDir,
     pub name: String,

@@ -148,7 +148,9 @@ fn killed_apply_is_recovered(helm: Helm) {
     let chart = chart();
     chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("safe", &ns);
-    apply(&helmrelease(&ns, "safe", "safe", &format!("targetNamespace: {target}\n")));
+    // Helm's own wait (legacy), so that helm runs while it waits on the Deployment.
+    let legacy = cozyhr_e2e::LEGACY;
+    apply(&helmrelease(&ns, "safe", "safe", &format!("targetNamespace: {target}\n{legacy}")));
     wait_hr_ready(&ns, "safe", READY_TIMEOUT);
     let release = format!("{target}-safe");
 

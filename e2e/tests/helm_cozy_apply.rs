@@ -14,7 +14,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, Run, apply, children, condition, controller_log, cozy_home, dir_entries, eventually, get_json,
+    Chart, Helm, LEGACY, Run, apply, children, condition, controller_log, cozy_home, dir_entries, eventually, get_json,
     helm_release_secrets, helm_tests, helmrelease, kubectl, namespace, resume_without_an_upgrade, running,
     wait_hr_ready,
 };
@@ -511,7 +511,8 @@ fn interrupted_apply(helm: Helm) {
     let chart = demo_chart();
     chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
-    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    // Helm's own wait (legacy), so that helm runs while it waits on the Deployment.
+    apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\n{LEGACY}")));
     let tmp = tempfile::tempdir().expect("tempdir");
 
     let (run, upgrade) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&ns, "a-web"));
@@ -551,7 +552,7 @@ fn interrupted_apply_restores_storage(helm: Helm) {
     let chart = demo_chart();
     chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
-    apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\ntargetNamespace: {target}\n")));
+    apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\ntargetNamespace: {target}\n{LEGACY}")));
     let tmp = tempfile::tempdir().expect("tempdir");
     let (run, _) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&target, &format!("{release}-web")));
     assert!(run.code.is_some_and(|c| c != 0), "{:?}\n{}", run.code, run.stderr);
@@ -612,7 +613,8 @@ fn apply_again_after_interrupt(helm: Helm) {
     let chart = demo_chart();
     chart.write("templates/deployment.yaml", cozyhr_e2e::DEPLOYMENT);
     chart.publish("a", &ns);
-    apply(&helmrelease(&ns, "a", "a", "suspend: true\n"));
+    // Helm's own wait (legacy), so that helm runs while it waits on the Deployment.
+    apply(&helmrelease(&ns, "a", "a", &format!("suspend: true\n{LEGACY}")));
     let tmp = tempfile::tempdir().expect("tempdir");
     let (run, _) = interrupt_apply(helm, &chart, &ns, tmp.path(), (&ns, "a-web"));
     assert!(run.stderr.contains("helm cozy apply a again"), "the advice this test follows:\n{}", run.stderr);

@@ -39,7 +39,9 @@ fn lost_and_back(helm: Helm) {
         ],
     );
     chart.publish("lost", &ns);
-    apply(&helmrelease(&ns, "lost", "lost", &format!("targetNamespace: {target}\n")));
+    // Helm's own wait (legacy), so that helm runs while it waits on the Deployment.
+    let legacy = cozyhr_e2e::LEGACY;
+    apply(&helmrelease(&ns, "lost", "lost", &format!("targetNamespace: {target}\n{legacy}")));
     wait_hr_ready(&ns, "lost", READY_TIMEOUT);
     let release = format!("{target}-lost");
 

@@ -9,7 +9,7 @@ use super::events::{self, EventLine};
 use super::helmrelease::HelmRelease;
 use super::kind;
 use super::object::FluxObject;
-use super::tree::{self, Dependent, Listing, Ref, dependency_namespace, dependency_ready};
+use super::tree::{self, Dependent, Listing, Ref, dependency_namespace, dependency_verdict};
 use super::verbs::Objects;
 use crate::cluster::Cluster;
 use crate::error::Result;
@@ -26,7 +26,7 @@ pub struct Dependency {
     pub name: String,
     pub ready: bool,
     pub message: String,
-    /// `readyExpr` is set: helm-controller evaluates that CEL expression instead of the built-in rule.
+    /// `readyExpr` is set: that CEL expression decides instead of the built-in rule.
     pub ready_expr: Option<String>,
 }
 
@@ -39,7 +39,7 @@ pub async fn dependencies(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Dep
         let objects = Objects::<HelmRelease>::namespaced(cluster, &namespace);
         let (ready, message) = match objects.get_opt(&dep.name).await? {
             None => (false, format!("helmrelease not found in namespace {namespace:?}")),
-            Some(obj) => match dependency_ready(&obj) {
+            Some(obj) => match dependency_verdict(hr, dep, &obj) {
                 Ok(m) => (true, m),
                 Err(m) => (false, m),
             },
@@ -203,8 +203,10 @@ impl Report {
             let mut t = Table::new(["NAMESPACE", "NAME", "READY", "MESSAGE"]);
             for d in &self.dependencies {
                 let mut message = d.message.clone();
-                if let Some(expr) = &d.ready_expr {
-                    message.push_str(&format!(" (readyExpr {expr:?} is evaluated by helm-controller)"));
+                if let Some(expr) = &d.ready_expr
+                    && !message.contains(expr.as_str())
+                {
+                    message.push_str(&format!(" (readyExpr {expr:?})"));
                 }
                 t.row([d.namespace.clone(), d.name.clone(), if d.ready { "True" } else { "False" }.into(), message]);
             }

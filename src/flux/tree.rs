@@ -56,6 +56,29 @@ pub fn ready_expr(dep: &DependencyReference) -> Option<&str> {
     dep.extra.get("readyExpr").and_then(|v| v.as_str()).filter(|s| !s.is_empty())
 }
 
+/// Whether `dep` (the object `entry` of `dependent`'s dependsOn points to) lets `dependent` proceed, as
+/// helm-controller's `checkDependencies` decides: by the entry's `readyExpr` when it has one (a CEL
+/// expression over `self`, the dependent, and `dep`; it replaces the built-in rule, as it does unless
+/// helm-controller's `AdditiveCELDependencyCheck` gate is on), else by [`dependency_ready`]. Err carries
+/// helm-controller's DependencyNotReady message (or, for an expression it cannot compile, why it stalls).
+pub fn dependency_verdict(
+    dependent: &HelmRelease,
+    entry: &DependencyReference,
+    dep: &HelmRelease,
+) -> Result<String, String> {
+    let Some(source) = ready_expr(entry) else { return dependency_ready(dep) };
+    let named = format!("{}/{}", dependency_namespace(dependent, entry), entry.name);
+    let expr = crate::cel::Expression::compile(source)
+        .map_err(|e| format!("readyExpr cannot be used, helm-controller stalls on it (InvalidCELExpression): {e}"))?;
+    let (me, them) =
+        (serde_json::to_value(dependent).unwrap_or_default(), serde_json::to_value(dep).unwrap_or_default());
+    match expr.eval_bool(&[("self", &me), ("dep", &them)]) {
+        Ok(true) => Ok(format!("readyExpr is true: {source}")),
+        Ok(false) => Err(format!("dependency '{named}' is not ready according to readyExpr eval")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// helm-controller's built-in dependsOn rule (`checkDependencies`): the dependency is ready when the
 /// controller has observed its current generation and it reports Ready=True. Ok carries the Ready
 /// message; Err says why not.
@@ -160,8 +183,7 @@ impl<'a> Graph<'a> {
     }
 
     /// The direct dependencies that hold `r` back under helm-controller's rule: missing, or not Ready at
-    /// their current generation. One with a `readyExpr` is judged by helm-controller's CEL evaluation,
-    /// which is not repeated here: it holds `r` back only when it is missing.
+    /// their current generation, or whose `readyExpr` is not true ([`dependency_verdict`]).
     pub fn waits_on(&self, r: &Ref) -> Vec<Ref> {
         let Some(hr) = self.get(r) else { return Vec::new() };
         let mut out = Vec::new();
@@ -169,7 +191,7 @@ impl<'a> Graph<'a> {
             let to = Ref::new(dependency_namespace(hr, dep), &dep.name);
             let holds = match (self.found(&to), self.get(&to)) {
                 (Found::False, _) => true,
-                (_, Some(obj)) => ready_expr(dep).is_none() && dependency_ready(obj).is_err(),
+                (_, Some(obj)) => dependency_verdict(hr, dep, obj).is_err(),
                 _ => false,
             };
             if holds && !out.contains(&to) {
@@ -524,6 +546,30 @@ mod tests {
 
     fn names(nodes: &[Node]) -> Vec<String> {
         nodes.iter().map(|n| n.reference().to_string()).collect()
+    }
+
+    #[test]
+    fn a_ready_expr_replaces_the_built_in_rule() {
+        let with_expr = |expr: &str| {
+            let mut b = hr("x", "b", "", &["a"]);
+            b.spec.depends_on[0].extra.insert("readyExpr".into(), expr.into());
+            b
+        };
+        // a is not Ready, but the expression looks elsewhere: it alone decides.
+        let mut a = hr("x", "a", "False", &[]);
+        a.metadata.annotations = Some([("stage".to_string(), "done".to_string())].into());
+        let b = with_expr("dep.metadata.annotations.stage == 'done' && self.metadata.name == 'b'");
+        assert!(dependency_verdict(&b, &b.spec.depends_on[0], &a).is_ok());
+        let b = with_expr("dep.metadata.annotations.stage == 'later'");
+        assert_eq!(
+            dependency_verdict(&b, &b.spec.depends_on[0], &a),
+            Err("dependency 'x/a' is not ready according to readyExpr eval".into())
+        );
+        assert_eq!(Graph::new(&[a.clone(), b.clone()], None).waits_on(&r("x", "b")), [r("x", "a")]);
+        let b = with_expr("dep.status.nothing == 1");
+        assert!(dependency_verdict(&b, &b.spec.depends_on[0], &a).unwrap_err().contains("failed"));
+        let b = with_expr("dep.status ==");
+        assert!(dependency_verdict(&b, &b.spec.depends_on[0], &a).unwrap_err().contains("InvalidCELExpression"));
     }
 
     #[test]
