@@ -12,8 +12,9 @@
 //!   [`chart_source`]: the chart's version as its source gives it.
 //! - [`apply`]: check, take the release's lock ([`release_lease`]), suspend, wait for helm-controller
 //!   ([`release_lock`]), apply the chart's CRDs ([`crds`]), install ([`install`], with the method of
-//!   [`apply_method`]), and the status helm-controller would write ([`release_status`], digests from
-//!   [`snapshot`]); [`handback`]: whether the chart applied is the source's, for an honest hand-back.
+//!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), and the
+//!   status helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]:
+//!   whether the chart applied is the source's, for an honest hand-back.
 //!
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.

@@ -12,8 +12,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, condition, cozy, cozy_home, eventually, get_json, helm_tests, kubectl, namespace,
-    wait_hr_ready,
+    Chart, Helm, apply, condition, cozy, cozy_home, eventually, get_json, helm_tests, kubectl, namespace, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -110,7 +109,11 @@ fn custom_kind_by_health_check_expressions(helm: Helm) {
     chart.publish("widgets", &cz);
     apply(&waiting_release(&cz, "app", "widgets", &format!("suspend: true\n{HEALTH}")));
     let mut c = cozy_home(helm).command();
-    c.args(["cozy", "apply", "app", "-C"]).arg(chart.path()).args(["-n", &cz]).stdout(Stdio::null()).stderr(Stdio::piped());
+    c.args(["cozy", "apply", "app", "-C"])
+        .arg(chart.path())
+        .args(["-n", &cz])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().expect("start helm cozy apply");
     eventually("helm cozy to create the Widget", READY_TIMEOUT, || {
         get_json("widget", &cz, "app-w").map(|_| ()).ok_or_else(|| "not yet".to_string())
@@ -128,8 +131,17 @@ fn custom_kind_by_health_check_expressions(helm: Helm) {
 
     // Broken: both fail the upgrade at once, with the same reason and message.
     set_phase(&hc, "app-w", "Broken");
-    kubectl(["patch", "helmrelease", "app", "-n", &hc, "--type=merge", "-p", r#"{"spec":{"values":{"message":"two"}}}"#])
-        .ok();
+    kubectl([
+        "patch",
+        "helmrelease",
+        "app",
+        "-n",
+        &hc,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"values":{"message":"two"}}}"#,
+    ])
+    .ok();
     let theirs = eventually("helm-controller to fail the upgrade", READY_TIMEOUT, || {
         let (status, reason, message) = ready(&hc, "app");
         if status == "False" && reason == "UpgradeFailed" { Ok(message) } else { Err(format!("{status} {reason}")) }
@@ -179,7 +191,8 @@ fn workloads_chart(with_deployment: bool) -> Chart {
         ),
     ];
     if with_deployment {
-        templates.push(("deploy.yaml", cozyhr_e2e::DEPLOYMENT.replace("{{ .Release.Name }}-web", "{{ .Release.Name }}-d")));
+        templates
+            .push(("deploy.yaml", cozyhr_e2e::DEPLOYMENT.replace("{{ .Release.Name }}-web", "{{ .Release.Name }}-d")));
     }
     let refs: Vec<(&str, &str)> = templates.iter().map(|(n, t)| (*n, t.as_str())).collect();
     Chart::new("workloads", "0.1.0", "message: one\n", &refs)
@@ -204,7 +217,8 @@ fn status_patch(ns: &str, kind: &str, name: &str, status: Value) {
 fn write_statuses(ns: &str, release: &str, state: State, with_deployment: bool) {
     // Any time will do: no rule the tests reach depends on how long ago.
     let now = "2026-01-01T00:00:00Z";
-    let cond = |t: &str, s: &str, r: &str| serde_json::json!({"type": t, "status": s, "reason": r, "lastTransitionTime": now});
+    let cond =
+        |t: &str, s: &str, r: &str| serde_json::json!({"type": t, "status": s, "reason": r, "lastTransitionTime": now});
     if with_deployment {
         let (ready, progressing) = match state {
             State::DeploymentNotReady => (0, cond("Progressing", "True", "ReplicaSetUpdated")),
@@ -246,17 +260,24 @@ fn judge(who: Option<Helm>, strategy: &str, state: State) -> (String, String, St
     let ns = namespace(&format!("rw-{}", &tag[..tag.len().min(30)]));
     let chart = workloads_chart(with_deployment);
     chart.publish("workloads", &ns);
-    let spec = format!(
-        "waitStrategy:\n  name: {strategy}\ninstall:\n  disableWait: true\nupgrade:\n  timeout: 20s\n"
-    );
+    let spec = format!("waitStrategy:\n  name: {strategy}\ninstall:\n  disableWait: true\nupgrade:\n  timeout: 20s\n");
     apply(&waiting_release(&ns, "w", "workloads", &spec));
     wait_hr_ready(&ns, "w", READY_TIMEOUT);
     write_statuses(&ns, "w", state, with_deployment);
     match who {
         None => {
             let before = get_json("helmrelease", &ns, "w").expect("hr")["metadata"]["generation"].as_i64().unwrap_or(0);
-            kubectl(["patch", "helmrelease", "w", "-n", &ns, "--type=merge", "-p", r#"{"spec":{"values":{"message":"two"}}}"#])
-                .ok();
+            kubectl([
+                "patch",
+                "helmrelease",
+                "w",
+                "-n",
+                &ns,
+                "--type=merge",
+                "-p",
+                r#"{"spec":{"values":{"message":"two"}}}"#,
+            ])
+            .ok();
             eventually("helm-controller's verdict on the upgrade", READY_TIMEOUT, || {
                 let hr = get_json("helmrelease", &ns, "w").ok_or("no hr")?;
                 let attempted = hr.pointer("/status/lastAttemptedGeneration").and_then(Value::as_i64).unwrap_or(0);
@@ -266,7 +287,8 @@ fn judge(who: Option<Helm>, strategy: &str, state: State) -> (String, String, St
             })
         }
         Some(helm) => {
-            kubectl(["patch", "helmrelease", "w", "-n", &ns, "--type=merge", "-p", r#"{"spec":{"suspend":true}}"#]).ok();
+            kubectl(["patch", "helmrelease", "w", "-n", &ns, "--type=merge", "-p", r#"{"spec":{"suspend":true}}"#])
+                .ok();
             let run = cozy(helm, chart.path(), &ns, &["apply", "w", "--set", "message=two"]);
             let (status, reason, message) = ready(&ns, "w");
             let expected_code = if status == "True" { 0 } else { 1 };
@@ -342,9 +364,7 @@ fn ready_expr_decides_who_waits_as_helm_controller_does() {
     apply(&cozyhr_e2e::helmrelease(&ns, "a", "widgets", ""));
     wait_hr_ready(&ns, "a", READY_TIMEOUT);
     let expr = "has(dep.metadata.annotations) && 'stage' in dep.metadata.annotations && dep.metadata.annotations['stage'] == 'done'";
-    let b = format!(
-        "dependsOn:\n- name: a\n  readyExpr: \"{expr}\"\nvalues:\n  message: b\n"
-    );
+    let b = format!("dependsOn:\n- name: a\n  readyExpr: \"{expr}\"\nvalues:\n  message: b\n");
     apply(&cozyhr_e2e::helmrelease(&ns, "b", "widgets", &b));
 
     // a is Ready, but the expression is false: helm-controller holds b back, and so do tree and status.
