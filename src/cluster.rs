@@ -154,6 +154,14 @@ fn check_context(kubeconfig: &Kubeconfig, wanted: Option<&str>, files: &[PathBuf
 }
 
 impl Cluster {
+    /// The same cluster, with `namespace` as the one meant when none is named (for helm too).
+    pub fn in_namespace(&self, namespace: &str) -> Cluster {
+        let mut c = self.clone();
+        c.namespace = namespace.to_string();
+        c.options.namespace = Some(namespace.to_string());
+        c
+    }
+
     /// A release's own cluster, connected already (see [`crate::target`]): helm reaches it through
     /// `options.kubeconfig` and `options.context`, which `kubeconfig_file` keeps in existence when it is
     /// a private copy.

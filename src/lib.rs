@@ -65,6 +65,7 @@ pub mod release;
 pub mod release_file;
 pub mod release_lease;
 pub mod release_lock;
+pub mod release_set;
 pub mod release_status;
 pub mod render;
 pub mod snapshot;

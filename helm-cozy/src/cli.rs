@@ -26,8 +26,40 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref.
+    /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref;
+    /// one HelmRelease is named unless `--all`.
     pub fn checked(self) -> Result<Cli, clap::Error> {
+        let one = |verb: &str, names: &[String], all: bool| {
+            if !all && names.len() > 1 {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::TooManyValues,
+                    format!(
+                        "{verb} takes one HelmRelease; for several releases of this chart, use --all (and name them)"
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        if let Command::Diff(d) = &self.command {
+            one("diff", &d.names, d.set.all)?;
+            if d.set.all
+                && (!matches!(d.against, AgainstArg::Live | AgainstArg::Release) || !d.release.release_file.is_empty())
+            {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--all diffs the chart's HelmReleases in the cluster: not with --release-file or --against git:REF",
+                ));
+            }
+        }
+        if let Command::Apply(a) = &self.command {
+            one("apply", &a.names, a.set.all)?;
+            if a.set.all && (a.plain || a.watch) {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    "--all applies the chart's HelmReleases: not with --plain or --watch",
+                ));
+            }
+        }
         if let Command::Diff(d) = &self.command
             && d.watch
             && matches!(d.against, AgainstArg::Git(_))
@@ -245,8 +277,12 @@ pub enum ValuesFormat {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The HelmRelease.
-    pub name: String,
+    /// The HelmRelease (with --all: only these of the chart's HelmReleases).
+    #[arg(required_unless_present = "all", value_name = "NAME")]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub set: SetFlags,
 
     /// Compare with the live objects (`live`, after a server-side dry run), the stored Helm release
     /// manifest (`release`), or the chart as it is at a Git ref (`git:REF`, e.g. git:origin/main: the chart
@@ -295,6 +331,56 @@ pub struct DiffArgs {
     pub target: TargetFlags,
 }
 
+/// `--all`: the chart's HelmReleases instead of one (see cozyhr::release_set).
+#[derive(Debug, Args)]
+pub struct SetFlags {
+    /// Every HelmRelease in the namespace (-A: in all) that deploys this chart: by the chart name of the
+    /// release helm-controller last made, else its spec.chart where none exists yet. Narrowed by -l and
+    /// by the names given.
+    #[arg(long)]
+    pub all: bool,
+
+    /// With --all: the HelmReleases of every namespace.
+    #[arg(short = 'A', long = "all-namespaces", requires = "all")]
+    pub all_namespaces: bool,
+
+    /// With --all: only HelmReleases with these labels (kubectl's selector syntax, e.g. tier=db,env!=prod).
+    #[arg(short = 'l', long = "selector", requires = "all", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// With --all: how many releases at a time (default: one per core).
+    #[arg(long, requires = "all", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: Option<u16>,
+}
+
+impl DiffArgs {
+    /// The one HelmRelease named (without --all there is exactly one).
+    pub fn name(&self) -> &str {
+        self.names.first().map(String::as_str).unwrap_or_default()
+    }
+}
+
+impl ApplyArgs {
+    /// The one HelmRelease named (without --all there is exactly one).
+    pub fn name(&self) -> &str {
+        self.names.first().map(String::as_str).unwrap_or_default()
+    }
+}
+
+impl SetFlags {
+    pub fn selection(&self, names: &[String]) -> cozyhr::release_set::Selection {
+        cozyhr::release_set::Selection {
+            all_namespaces: self.all_namespaces,
+            selector: self.selector.clone(),
+            names: names.to_vec(),
+        }
+    }
+
+    pub fn concurrency(&self) -> usize {
+        cozyhr::release_set::concurrency(self.concurrency.map(usize::from))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgainstArg {
     Live,
@@ -324,8 +410,17 @@ pub enum DiffFormat {
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// The HelmRelease (with --plain: the Helm release name).
-    pub name: String,
+    /// The HelmRelease (with --plain: the Helm release name; with --all: only these of the chart's
+    /// HelmReleases).
+    #[arg(required_unless_present = "all", value_name = "NAME")]
+    pub names: Vec<String>,
+
+    #[command(flatten)]
+    pub set: SetFlags,
+
+    /// With --all: go on applying the others after a release fails (without it, no new apply starts).
+    #[arg(long = "keep-going", requires = "all")]
+    pub keep_going: bool,
 
     /// Resume the HelmRelease after a successful apply, handing it back to Flux.
     #[arg(long)]

@@ -167,6 +167,15 @@ pub struct Targets {
     #[arg(long)]
     pub all: bool,
 
+    /// With --all: only HelmReleases whose labels match this selector (e.g. tier=db,env!=prod).
+    #[arg(short = 'l', long, value_name = "SELECTOR", requires = "all")]
+    pub selector: Option<String>,
+
+    /// With --all: only HelmReleases that deploy this chart (by the chart name of the release
+    /// helm-controller last made, else their spec.chart): the set `helm cozy apply --all` applied.
+    #[arg(long, value_name = "NAME", requires = "all")]
+    pub chart: Option<String>,
+
     #[command(flatten)]
     pub scope: Scope,
 }

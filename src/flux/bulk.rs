@@ -18,11 +18,14 @@ pub struct Target<K: FluxObject> {
 }
 
 /// Which objects: the named ones in the cluster's namespace, or with `all` every one in it (in every
-/// namespace with `all_namespaces`).
+/// namespace with `all_namespaces`), narrowed by a label `selector` and, for HelmReleases, to those that
+/// deploy `chart` ([`crate::release_set::deploys`]).
 pub struct Selection<'a> {
     pub names: &'a [String],
     pub all: bool,
     pub all_namespaces: bool,
+    pub selector: Option<&'a str>,
+    pub chart: Option<&'a str>,
 }
 
 impl<K: FluxObject<DynamicType = ()>> Target<K> {
@@ -47,7 +50,10 @@ impl<K: FluxObject<DynamicType = ()>> Target<K> {
         }
         let objects =
             if selection.all_namespaces { Objects::<K>::all(cluster) } else { Objects::namespaced(cluster, here) };
-        let items = objects.list(None).await?;
+        let mut items = objects.list(selection.selector).await?;
+        if let Some(chart) = selection.chart {
+            items.retain(|o| o.deploys_chart(chart));
+        }
         if items.is_empty() {
             let scope =
                 if selection.all_namespaces { "any namespace".to_string() } else { format!("{here} namespace") };

@@ -341,6 +341,10 @@ impl HelmRelease {
 }
 
 impl FluxObject for HelmRelease {
+    fn deploys_chart(&self, chart: &str) -> bool {
+        crate::release_set::deploys(self, chart)
+    }
+
     fn flux_kind(_: &()) -> &'static Kind {
         &kind::HELM_RELEASE
     }

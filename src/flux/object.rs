@@ -35,6 +35,11 @@ pub trait FluxObject:
     fn last_handled_reconcile_at(&self) -> Option<&str> {
         self.reconcile_status().and_then(|s| s.last_handled_reconcile_at.as_deref())
     }
+    /// Whether this object deploys the chart named `chart` (only HelmReleases deploy charts: see
+    /// [`crate::release_set::deploys`]).
+    fn deploys_chart(&self, _chart: &str) -> bool {
+        false
+    }
     /// The generation the controller last attempted, when the kind records it (HelmRelease does).
     fn last_attempted_generation(&self) -> Option<i64> {
         None

@@ -17,7 +17,8 @@ pub async fn apply(request: ApplyRequest<'_>) -> Result<Ended> {
     let (cluster, name) = (request.cluster, request.name);
     let stop = Stop::listen()?;
     let hr = suspend(cluster, name).await?;
-    let mut watches = Watches::start(cluster, request.pipeline.chart.path(), &request.user.files, &hr)?;
+    let mut watches =
+        Watches::start(cluster, request.pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
     let ended = super::run(&mut ApplyRound { request }, &mut watches, &stop).await;
     drop(watches);
     if ended.why == Why::Resumed {

@@ -18,7 +18,7 @@ pub async fn diff(
 ) -> Result<Ended> {
     let stop = Stop::listen()?;
     let hr = crate::pipeline::helmrelease(cluster, request.name).await?;
-    let mut watches = Watches::start(cluster, pipeline.chart.path(), &request.user.files, &hr)?;
+    let mut watches = Watches::start(cluster, pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
     let mut round = DiffRound { pipeline, cluster, request, format, options };
     let ended = super::run(&mut round, &mut watches, &stop).await;
     if ended.why != Why::ReaderGone {
@@ -48,6 +48,64 @@ impl Round for DiffRound<'_> {
         };
         match self.request.print(&plan, self.format, self.options) {
             Ok(()) => Outcome::Done(format!("diff printed: {}", plan_words(&plan))),
+            Err(e) if e.is_reader_gone() => Outcome::End(Why::ReaderGone),
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
+    }
+}
+
+/// `diff --all --watch`: the set's diffs ([`crate::release_set::diff`]) at the start and after every
+/// change of the chart, the -f files, or any of the set's HelmReleases and their valuesFrom sources.
+pub async fn diff_all(
+    pipeline: &Pipeline,
+    cluster: &Cluster,
+    selection: &crate::release_set::Selection,
+    common: &crate::release_set::diff::Common<'_>,
+    concurrency: usize,
+    format: Format,
+    options: RenderOptions,
+) -> Result<Ended> {
+    let stop = Stop::listen()?;
+    let set = crate::release_set::select(cluster, &pipeline.chart.meta.name, selection).await?;
+    let mut watches = Watches::start(cluster, pipeline.chart.path(), &common.user.files, &set)?;
+    let mut round = DiffAllRound { pipeline, cluster, selection, common, concurrency, format, options };
+    let ended = super::run(&mut round, &mut watches, &stop).await;
+    if ended.why != Why::ReaderGone {
+        crate::output::stderr_line(format_args!(
+            "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
+            ended.rounds, ended.why
+        ));
+    }
+    Ok(ended)
+}
+
+struct DiffAllRound<'a> {
+    pipeline: &'a Pipeline,
+    cluster: &'a Cluster,
+    selection: &'a crate::release_set::Selection,
+    common: &'a crate::release_set::diff::Common<'a>,
+    concurrency: usize,
+    format: Format,
+    options: RenderOptions,
+}
+
+impl Round for DiffAllRound<'_> {
+    const CHANGES_CLUSTER: bool = false;
+
+    async fn run(&mut self, _stop: &Stop) -> Outcome {
+        use crate::release_set::diff::{diff_all, print};
+        // The set again: a HelmRelease may have been added, relabelled or removed since.
+        let set = match crate::release_set::select(self.cluster, &self.pipeline.chart.meta.name, self.selection).await {
+            Ok(set) => set,
+            Err(e) => return Outcome::Failed(e.to_string()),
+        };
+        let entries = diff_all(self.pipeline, self.cluster, &set, self.common, self.concurrency).await;
+        match print(&entries, self.format, self.options) {
+            Ok(()) => {
+                let changed = entries.iter().filter(|e| e.outcome.as_ref().is_ok_and(|p| p.has_changes())).count();
+                let failed = entries.iter().filter(|e| e.outcome.is_err()).count();
+                Outcome::Done(format!("{} releases diffed: {changed} with changes, {failed} failed", entries.len()))
+            }
             Err(e) if e.is_reader_gone() => Outcome::End(Why::ReaderGone),
             Err(e) => Outcome::Failed(e.to_string()),
         }

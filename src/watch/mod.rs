@@ -18,7 +18,7 @@ mod apply;
 mod diff;
 
 pub use apply::apply;
-pub use diff::diff;
+pub use diff::{diff, diff_all};
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -387,12 +387,15 @@ pub struct Watches {
     /// What is watched, in a few words, for the status line.
     pub what: String,
     _files: FileWatch,
-    cluster: tokio::task::JoinHandle<()>,
+    /// One watch of the cluster per HelmRelease followed.
+    cluster: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Watches {
     fn drop(&mut self) {
-        self.cluster.abort();
+        for task in &self.cluster {
+            task.abort();
+        }
     }
 }
 
@@ -403,12 +406,12 @@ impl Watches {
         cluster: &Cluster,
         chart_dir: &Path,
         user_files: &[PathBuf],
-        hr: &HelmRelease,
+        hrs: &[HelmRelease],
     ) -> Result<Watches, WatchError> {
         let watched = Watched::for_chart(chart_dir, user_files);
         let (tx, changes) = mpsc::unbounded_channel();
         let files = watch_files(&watched, tx.clone())?;
-        let cluster_task = watch_cluster(cluster, hr, tx);
+        let cluster_tasks = hrs.iter().map(|hr| watch_cluster(cluster, hr, tx.clone())).collect();
         let linked = watched.trees.len() - 1;
         let mut what = String::from("the chart");
         if linked > 0 {
@@ -418,12 +421,17 @@ impl Watches {
             let n = watched.files.len();
             what.push_str(&format!(", {n} file{}", if n == 1 { "" } else { "s" }));
         }
-        what.push_str(&format!(" and helmrelease {}", hr.name()));
-        let n = hr.spec.values_from.len();
-        if n > 0 {
-            what.push_str(&format!(" with {n} valuesFrom source{}", if n == 1 { "" } else { "s" }));
+        match hrs {
+            [hr] => {
+                what.push_str(&format!(" and helmrelease {}", hr.name()));
+                let n = hr.spec.values_from.len();
+                if n > 0 {
+                    what.push_str(&format!(" with {n} valuesFrom source{}", if n == 1 { "" } else { "s" }));
+                }
+            }
+            _ => what.push_str(&format!(" and {} helmreleases with their valuesFrom sources", hrs.len())),
         }
-        Ok(Watches { watched, changes, what, _files: files, cluster: cluster_task })
+        Ok(Watches { watched, changes, what, _files: files, cluster: cluster_tasks })
     }
 }
 

@@ -17,11 +17,14 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     let pipeline = Pipeline::open(chart_dir).await?;
     let cluster = flags.options_for(&args.target).connect().await?;
     if args.plain {
-        let out = pipeline.apply_plain(&cluster, &args.name, &args.values.user(), args.dry_run).await?;
+        let out = pipeline.apply_plain(&cluster, args.name(), &args.values.user(), args.dry_run).await?;
         cozyhr::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let request = request(&cluster, &pipeline, args);
+    if args.set.all {
+        return run_all(&cluster, &pipeline, args, request).await;
+    }
     if args.watch {
         let ended = cozyhr::watch::apply(request).await?;
         return Ok(if ended.cut_off { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS });
@@ -30,11 +33,45 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     Ok(ExitCode::SUCCESS)
 }
 
+/// `apply --all`: every HelmRelease of the chart (see cozyhr::release_set), then a table of what became of
+/// each; exit 1 when any failed.
+async fn run_all(
+    cluster: &Cluster,
+    pipeline: &Pipeline,
+    args: &ApplyArgs,
+    template: ApplyRequest<'_>,
+) -> anyhow::Result<ExitCode> {
+    use cozyhr::release_set::apply::{Fate, Plan, apply_all, table};
+    let set = cozyhr::release_set::select(cluster, &pipeline.chart.meta.name, &args.set.selection(&args.names)).await?;
+    let plan = Plan { concurrency: args.set.concurrency(), keep_going: args.keep_going };
+    let rows = apply_all(&template, &set, &plan).await?;
+    let color = cozyhr::output::ColorChoice::Auto.for_stdout();
+    cozyhr::output::write_stdout(table(&rows, color))?;
+    let failed = rows.iter().filter(|r| matches!(r.result, Fate::Failed(_))).count();
+    let skipped = rows.iter().filter(|r| matches!(r.result, Fate::Skipped(_))).count();
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} releases failed, {skipped} skipped (see the table)", rows.len());
+    }
+    if !args.resume {
+        let mut hand_back = format!("kubectl cozyhr resume --all --chart {}", pipeline.chart.meta.name);
+        if args.set.all_namespaces {
+            hand_back.push_str(" -A");
+        } else {
+            hand_back.push_str(&format!(" -n {}", cluster.namespace));
+        }
+        if let Some(sel) = &args.set.selector {
+            hand_back.push_str(&format!(" -l {sel}"));
+        }
+        cozyhr::output::progress::success(format!("hand the set back to Flux with: {hand_back}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn request<'a>(cluster: &'a Cluster, pipeline: &'a Pipeline, args: &'a ApplyArgs) -> ApplyRequest<'a> {
     ApplyRequest {
         cluster,
         pipeline,
-        name: &args.name,
+        name: args.name(),
         user: args.values.user(),
         options: UpgradeOptions {
             dry_run: args.dry_run,

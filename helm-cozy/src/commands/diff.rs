@@ -14,6 +14,9 @@ const CHANGES: u8 = 2;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
+    if args.set.all {
+        return run_all(flags, &pipeline, args).await;
+    }
     let namespace = flags.options().namespace;
     let user = args.values.user();
     let request = request(args, &user, namespace.as_deref());
@@ -38,6 +41,37 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     Ok(exit_code(&plan, args))
 }
 
+/// `diff --all`: every HelmRelease of the chart (see cozyhr::release_set), a summary table, then the diffs.
+async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    use cozyhr::release_set::diff::{Common, any_change, any_error, diff_all, print};
+    let cluster = flags.options_for(&args.target).connect().await?;
+    let selection = args.set.selection(&args.names);
+    let user = args.values.user();
+    let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
+    let common = Common {
+        user: &user,
+        against,
+        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
+    };
+    let options =
+        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
+    let format = format(args.output);
+    if args.watch {
+        cozyhr::watch::diff_all(pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
+            .await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let set = cozyhr::release_set::select(&cluster, &pipeline.chart.meta.name, &selection).await?;
+    let entries = diff_all(pipeline, &cluster, &set, &common, args.set.concurrency()).await;
+    print(&entries, format, options)?;
+    if any_error(&entries) {
+        let failed = entries.iter().filter(|e| e.outcome.is_err()).count();
+        anyhow::bail!("{failed} of {} releases could not be diffed (see their rows above)", entries.len());
+    }
+    let changed = args.detailed_exitcode && any_change(&entries);
+    Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
+}
+
 /// The diff the flags ask for; `namespace` is `-n` when given (else the cluster's).
 fn request<'a>(
     args: &'a DiffArgs,
@@ -45,7 +79,7 @@ fn request<'a>(
     namespace: Option<&'a str>,
 ) -> DiffRequest<'a> {
     DiffRequest {
-        name: &args.name,
+        name: args.name(),
         user,
         against: match &args.against {
             AgainstArg::Live => DiffAgainst::Cluster(Against::Live),

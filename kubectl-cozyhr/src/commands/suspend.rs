@@ -11,7 +11,13 @@ use cozyhr::output::progress;
 use crate::cli::{ResumeArgs, SuspendArgs, Targets};
 
 async fn resolve(cluster: &Cluster, targets: &Targets) -> cozyhr::Result<Vec<Target<HelmRelease>>> {
-    let selection = Selection { names: &targets.names, all: targets.all, all_namespaces: targets.scope.all_namespaces };
+    let selection = Selection {
+        names: &targets.names,
+        all: targets.all,
+        all_namespaces: targets.scope.all_namespaces,
+        selector: targets.selector.as_deref(),
+        chart: targets.chart.as_deref(),
+    };
     Target::resolve(cluster, &selection).await
 }
 
