@@ -1,3 +1,14 @@
+// govec answers the cases of ../cases.py with the Go libraries helm-controller 1.6 builds with, one
+// JSON answer per input line: a patch (wI2L/jsondiff Compare with Rationalize, as fluxcd/pkg
+// ssa/jsondiff calls it), a removal of ignore paths (evanphx/json-patch remove operations with missing
+// paths allowed and negative indexes, as ssa/jsondiff.ApplyPatchToUnstructured applies them), or a label
+// selector (k8s.io/apimachinery labels.Parse and Matches). Not part of any build: run by hand,
+//
+//	cd src/drift/testdata && python3 cases.py > /tmp/cases.jsonl
+//	(cd govec && GOFLAGS=-mod=mod go build -o /tmp/govec .) && /tmp/govec < /tmp/cases.jsonl > /tmp/answers.jsonl
+//
+// then join each case with its answer as {"case":…,"go":…} into go-vectors.jsonl (the module cache of
+// scripts/tools.sh, GOMODCACHE=~/.cache/cozyhr-e2e/gomod with GOPROXY=off, holds every module it needs).
 package main
 
 import (
