@@ -371,7 +371,7 @@ fn shown_entry(
             .map_err(|e| Error::Invalid { what: "drift".into(), reason: e.to_string() })
     };
     let (old_yaml, new_yaml) = (yaml(&old)?, yaml(&new)?);
-    Ok(Entry { id: id.clone(), action, old, new, old_yaml, new_yaml })
+    Ok(Entry { id: id.clone(), action, old, new, old_yaml, new_yaml, drift_ignored: Vec::new() })
 }
 
 /// Numbers of objects per state.
