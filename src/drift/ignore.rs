@@ -6,7 +6,7 @@
 //!   compares it (the stored manifest's object with Helm's ownership metadata and its namespace, so
 //!   `app.kubernetes.io/managed-by=Helm` is there for a label selector); `group`, `version`, `kind`,
 //!   `name` and `namespace` are regular expressions anchored at both ends, an empty one matches anything;
-//!   `labelSelector` and `annotationSelector` are Kubernetes label selectors ([`super::selector`]);
+//!   `labelSelector` and `annotationSelector` are Kubernetes label selectors (parsed as apimachinery parses them);
 //! - the paths of every matching rule are taken together; **only the last rule without a `target`
 //!   counts**: helm-controller keeps rules in a map keyed by their compiled selector, and every rule
 //!   without one has the same key, so each replaces the one before (fluxcd/pkg#1157, kept as it is
