@@ -7,7 +7,9 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cozyhr_e2e::{Chart, Run, apply, condition, eventually, get_json, helmrelease, kubectl, namespace, wait_hr_ready};
+use cozyhr_e2e::{
+    Chart, Helm, Run, apply, condition, cozy, eventually, get_json, helmrelease, kubectl, namespace, wait_hr_ready,
+};
 use serde_json::Value;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -140,7 +142,8 @@ fn drift_json(ns: &str) -> Value {
 #[test]
 fn drift_is_what_helm_controller_sees() {
     let ns = namespace("drift");
-    chart().publish("web", &ns);
+    let chart = chart();
+    chart.publish("web", &ns);
     apply(&helmrelease(&ns, "web", "web", DRIFT_SPEC));
     wait_hr_ready(&ns, "web", TIMEOUT);
     let excluded_by_chart = format!("ConfigMap/{ns}/web-skip excluded");
@@ -224,6 +227,14 @@ fn drift_is_what_helm_controller_sees() {
     ] {
         assert_eq!(state_of(&report, name), state, "{name}: {report:#}");
     }
+
+    // helm cozy diff shows the ignored path's change too, marked as one Flux leaves and an upgrade resets.
+    let diff = cozy(Helm::V4, chart.path(), &ns, &["diff", "web"]).ok();
+    let marked = format!(
+        "{ns}, web-ignored, ConfigMap (v1) has changed:\n# /data/tuned: ignored by spec.driftDetection.ignore: Flux does not correct this; an upgrade still resets it\n"
+    );
+    assert!(diff.stdout.contains(&marked), "{}", diff.stdout);
+    assert!(diff.stdout.contains("-   tuned: \"2\"\n+   tuned: \"1\"\n"), "{}", diff.stdout);
 
     // (g) helm-controller finds the same: the same objects changed, removed and excluded.
     let (status, reason, theirs) = drifted(&reconcile(&ns, "web"));
