@@ -1,6 +1,6 @@
 //! The JSON patch helm-controller computes between a live object and the dry run of the release's, as
-//! far as its verdict depends on the patch's shape: wI2L/jsondiff 0.6 `Compare` with `Rationalize()`
-//! (fluxcd/pkg `ssa/jsondiff` passes nothing else).
+//! far as its verdict depends on the patch's shape: wI2L/jsondiff `Compare` with `Rationalize()` (fluxcd/pkg
+//! `ssa/jsondiff` passes nothing else), at v0.7.1, the version helm-controller 1.6 builds with.
 //!
 //! The shape matters for labels and annotations, where helm-controller keeps only `add` and `replace`
 //! operations, so that keys other controllers add to the live object are no drift. Rationalising
