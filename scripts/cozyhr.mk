@@ -11,7 +11,7 @@
 #   make apply     suspend the HelmRelease, upgrade, write status   (helm cozy apply)
 #   make values    the composed values and where each key came from (helm cozy values)
 #   make delete    uninstall, leave the HelmRelease suspended       (helm cozy delete)
-#   make suspend / resume / status / reconcile / tree                (kubectl cozyhr ...)
+#   make suspend / resume / status / reconcile / tree / drift        (kubectl cozyhr ...)
 #
 # Extra arguments: COZY_FLAGS for helm cozy (e.g. make diff COZY_FLAGS="-f dev-values.yaml"),
 # COZYHR_FLAGS for kubectl cozyhr (e.g. make resume COZYHR_FLAGS=--wait=false). HELM and KUBECTL pick
@@ -30,10 +30,10 @@ cozyhr_ns = $(if $(strip $(NAMESPACE)),-n $(strip $(NAMESPACE)))
 cozyhr_helm = $(strip $(HELM) cozy $(1) $(NAME) $(cozyhr_ns) -C $(CHART_DIR) $(COZY_FLAGS))
 cozyhr_kubectl = $(strip $(KUBECTL) cozyhr $(1) $(NAME) $(cozyhr_ns) $(COZYHR_FLAGS))
 
-.PHONY: show diff apply values delete suspend resume status reconcile tree
+.PHONY: show diff apply values delete suspend resume status reconcile tree drift
 
 show diff apply values delete:
 	$(call cozyhr_helm,$@)
 
-suspend resume status reconcile tree:
+suspend resume status reconcile tree drift:
 	$(call cozyhr_kubectl,$@)

@@ -248,8 +248,9 @@ spec:
   description: |
     kubectl cozyhr lists, suspends, resumes and reconciles Flux HelmReleases and shows
     the status of one on a single screen: conditions, history, failure counters,
-    dependsOn readiness, dependents and recent Events, and the dependsOn graph around it
-    (tree). It speaks Flux's reconcile-request protocol
+    dependsOn readiness, dependents and recent Events, the dependsOn graph around it
+    (tree), and the drift helm-controller's drift detection sees (drift). It speaks
+    Flux's reconcile-request protocol
     itself, so it needs neither the flux CLI nor anything installed in the cluster.
     Its companion Helm plugin, helm cozy, renders, diffs and applies a chart exactly
     as Flux's helm-controller would.

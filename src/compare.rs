@@ -105,7 +105,7 @@ pub async fn diff(
             let policy = crate::crds::policy(&desired.hr, installed)?;
             let method = crate::apply_method::decide(&desired.hr, installed, previous.last.as_ref());
             let crds = crate::crds::observe(&live, &crds, policy, method).await?;
-            against_live(&live, release, objects, previous, crds, options).await
+            against_live(&live, release, objects, previous, crds, options, &desired.hr).await
         }
         Against::Release => against_release(objects, previous, options),
     }
@@ -179,6 +179,7 @@ async fn against_live(
     previous: Previous,
     crds: Vec<(ObjectId, Value, Option<Value>)>,
     options: PlanOptions,
+    hr: &crate::flux::HelmRelease,
 ) -> Result<Plan> {
     let (mut desired, desired_hooks) = split_hooks(desired);
     // Whether each desired object is exactly what the deployed release applied. Compared before Helm's
@@ -193,6 +194,7 @@ async fn against_live(
     for m in &mut desired {
         add_helm_ownership(&mut m.object, release.0, release.1);
     }
+    let drift_ignored = drift_ignored_paths(hr, &desired);
     let objects: Vec<&Value> = desired.iter().map(|m| &m.object).collect();
     let observed = live.observe_all(&objects, &as_applied).await?;
     let mut sides = Sides::default();
@@ -228,10 +230,34 @@ async fn against_live(
     }
     sides.desired.extend(desired_hooks.into_iter().map(Manifest::into_pair));
     sides.live.extend(previous.hooks.into_iter().map(Manifest::into_pair));
-    let plan = plan_sides(sides, options).map_err(|e| manifest_error("diff", e));
+    let plan = plan_sides(sides, options).map_err(|e| manifest_error("diff", e)).map(|mut plan| {
+        plan.mark_drift_ignored(&drift_ignored);
+        plan
+    });
     // Freeing thousands of parsed objects takes longer than printing the plan: done beside it.
     crate::par::drop_later((desired, previous.objects));
     plan
+}
+
+/// The paths `spec.driftDetection.ignore` leaves out of drift detection for each desired object (as
+/// Helm applies it, so as helm-controller selects it), for the diff to mark the changes under them.
+/// Nothing when the rules do not compile: helm-controller then compares nothing at all, which is for
+/// `kubectl cozyhr drift` to say.
+fn drift_ignored_paths(
+    hr: &crate::flux::HelmRelease,
+    desired: &[Manifest],
+) -> std::collections::HashMap<ObjectId, Vec<String>> {
+    let rules = crate::drift::DriftDetection::of(&hr.spec)
+        .and_then(|d| crate::drift::IgnoreRules::compile(&d.ignore))
+        .inspect_err(|e| tracing::debug!(error = %e, "drift ignore rules not used for marking"));
+    let Ok(rules) = rules else { return Default::default() };
+    desired
+        .iter()
+        .filter_map(|m| {
+            let paths = rules.paths_for(&m.object);
+            (!paths.is_empty()).then(|| (m.id.clone(), paths))
+        })
+        .collect()
 }
 
 /// Makes the object as Helm sends it to the API server: Helm adds its ownership label and annotations to

@@ -107,6 +107,38 @@ pub enum Error {
     /// The release's own cluster (`spec.kubeConfig`) cannot be read, reached or confirmed.
     #[error(transparent)]
     Target(Box<TargetError>),
+
+    /// `kubectl cozyhr drift`: the drift detection settings or the release to compare.
+    #[error(transparent)]
+    Drift(Box<DriftError>),
+}
+
+impl From<DriftError> for Error {
+    fn from(e: DriftError) -> Self {
+        Error::Drift(Box::new(e))
+    }
+}
+
+/// Why drift cannot be looked for as helm-controller looks for it ([`crate::drift`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DriftError {
+    #[error("spec.driftDetection cannot be read: {reason}")]
+    Spec { reason: String },
+
+    /// helm-controller compiles every rule first and compares nothing when one does not compile.
+    #[error(
+        "spec.driftDetection.ignore[{rule}].target.{field} {value:?} is not a valid {what}: {reason} (helm-controller cannot look for drift in this release either: fix the HelmRelease)"
+    )]
+    Target { rule: usize, field: &'static str, value: String, what: &'static str, reason: String },
+
+    #[error(
+        "helmrelease {hr} has no Helm release {release} in namespace {storage}{}: helm-controller has not installed it (yet), so there is no drift to look for",
+        if *remote { " of the release's own cluster" } else { "" }
+    )]
+    NoRelease { hr: String, release: String, storage: String, remote: bool },
+
+    #[error("the stored manifest of Helm release {release} cannot be read: {reason}")]
+    Manifest { release: String, reason: String },
 }
 
 impl From<TargetError> for Error {

@@ -16,6 +16,10 @@
 //!   status helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]:
 //!   whether the chart applied is the source's, for an honest hand-back.
 //!
+//! - [`drift`]: `kubectl cozyhr drift`, the drift helm-controller's drift detection sees (the stored
+//!   release against the live objects, its normalisation, exclusions and ignore rules in
+//!   [`drift::ignore`]).
+//!
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.
 //!
@@ -46,6 +50,7 @@ pub mod crds;
 pub mod desired;
 pub mod diff;
 pub mod discovery;
+pub mod drift;
 pub mod duration;
 pub mod error;
 pub mod flux;

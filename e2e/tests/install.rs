@@ -669,7 +669,7 @@ fn makefile_snippet_runs_the_loop_with_name_and_namespace() {
     for verb in ["show", "diff", "apply", "values", "delete"] {
         assert_eq!(make(verb, &[]), format!("helm cozy {verb} web -n tenant-a -C {chart}"));
     }
-    for verb in ["suspend", "resume", "status", "reconcile", "tree"] {
+    for verb in ["suspend", "resume", "status", "reconcile", "tree", "drift"] {
         assert_eq!(make(verb, &[]), format!("kubectl cozyhr {verb} web -n tenant-a"));
     }
     assert_eq!(

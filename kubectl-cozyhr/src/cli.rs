@@ -12,7 +12,7 @@ use cozyhr_shell::Color;
     name = "kubectl-cozyhr",
     bin_name = "kubectl cozyhr",
     version = cozyhr::VERSION,
-    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree",
+    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree, drift",
     propagate_version = true
 )]
 pub struct Cli {
@@ -99,6 +99,8 @@ pub enum Command {
     Status(StatusArgs),
     /// Show the dependsOn graph around a HelmRelease: what it depends on and what depends on it.
     Tree(TreeArgs),
+    /// Show the drift helm-controller's drift detection sees: the stored release against the live objects.
+    Drift(DriftArgs),
     /// Print shell completion code (bash, zsh, fish, elvish, powershell).
     Completion(CompletionArgs),
     /// Print the version.
@@ -243,6 +245,33 @@ pub struct TreeArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TreeOutput {
     Yaml,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    /// The HelmRelease.
+    pub name: String,
+
+    /// Print Secret values as they are (default: masked).
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// Exit 2 when helm-controller would find drift (0 when it would not, 1 on error).
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+
+    /// Output format (default: a line diff per drifted object, then a summary).
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
+    pub output: Option<DriftOutput>,
+
+    #[command(flatten)]
+    pub target: cozyhr_shell::TargetFlags,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DriftOutput {
+    /// Every object with its state, reason, ignored paths and diff, and the counts.
     Json,
 }
 

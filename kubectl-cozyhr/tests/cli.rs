@@ -14,7 +14,8 @@ use cli::{
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-cozyhr");
 
 /// Every visible subcommand; `help_lists_exactly_these_subcommands` keeps the list honest.
-const SUBCOMMANDS: &[&str] = &["get", "suspend", "resume", "reconcile", "status", "tree", "completion", "version"];
+const SUBCOMMANDS: &[&str] =
+    &["get", "suspend", "resume", "reconcile", "status", "tree", "drift", "completion", "version"];
 
 /// Every subcommand that needs a cluster, with valid arguments and some of its flags.
 const CLUSTER_COMMANDS: &[&[&str]] = &[
@@ -35,6 +36,8 @@ const CLUSTER_COMMANDS: &[&[&str]] = &[
     &["tree", "web"],
     &["tree", "web", "-o", "json"],
     &["tree", "-o", "yaml", "web"],
+    &["drift", "web"],
+    &["drift", "web", "--detailed-exitcode", "-o", "json", "--show-secrets"],
 ];
 
 #[test]
@@ -69,16 +72,19 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["reconcile", "web", "--bogus"], "'--bogus'"),
         (&["status", "web", "--bogus"], "'--bogus'"),
         (&["tree", "web", "--bogus"], "'--bogus'"),
+        (&["drift", "web", "--bogus"], "'--bogus'"),
         (&["completion", "bash", "--bogus"], "'--bogus'"),
         (&["version", "--bogus"], "'--bogus'"),
         (&["version", "extra"], "'extra'"),
         (&["status", "web", "db"], "'db'"),
         (&["reconcile", "web", "db"], "'db'"),
         (&["tree", "web", "db"], "'db'"),
+        (&["drift", "web", "db"], "'db'"),
         // A missing required argument.
         (&["status"], "<NAME>"),
         (&["reconcile"], "<NAME>"),
         (&["tree"], "<NAME>"),
+        (&["drift"], "<NAME>"),
         (&["suspend"], "<NAMES>"),
         (&["resume"], "<NAMES>"),
         (&["completion"], "<SHELL>"),
@@ -90,6 +96,9 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["get", "--output=table"], "--output"),
         (&["tree", "web", "-o", "wide"], "--output"),
         (&["tree", "web", "-o", "name"], "--output"),
+        (&["drift", "web", "-o", "yaml"], "--output"),
+        (&["drift", "web", "--detailed-exitcode=yes"], "--detailed-exitcode"),
+        (&["drift", "web", "--target-context", "c"], "--target-kubeconfig"),
         // A status selector that is not CONDITION=STATUS with STATUS true, false or unknown.
         (&["get", "--status-selector", "ready"], "--status-selector"),
         (&["get", "--status-selector=ready=no"], "--status-selector"),
@@ -109,6 +118,8 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["-A", "status", "web"], "-A/--all-namespaces"),
         (&["-A", "reconcile", "web"], "-A/--all-namespaces"),
         (&["-A", "tree", "web"], "-A/--all-namespaces"),
+        (&["-A", "drift", "web"], "-A/--all-namespaces"),
+        (&["drift", "web", "-A"], "'-A'"),
         (&["tree", "web", "-A"], "'-A'"),
         (&["status", "web", "-A"], "'-A'"),
         (&["get", "--all"], "'--all'"),
@@ -287,6 +298,10 @@ fn cluster_flags_before_and_after_the_subcommand_ask_the_cluster_the_same() {
             &[&["-n", "ns1", "status", "web"], &["status", "web", "-n", "ns1"]],
             "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases/web",
         ),
+        (
+            &[&["-n", "ns1", "drift", "web"], &["drift", "web", "-n", "ns1", "-o", "json"]],
+            "GET /apis/helm.toolkit.fluxcd.io/v2/namespaces/ns1/helmreleases/web",
+        ),
     ];
     for (spellings, expected) in cases {
         for spelling in *spellings {
@@ -318,6 +333,8 @@ fn completion_scripts_name_every_subcommand_and_flag() {
         "status-selector",
         "watch",
         "with-source",
+        "detailed-exitcode",
+        "show-secrets",
     ];
     assert_completion_scripts_name(BIN, &[SUBCOMMANDS, &["list", "ls", "kubectl-cozyhr"], &flags].concat());
 }

@@ -11,6 +11,7 @@ const SUBCOMMAND_HELP: &[&[&str]] = &[
     &["reconcile", "--help"],
     &["status", "--help"],
     &["tree", "--help"],
+    &["drift", "--help"],
     &["completion", "--help"],
     &["version", "--help"],
 ];

@@ -46,8 +46,19 @@ impl Plan {
 fn block(e: &Entry, context: Option<usize>) -> String {
     let diff = e.diff(context, false);
     let fence = fence_for(&diff);
+    let notes: String = e
+        .drift_ignored
+        .iter()
+        .map(|p| {
+            format!(
+                "<code>{}</code>: {}\n\n",
+                escape(if p.is_empty() { "the whole object" } else { p }),
+                super::DRIFT_IGNORED_NOTE
+            )
+        })
+        .collect();
     format!(
-        "\n<details><summary><code>{} {}</code> {}</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
+        "\n<details><summary><code>{} {}</code> {}</summary>\n\n{notes}{fence}diff\n{diff}{fence}\n\n</details>\n",
         e.action.marker(),
         escape(&e.id.to_string()),
         verb(e.action),

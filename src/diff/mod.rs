@@ -24,7 +24,7 @@ mod print;
 pub use markdown::COMMENT_LIMIT;
 pub use mask::{LAST_APPLIED_ANNOTATION, mask_secrets};
 pub use normalize::normalize;
-pub use print::{DEFAULT_CONTEXT, Format, RenderOptions, to_yaml};
+pub use print::{DEFAULT_CONTEXT, DRIFT_IGNORED_NOTE, Format, RenderOptions, to_yaml};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
@@ -60,12 +60,23 @@ pub struct Entry {
     pub new: Option<Value>,
     pub old_yaml: String,
     pub new_yaml: String,
+    /// The HelmRelease's `spec.driftDetection.ignore` paths under which this change lies
+    /// ([`Plan::mark_drift_ignored`]): Flux's drift correction leaves them, an upgrade resets them.
+    pub drift_ignored: Vec<String>,
 }
 
 impl Entry {
     /// An unchanged object whose sides are not kept (nothing prints them).
     fn unchanged(id: ObjectId) -> Entry {
-        Entry { id, action: Action::Unchanged, old: None, new: None, old_yaml: String::new(), new_yaml: String::new() }
+        Entry {
+            id,
+            action: Action::Unchanged,
+            old: None,
+            new: None,
+            old_yaml: String::new(),
+            new_yaml: String::new(),
+            drift_ignored: Vec::new(),
+        }
     }
 }
 
@@ -205,7 +216,7 @@ fn entry(id: ObjectId, old: Option<Value>, new: Option<Value>, options: PlanOpti
     let new_yaml = new.as_ref().map(to_yaml).transpose()?.unwrap_or_default();
     // Values can differ yet print the same (e.g. 1 and 1.0); what the user would see decides.
     let action = if action == Action::Change && old_yaml == new_yaml { Action::Unchanged } else { action };
-    Ok(Entry { id, action, old, new, old_yaml, new_yaml })
+    Ok(Entry { id, action, old, new, old_yaml, new_yaml, drift_ignored: Vec::new() })
 }
 
 impl Plan {
@@ -230,6 +241,16 @@ impl Plan {
     /// The entries that are not unchanged, in plan order.
     pub fn changes(&self) -> impl Iterator<Item = &Entry> {
         self.entries.iter().filter(|e| e.action != Action::Unchanged)
+    }
+
+    /// Marks, without hiding anything, the changes that lie under the paths drift detection ignores for
+    /// their object (`ignored`, by object: [`crate::drift::ignore`]): of a changed object, each path
+    /// whose value differs between the two sides (`""`, the whole object, when anything does).
+    pub fn mark_drift_ignored(&mut self, ignored: &std::collections::HashMap<ObjectId, Vec<String>>) {
+        for e in self.entries.iter_mut().filter(|e| e.action == Action::Change) {
+            let (Some(paths), Some(old), Some(new)) = (ignored.get(&e.id), &e.old, &e.new) else { continue };
+            e.drift_ignored = paths.iter().filter(|p| old.pointer(p) != new.pointer(p)).cloned().collect();
+        }
     }
 }
 
@@ -301,6 +322,35 @@ mod tests {
         let p = plan(same.clone(), same).unwrap();
         assert!(!p.has_changes());
         assert_eq!(p.render_diff(RenderOptions::default()), "Plan: 0 to add, 0 to change, 0 to remove.\n");
+    }
+
+    #[test]
+    fn changes_under_drift_ignored_paths_are_marked_not_hidden() {
+        let mut p = plan(
+            vec![cm("a", json!({"tuned": "1", "other": "after", "same": "s"})), cm("b", json!({"k": "new"}))],
+            vec![cm("a", json!({"tuned": "2", "other": "before", "same": "s"})), cm("b", json!({"k": "old"}))],
+        )
+        .unwrap();
+        let a = ObjectId::from_object(&cm("a", json!({})).1).unwrap();
+        let marks =
+            std::collections::HashMap::from([(a, vec!["/data/tuned".into(), "/data/same".into(), "/nope".into()])]);
+        p.mark_drift_ignored(&marks);
+        assert_eq!(p.entries[0].drift_ignored, ["/data/tuned"]);
+        assert!(p.entries[1].drift_ignored.is_empty());
+        let out = p.render_diff(RenderOptions::with_context_flag(0, false));
+        assert!(
+            out.starts_with(
+                "default, a, ConfigMap (v1) has changed:\n# /data/tuned: ignored by spec.driftDetection.ignore: Flux does not correct this; an upgrade still resets it\n...\n-   other: before\n+   other: after\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("-   tuned: \"2\"\n+   tuned: \"1\"\n"), "the change itself is still shown: {out}");
+        let v: Value = serde_json::from_str(&p.render_json(Some(0))).unwrap();
+        assert_eq!(v["changes"][0]["driftIgnored"], json!(["/data/tuned"]));
+        assert!(v["changes"][1].get("driftIgnored").is_none());
+        assert!(
+            p.render_markdown("t", Some(0)).contains("<code>/data/tuned</code>: ignored by spec.driftDetection.ignore")
+        );
     }
 
     #[test]

@@ -15,6 +15,10 @@ use crate::manifests::ObjectId;
 /// Lines of context around each change unless told otherwise (as `diff -u` and helm-diff).
 pub const DEFAULT_CONTEXT: usize = 3;
 
+/// What a change under a drift-ignored path means (`spec.driftDetection.ignore`).
+pub const DRIFT_IGNORED_NOTE: &str =
+    "ignored by spec.driftDetection.ignore: Flux does not correct this; an upgrade still resets it";
+
 /// How a plan is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenderOptions {
@@ -100,6 +104,17 @@ impl Entry {
         diff_text(&self.old_yaml, &self.new_yaml, context, color)
     }
 
+    /// One line per path of [`Entry::drift_ignored`], under the header: what Flux does about it.
+    pub fn drift_notes(&self, color: bool) -> String {
+        let mut out = String::new();
+        for path in &self.drift_ignored {
+            let line = format!("# {}: {DRIFT_IGNORED_NOTE}", if path.is_empty() { "the whole object" } else { path });
+            out.push_str(&if color { line.cyan().to_string() } else { line });
+            out.push('\n');
+        }
+        out
+    }
+
     /// `ns, name, Kind (group/version) has changed:` and its siblings, as helm-diff prints them.
     pub fn header(&self, color: bool) -> String {
         let text = format!("{} {}", self.id.helm_header(), self.action.verb());
@@ -127,6 +142,7 @@ impl Plan {
         for e in self.changes() {
             out.push_str(&e.header(options.color));
             out.push('\n');
+            out.push_str(&e.drift_notes(options.color));
             out.push_str(&e.diff(options.context, options.color));
         }
         if !out.is_empty() {
@@ -167,6 +183,8 @@ impl Plan {
             namespace: Option<&'a str>,
             name: &'a str,
             diff: String,
+            #[serde(rename = "driftIgnored", skip_serializing_if = "<[String]>::is_empty")]
+            drift_ignored: &'a [String],
         }
         #[derive(Serialize)]
         struct Report<'a> {
@@ -183,6 +201,7 @@ impl Plan {
                     namespace: e.id.namespace.as_deref(),
                     name: &e.id.name,
                     diff: e.diff(context, false),
+                    drift_ignored: &e.drift_ignored,
                 })
                 .collect(),
             summary: self.counts(),

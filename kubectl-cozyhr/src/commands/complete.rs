@@ -60,12 +60,22 @@ mod tests {
 
     #[test]
     fn names_namespaces_and_contexts_are_looked_up() {
-        for line in ["get", "ls web", "suspend web", "resume", "reconcile", "status -n apps", "tree"] {
+        for line in ["get", "ls web", "suspend web", "resume", "reconcile", "status -n apps", "tree", "drift"] {
             assert_eq!(lookup_for(line, ""), Some(Lookup::HelmRelease), "{line}");
         }
         assert_eq!(lookup_for("get -n", ""), Some(Lookup::Namespace));
         assert_eq!(lookup_for("--context", "d"), Some(Lookup::Context));
-        for line in ["reconcile web", "status web", "tree web", "tree -o", "completion", "get -o", ""] {
+        for line in [
+            "reconcile web",
+            "status web",
+            "tree web",
+            "tree -o",
+            "drift web",
+            "drift web -o",
+            "completion",
+            "get -o",
+            "",
+        ] {
             assert_eq!(lookup_for(line, ""), None, "{line}");
         }
         assert_eq!(lookup_for("get", "-"), None);

@@ -2,6 +2,7 @@
 
 pub mod complete;
 mod completion;
+mod drift;
 mod get;
 mod reconcile;
 mod status;
@@ -27,6 +28,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             status::run(&options.connect().await?, &args).await
         }
         Command::Tree(args) => tree::run(&connect(&cli.cluster).await?, &args).await,
+        Command::Drift(args) => {
+            // The release may live in another cluster (spec.kubeConfig), reached as status reaches it.
+            let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
+            drift::run(&options.connect().await?, &args).await
+        }
         Command::Completion(args) => completion::run(&args),
         Command::Version => version::run(),
     }

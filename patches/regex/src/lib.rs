@@ -1,6 +1,7 @@
 //! The `regex` crate's API, served by `regex-lite`.
 //!
-//! `regex` comes in through kube-client, which reads
+//! cozyhr itself matches regular expressions for drift ignore targets (`cozyhr::drift::ignore`), with
+//! regex-lite directly. `regex` comes in through kube-client, which reads
 //! kubeconfig auth-provider token paths with jsonpath-rust, which uses `regex` for JSONPath's `match()` and
 //! `search()` filter functions alone. With its default features (Unicode tables, literal optimisations,
 //! lazy DFAs) the regex engine was 1.4 MiB of helm-cozy; regex-lite has the same API for what

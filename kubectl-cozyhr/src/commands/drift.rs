@@ -1,0 +1,34 @@
+//! `drift NAME`: the drift helm-controller's drift detection sees now (found and printed by the library),
+//! on stdout; what makes helm-controller not look at all on stderr.
+
+use std::process::ExitCode;
+
+use cozyhr::cluster::Cluster;
+use cozyhr::diff::{DEFAULT_CONTEXT, RenderOptions};
+use cozyhr::drift::{Options, detect};
+use cozyhr::flux::{HelmRelease, Objects};
+use cozyhr::output::{Paint, progress, write_stdout};
+
+use crate::cli::{DriftArgs, DriftOutput};
+
+/// Exit code for "there is drift" with --detailed-exitcode, as `helm cozy diff` uses for changes.
+const DRIFT: u8 = 2;
+
+pub async fn run(cluster: &Cluster, args: &DriftArgs) -> anyhow::Result<ExitCode> {
+    let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(&args.name).await?;
+    let report = detect(cluster, &hr, Options { show_secrets: args.show_secrets }).await?;
+    for note in &report.notes {
+        progress::warning(note);
+    }
+    let text = match args.output {
+        None => report.render_text(RenderOptions { context: Some(DEFAULT_CONTEXT), color: Paint::stdout().0 }),
+        Some(DriftOutput::Json) => report.render_json(Some(DEFAULT_CONTEXT)),
+    };
+    write_stdout(text)?;
+    let failures = report.failures();
+    if !failures.is_empty() {
+        let n = failures.len();
+        anyhow::bail!("{n} object{} could not be compared: {}", if n == 1 { "" } else { "s" }, failures.join("; "));
+    }
+    Ok(if args.detailed_exitcode && report.has_drift() { ExitCode::from(DRIFT) } else { ExitCode::SUCCESS })
+}
