@@ -20,6 +20,8 @@
 //!   release against the live objects, its normalisation, exclusions and ignore rules in
 //!   [`drift::ignore`]).
 //!
+//! - [`release_set`]: the releases of one chart for `--all` (which HelmReleases deploy it, their
+//!   `dependsOn` waves), diffed and applied as a set.
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.
 //!

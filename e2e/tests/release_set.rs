@@ -97,7 +97,13 @@ fn twelve_releases_across_three_namespaces() {
     assert_eq!(entries.len(), 12, "{json}");
     assert!(entries.iter().all(|e| e["plan"].is_object() && e.get("error").is_none()), "{json}");
 
-    // apply --all reaches all twelve: each suspended, changed, Ready as helm-controller would write it.
+    // The rollout of a change the sources will offer: the set suspended in one command, the sources
+    // updated (else the hand-back would rightly have helm-controller put the sources' chart back), then
+    // apply --all reaches all twelve: each changed and Ready as helm-controller would write it.
+    kubectl(["cozyhr", "suspend", "--all", "-A", "--chart", &chart_name]).ok();
+    for ns in &nss {
+        chart.publish("fleet", ns);
+    }
     let before: Vec<usize> = members.iter().map(|(ns, name)| actions(ns, name)).collect();
     let applied = cozy_all(helm, &chart, &nss[0], &["apply", "--all", "-A", "--concurrency", "3"]);
     assert_eq!(applied.code, Some(0), "{}\n{}", applied.stdout, applied.stderr);

@@ -145,6 +145,17 @@ fn usage_errors_are_one_line_and_exit_1() {
         (&["show", "web", "--context", "a"], "'--context'"),
         // --offline requires --plain.
         (&["show", "web", "--offline"], "--plain"),
+        // One HelmRelease, unless --all; the set's flags need --all; --all reads the cluster's releases.
+        (&["diff", "web", "db"], "--all"),
+        (&["apply", "web", "db"], "--all"),
+        (&["diff", "web", "-A"], "--all"),
+        (&["diff", "web", "-l", "tier=db"], "--all"),
+        (&["apply", "web", "--keep-going"], "--all"),
+        (&["diff", "--all", "--concurrency", "0"], "--concurrency"),
+        (&["diff", "--all", "--release-file", "hr.yaml"], "--release-file"),
+        (&["diff", "--all", "--against", "git:HEAD"], "--against git:REF"),
+        (&["apply", "--all", "--plain"], "--plain"),
+        (&["apply", "--all", "--watch"], "--watch"),
     ];
     for (args, offender) in cases {
         sandbox.run(BIN, &with_chart(args)).usage_error(offender);
