@@ -108,7 +108,7 @@ async fn server_dry_run(
     let objects = crate::compare::desired_objects(rendered, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {
-        crate::compare::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
+        crate::manifests::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
     }
     use futures::{StreamExt, TryStreamExt};
     futures::stream::iter(objects.iter().map(|m| live.dry_run(&m.object, None)))

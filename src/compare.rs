@@ -192,7 +192,7 @@ async fn against_live(
         vec![false; desired.len()]
     };
     for m in &mut desired {
-        add_helm_ownership(&mut m.object, release.0, release.1);
+        crate::manifests::add_helm_ownership(&mut m.object, release.0, release.1);
     }
     let drift_ignored = drift_ignored_paths(hr, &desired);
     let objects: Vec<&Value> = desired.iter().map(|m| &m.object).collect();
@@ -258,22 +258,6 @@ fn drift_ignored_paths(
             (!paths.is_empty()).then(|| (m.id.clone(), paths))
         })
         .collect()
-}
-
-/// Makes the object as Helm sends it to the API server: Helm adds its ownership label and annotations to
-/// every object it applies. Without them, a dry run as helm-controller's field manager would "remove" them.
-pub fn add_helm_ownership(obj: &mut Value, release_name: &str, release_namespace: &str) {
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        let labels = meta.entry("labels").or_insert_with(|| Value::Object(Default::default()));
-        if let Some(l) = labels.as_object_mut() {
-            l.insert("app.kubernetes.io/managed-by".into(), "Helm".into());
-        }
-        let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
-        if let Some(a) = annotations.as_object_mut() {
-            a.insert("meta.helm.sh/release-name".into(), release_name.into());
-            a.insert("meta.helm.sh/release-namespace".into(), release_namespace.into());
-        }
-    }
 }
 
 /// The latest stored release revision, if any, as [`Previous`] for the diff.

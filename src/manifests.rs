@@ -503,6 +503,22 @@ pub fn default_namespaces(manifests: &mut [Manifest], namespace: &str, is_cluste
     }
 }
 
+/// Makes the object as Helm sends it to the API server: Helm adds its ownership label and annotations to
+/// every object it applies. Without them, a dry run as helm-controller's field manager would "remove" them.
+pub fn add_helm_ownership(obj: &mut Value, release_name: &str, release_namespace: &str) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        let labels = meta.entry("labels").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("app.kubernetes.io/managed-by".into(), "Helm".into());
+        }
+        let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Default::default()));
+        if let Some(a) = annotations.as_object_mut() {
+            a.insert("meta.helm.sh/release-name".into(), release_name.into());
+            a.insert("meta.helm.sh/release-namespace".into(), release_namespace.into());
+        }
+    }
+}
+
 /// Whether `obj` is of `kind` in `group` (`""` for the core group), whatever the version.
 pub(crate) fn is_kind(obj: &Value, group: &str, kind: &str) -> bool {
     let Some(api_version) = obj.get("apiVersion").and_then(Value::as_str) else { return false };

@@ -1,5 +1,5 @@
 //! One object's comparison, pure: the release's object made what helm-controller sends to its dry run
-//! ([`normalize`], [`crate::compare::add_helm_ownership`]), the exclusion by metadata
+//! ([`normalize`], [`crate::manifests::add_helm_ownership`]), the exclusion by metadata
 //! ([`disabled_by_metadata`]), and the verdict on a live object against its dry run ([`compare`]), with
 //! the two sides to show.
 

@@ -215,7 +215,7 @@ pub(super) fn string_map(object: &Value, pointer: &str) -> BTreeMap<String, Stri
 
 /// The JSON pointers `spec.driftDetection.ignore` leaves out for `object`, the object as helm-controller
 /// compares it: the release's object with Helm's ownership metadata
-/// ([`crate::compare::add_helm_ownership`]) and its namespace. The spec is read and its rules compiled
+/// ([`crate::manifests::add_helm_ownership`]) and its namespace. The spec is read and its rules compiled
 /// on every call; to select for many objects, compile once with [`IgnoreRules::compile`].
 pub fn ignored_paths(spec: &HelmReleaseSpec, object: &Value) -> Result<Vec<String>, DriftError> {
     let detection = super::DriftDetection::of(spec)?;

@@ -244,7 +244,7 @@ pub async fn detect(home: &Cluster, hr: &HelmRelease, options: Options) -> Resul
     for m in parsed.manifests {
         let mut obj = m.object;
         normalize(&mut obj);
-        crate::compare::add_helm_ownership(&mut obj, &stored.name, &release_namespace);
+        crate::manifests::add_helm_ownership(&mut obj, &stored.name, &release_namespace);
         let namespaced = match live.resource(&obj) {
             Ok((_, namespaced)) => namespaced,
             Err(e) => {

@@ -19,7 +19,7 @@ pub struct Target<K: FluxObject> {
 
 /// Which objects: the named ones in the cluster's namespace, or with `all` every one in it (in every
 /// namespace with `all_namespaces`), narrowed by a label `selector` and, for HelmReleases, to those that
-/// deploy `chart` ([`crate::release_set::deploys`]).
+/// deploy `chart` ([`super::HelmRelease::deploys`]).
 pub struct Selection<'a> {
     pub names: &'a [String],
     pub all: bool,

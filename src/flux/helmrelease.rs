@@ -335,6 +335,16 @@ impl HelmRelease {
         self.latest_snapshot().map(|s| s.chart_name.clone()).unwrap_or_default()
     }
 
+    /// Whether this HelmRelease deploys the chart named `chart`: by the chart name of the release
+    /// helm-controller last made, else, where none exists yet, by the chart its `spec.chart` asks for (a
+    /// `chartRef` never installed deploys what only its source's artifact says, so it is not counted).
+    pub fn deploys(&self, chart: &str) -> bool {
+        match self.latest_snapshot() {
+            Some(s) if !s.chart_name.is_empty() => s.chart_name == chart,
+            _ => self.spec.chart.as_ref().is_some_and(|t| t.spec.chart == chart),
+        }
+    }
+
     pub fn latest_snapshot(&self) -> Option<&Snapshot> {
         self.status.as_ref().and_then(|s| s.history.first())
     }
@@ -342,7 +352,7 @@ impl HelmRelease {
 
 impl FluxObject for HelmRelease {
     fn deploys_chart(&self, chart: &str) -> bool {
-        crate::release_set::deploys(self, chart)
+        self.deploys(chart)
     }
 
     fn flux_kind(_: &()) -> &'static Kind {

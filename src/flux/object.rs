@@ -36,7 +36,7 @@ pub trait FluxObject:
         self.reconcile_status().and_then(|s| s.last_handled_reconcile_at.as_deref())
     }
     /// Whether this object deploys the chart named `chart` (only HelmReleases deploy charts: see
-    /// [`crate::release_set::deploys`]).
+    /// [`super::HelmRelease::deploys`]).
     fn deploys_chart(&self, _chart: &str) -> bool {
         false
     }

@@ -35,12 +35,9 @@ pub fn concurrency(asked: Option<usize>) -> usize {
     asked.filter(|n| *n > 0).unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
 }
 
-/// Whether `hr` deploys the chart named `chart` (see the module's words).
+/// Whether `hr` deploys the chart named `chart` (see the module's words: [`HelmRelease::deploys`]).
 pub fn deploys(hr: &HelmRelease, chart: &str) -> bool {
-    match hr.latest_snapshot() {
-        Some(s) if !s.chart_name.is_empty() => s.chart_name == chart,
-        _ => hr.spec.chart.as_ref().is_some_and(|t| t.spec.chart == chart),
-    }
+    hr.deploys(chart)
 }
 
 /// The HelmReleases of `selection` that deploy `chart`, sorted by namespace and name. None is an error.

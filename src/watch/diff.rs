@@ -21,12 +21,7 @@ pub async fn diff(
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
     let mut round = DiffRound { pipeline, cluster, request, format, options };
     let ended = super::run(&mut round, &mut watches, &stop).await;
-    if ended.why != Why::ReaderGone {
-        crate::output::stderr_line(format_args!(
-            "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
-            ended.rounds, ended.why
-        ));
-    }
+    say_how_it_ended(&ended);
     Ok(ended)
 }
 
@@ -70,12 +65,7 @@ pub async fn diff_all(
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &common.user.files, &set)?;
     let mut round = DiffAllRound { pipeline, cluster, selection, common, concurrency, format, options };
     let ended = super::run(&mut round, &mut watches, &stop).await;
-    if ended.why != Why::ReaderGone {
-        crate::output::stderr_line(format_args!(
-            "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
-            ended.rounds, ended.why
-        ));
-    }
+    say_how_it_ended(&ended);
     Ok(ended)
 }
 
@@ -109,5 +99,15 @@ impl Round for DiffAllRound<'_> {
             Err(e) if e.is_reader_gone() => Outcome::End(Why::ReaderGone),
             Err(e) => Outcome::Failed(e.to_string()),
         }
+    }
+}
+
+/// How the loop ended, on stderr, unless standard output's reader went away (then it ends quietly).
+fn say_how_it_ended(ended: &Ended) {
+    if ended.why != Why::ReaderGone {
+        crate::output::stderr_line(format_args!(
+            "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
+            ended.rounds, ended.why
+        ));
     }
 }
