@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Release packaging: build kubectl-cozyhr and helm-cozy for every platform this machine can build,
-# pack one archive per tool and platform, write SHA256SUMS, and fill krew-manifest.yaml from them.
+# pack one archive per tool and platform, write SHA256SUMS, and fill krew-manifest.yaml from them;
+# also the flux CLI's plugin catalog entry and a Homebrew formula, and with --sign a .prov per Helm archive.
 #
-#   scripts/release.sh VERSION          e.g. scripts/release.sh 0.1.0
+#   scripts/release.sh [--sign KEY] VERSION     e.g. scripts/release.sh 0.1.0
 #
 # Output (in $DIST, default dist/):
 #   kubectl-cozyhr_VERSION_OS_ARCH.tar.gz   LICENSE, kubectl-cozyhr (+ kubectl_complete-cozyhr) at the root:
@@ -10,6 +11,20 @@
 #   helm-cozy-VERSION-OS-ARCH.tar.gz        plugin.yaml, helm-cozy, plugin-hook.sh, completion.yaml and
 #                                           LICENSE, flat at the archive root:
 #                                           `helm plugin install <URL>` on Helm 3 and Helm 4
+#   helm-cozy-VERSION-OS-ARCH.tar.gz.prov   with --sign KEY: its provenance file, the format of Helm 4's
+#                                           `helm plugin package --sign` (see sign_helm_archive below)
+#   cozyhr-keyring.gpg                      with --sign KEY: KEY's public key ring, for
+#                                           `helm plugin install URL --keyring cozyhr-keyring.gpg`
+#   flux-cozyhr_VERSION_OS_ARCH.tar.gz      LICENSE and flux-cozyhr (kubectl-cozyhr under the name the flux
+#                                           CLI runs plugins by) at the root: `flux plugin install cozyhr`
+#   flux-cozyhr_VERSION_checksums.txt       sha256sum lines of the flux archives: the file the fluxcd/plugins
+#                                           catalog's update job reads (BIN_VERSION_checksums.txt)
+#   cozyhr.yaml                             the catalog's Plugin manifest (cli.fluxcd.io/v1beta1) for cozyhr
+#   catalog.yaml                            a PluginCatalog listing only cozyhr: with cozyhr.yaml, DIST (or
+#                                           the release's download URL) is itself a catalog for
+#                                           FLUXCD_PLUGIN_CATALOG=BASE_URL/ flux plugin install cozyhr
+#   cozyhr.rb                               a Homebrew formula for a tap: kubectl-cozyhr on PATH, the Helm
+#                                           plugin in libexec, a caveat with its `helm plugin install` step
 #   SHA256SUMS                              sha256sum format, one line per archive
 # and krew-manifest.yaml (repository root, or $KREW_MANIFEST): uri + lowercase sha256 per platform.
 #
@@ -17,6 +32,9 @@
 # URL's file name minus `-<digits>.…`, so it lands in $HELM_PLUGINS/helm-cozy whatever the version: a second
 # install then fails with "plugin already exists" instead of leaving two plugins called "cozy" (which makes
 # Helm 3 load no plugin at all). The archive is flat (see the packing step below for why).
+# The flux names are the ones the flux CLI and its catalog expect: the Plugin's `bin` must start with
+# `flux-`, the archive holds a file of that name, and the catalog's update job reads
+# BIN_VERSION_OS_ARCH.tar.gz and BIN_VERSION_checksums.txt from a release.
 #
 # Platforms: linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 (override with TARGETS="linux/amd64 ...").
 # A platform is built when its Rust target is installed (`rustup target add TRIPLE`) and a linker for it
@@ -24,8 +42,13 @@
 # macOS SDK: run `scripts/release.sh VERSION` on a Mac (both darwin targets build there; add them with
 # `rustup target add x86_64-apple-darwin aarch64-apple-darwin`), copy its dist/*darwin* archives into
 # this dist/, and rerun here: archives already in $DIST for a platform this machine cannot build are
-# kept and listed in SHA256SUMS and the krew manifest. A platform with no archive is left out of the
-# manifest, with a warning.
+# kept and listed in SHA256SUMS, the krew manifest, the flux Plugin manifest and the formula. A platform
+# with no archive is left out of them, with a warning.
+#
+# --sign KEY: sign each Helm archive with GnuPG's key KEY (a user ID, e-mail or fingerprint of a secret
+# key in your gpg keyring; gpg asks for its passphrase as usual) and export its public key as
+# cozyhr-keyring.gpg. Helm 4 then installs the archive with `--keyring cozyhr-keyring.gpg` and verifies
+# it (no --verify=false); Helm 3 ignores the .prov. Archives kept from elsewhere are signed here too.
 #
 # Environment:
 #   DIST=DIR              output directory (default: dist/ in the repository)
@@ -34,13 +57,15 @@
 #   TARGETS="os/arch ..." platforms to build
 #   COZYHR_PREBUILT=DIR   package kubectl-cozyhr and helm-cozy from DIR for this machine's platform
 #                         instead of building them (the end-to-end tests use the binaries they test)
+#   GNUPGHOME=DIR         the gpg home that holds KEY (gpg's own variable)
 #
 # The version: binaries print the version cozyhr::VERSION was compiled with. When VERSION differs from the
 # workspace version in Cargo.toml it is passed as COZYHR_VERSION at build time; the script checks what
 # the built binaries print and fails when it is not VERSION.
 #
 # Reproducible: archives have sorted entries, fixed owner, mode and mtime (SOURCE_DATE_EPOCH, default the
-# last commit's time) and gzip without name or timestamp; release builds remap local paths.
+# last commit's time) and gzip without name or timestamp; release builds remap local paths. (Signatures
+# are not: an OpenPGP signature carries its time.)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -50,7 +75,18 @@ cd "$repo"
 die() { echo "release.sh: $*" >&2; exit 1; }
 note() { echo "release.sh: $*" >&2; }
 
-[ $# -eq 1 ] || die "usage: scripts/release.sh VERSION (for example 0.1.0)"
+usage="usage: scripts/release.sh [--sign KEY] VERSION (for example 0.1.0)"
+SIGN_KEY=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --sign) [ $# -ge 2 ] && [ -n "$2" ] || die "--sign needs a gpg key (user ID, e-mail or fingerprint); $usage"
+      SIGN_KEY=$2; shift 2 ;;
+    --sign=*) SIGN_KEY=${1#--sign=}; [ -n "$SIGN_KEY" ] || die "--sign needs a gpg key; $usage"; shift ;;
+    -*) die "unknown option '$1'; $usage" ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 1 ] || die "$usage"
 VERSION=${1#v}
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$ ]] ||
   die "VERSION must be semver like 0.1.0 (got '$1')"
@@ -65,6 +101,11 @@ DIST=$(cd "$DIST" && pwd)
 for tool in cargo rustc tar gzip sha256sum; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' is missing (cargo/rustc: https://rustup.rs; tar, gzip, sha256sum: coreutils/tar/gzip)"
 done
+if [ -n "$SIGN_KEY" ]; then
+  command -v gpg >/dev/null 2>&1 || die "--sign needs GnuPG's gpg (Debian: apt-get install gnupg; macOS: brew install gnupg)"
+  gpg --batch --list-secret-keys -- "$SIGN_KEY" >/dev/null 2>&1 ||
+    die "--sign $SIGN_KEY: gpg has no secret key by that name (see gpg --list-secret-keys${GNUPGHOME:+, GNUPGHOME=$GNUPGHOME})"
+fi
 tar --version 2>/dev/null | grep -q 'GNU tar' || die "GNU tar is needed for reproducible archives (macOS: brew install gnu-tar, and put gtar first on PATH as tar)"
 
 # The workspace version ([workspace.package] version in Cargo.toml).
@@ -139,6 +180,16 @@ tarball() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# flux_tarball OS ARCH BINARY: the flux CLI plugin archive, flat: LICENSE and flux-cozyhr (kubectl-cozyhr
+# under the name `flux plugin install` installs and `flux cozyhr` runs; it finds it by that base name).
+flux_tarball() {
+  local os=$1 arch=$2 binary=$3 stage=$work/$1-$2/flux
+  mkdir -p "$stage"
+  install -m 0644 LICENSE "$stage/LICENSE"
+  install -m 0755 "$binary" "$stage/flux-cozyhr"
+  tarball "$DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz" "$stage" LICENSE flux-cozyhr
+}
+
 built=()
 for platform in $TARGETS; do
   os=${platform%/*} arch=${platform#*/}
@@ -184,6 +235,7 @@ for platform in $TARGETS; do
     note "WARNING: kubectl_complete-cozyhr is not in the repository root: the krew archive has no completion shim"
   fi
   tarball "$DIST/$krew_archive" "$stage" "${entries[@]}"
+  flux_tarball "$os" "$arch" "$bindir/kubectl-cozyhr"
 
   # helm-cozy as a Helm plugin, flat: plugin.yaml, helm-cozy, plugin-hook.sh, completion.yaml, LICENSE,
   # all at the archive root and no directory entry. Helm 3 accepts only a root plugin.yaml over http,
@@ -206,20 +258,38 @@ for platform in $TARGETS; do
   tarball "$DIST/$helm_archive" "$stage" plugin.yaml helm-cozy plugin-hook.sh completion.yaml LICENSE
 
   built+=("$platform")
-  note "$platform: $DIST/$krew_archive, $DIST/$helm_archive"
+  note "$platform: $DIST/$krew_archive, $DIST/$helm_archive, $DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz"
+done
+
+# The flux archive of a platform whose krew archive was built elsewhere (by a release.sh before the flux
+# plugin, say): the same binary, repacked under the flux name.
+for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  os=${platform%/*} arch=${platform#*/}
+  krew_archive=$DIST/kubectl-cozyhr_${VERSION}_${os}_${arch}.tar.gz
+  [ -f "$krew_archive" ] && [ ! -f "$DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz" ] || continue
+  mkdir -p "$work/$os-$arch/kept"
+  tar -xzf "$krew_archive" -C "$work/$os-$arch/kept" kubectl-cozyhr ||
+    die "$krew_archive has no kubectl-cozyhr to make the flux archive from"
+  flux_tarball "$os" "$arch" "$work/$os-$arch/kept/kubectl-cozyhr"
+  note "$platform: $DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz from the krew archive built elsewhere"
 done
 
 # SHA256SUMS over every archive of this version in DIST (including ones built elsewhere).
 (
   cd "$DIST"
   shopt -s nullglob
-  archives=(kubectl-cozyhr_"${VERSION}"_*.tar.gz helm-cozy-"${VERSION}"-*.tar.gz)
+  archives=(kubectl-cozyhr_"${VERSION}"_*.tar.gz helm-cozy-"${VERSION}"-*.tar.gz flux-cozyhr_"${VERSION}"_*.tar.gz)
   [ ${#archives[@]} -gt 0 ] || die "no archives for $VERSION in $DIST"
   LC_ALL=C sha256sum "${archives[@]}" | LC_ALL=C sort -k2 >SHA256SUMS.tmp
   mv SHA256SUMS.tmp SHA256SUMS
+  # The flux catalog's checksums file: the same lines, for the flux archives only.
+  grep '  flux-cozyhr_' SHA256SUMS >"flux-cozyhr_${VERSION}_checksums.txt.tmp" || die "no flux archives for $VERSION in $DIST"
+  mv "flux-cozyhr_${VERSION}_checksums.txt.tmp" "flux-cozyhr_${VERSION}_checksums.txt"
 )
 
 # The krew manifest, generated whole so that it is always consistent with the archives.
+# Every platform a manifest can name, in a fixed order (those with an archive in DIST are named).
+all_platforms="linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"
 sum_of() { awk -v f="$1" '$2 == f || $2 == "*"f {print $1}' "$DIST/SHA256SUMS"; }
 if [ -f kubectl_complete-cozyhr ]; then
   shim_caveat="    Shell completion for \`kubectl cozyhr\` (kubectl >= 1.26) runs the executable
@@ -258,7 +328,7 @@ spec:
 $shim_caveat
   platforms:
 EOF
-  for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  for platform in $all_platforms; do
     os=${platform%/*} arch=${platform#*/}
     f=kubectl-cozyhr_${VERSION}_${os}_${arch}.tar.gz
     sum=$(sum_of "$f")
@@ -280,5 +350,172 @@ EOF
 } >"$KREW_MANIFEST.tmp"
 mv "$KREW_MANIFEST.tmp" "$KREW_MANIFEST"
 
-note "built: ${built[*]:-nothing}; SHA256SUMS and $KREW_MANIFEST written"
+# --- Signed Helm archives -------------------------------------------------------------------------
+# sign_helm_archive ARCHIVE: ARCHIVE.prov as Helm 4's `helm plugin package --sign` writes it
+# (internal/plugin/sign.go, pkg/provenance/sign.go): an OpenPGP clear-signed message, hash SHA512,
+# whose text is the plugin's metadata as YAML, a line `...`, and a YAML map `files:` from the archive's
+# file name (the last part of the URL Helm installs it from) to `sha256:<hex>` of its bytes. Helm 4
+# checks the signature against --keyring and that sum; it does not read the metadata part, which is the
+# archive's own plugin.yaml here without its comments (Helm writes its parsed form of that file).
+sign_helm_archive() {
+  local archive=$1 name sum msg
+  name=$(basename "$archive")
+  sum=$(sha256sum "$archive" | cut -d' ' -f1)
+  msg=$work/$name.msg
+  {
+    tar -xzOf "$archive" plugin.yaml | sed '/^#/d'
+    printf '\n...\nfiles:\n  %s: sha256:%s\n' "$name" "$sum"
+  } >"$msg"
+  rm -f "$archive.prov.tmp"
+  gpg --batch --yes --local-user "$SIGN_KEY" --digest-algo SHA512 --armor --clearsign \
+    --output "$archive.prov.tmp" "$msg" || die "gpg could not sign $name with $SIGN_KEY (see above)"
+  mv "$archive.prov.tmp" "$archive.prov"
+}
+
+shopt -s nullglob
+helm_archives=("$DIST"/helm-cozy-"$VERSION"-*.tar.gz)
+shopt -u nullglob
+if [ -n "$SIGN_KEY" ]; then
+  for a in "${helm_archives[@]}"; do sign_helm_archive "$a"; done
+  gpg --batch --yes --export --output "$DIST/cozyhr-keyring.gpg.tmp" -- "$SIGN_KEY" &&
+    [ -s "$DIST/cozyhr-keyring.gpg.tmp" ] || die "gpg could not export the public key of $SIGN_KEY"
+  mv "$DIST/cozyhr-keyring.gpg.tmp" "$DIST/cozyhr-keyring.gpg"
+  note "signed ${#helm_archives[@]} Helm archive(s) with $SIGN_KEY; public key ring: $DIST/cozyhr-keyring.gpg"
+else
+  # A .prov of an earlier signed run would not match archives that changed since: unsigned means none.
+  for a in "${helm_archives[@]}"; do
+    if [ -f "$a.prov" ]; then
+      note "removing $(basename "$a").prov of an earlier run (this run is unsigned)"
+      rm -f "$a.prov"
+    fi
+  done
+fi
+
+# --- The flux CLI's plugin catalog ----------------------------------------------------------------
+# cozyhr.yaml is a Plugin manifest of schema cli.fluxcd.io/v1beta1 (fluxcd/flux2 pkg/plugin/types.go,
+# fluxcd/plugins schemas/plugin-cli-v1beta1.json): `flux plugin install cozyhr` fetches
+# $FLUXCD_PLUGIN_CATALOG/cozyhr.yaml, picks the first version's entry for its os/arch, downloads url,
+# checks checksum (sha256:<hex>) and writes the archive's `bin` file into ~/.fluxcd/plugins.
+flux_description="Flux HelmReleases: get, suspend, resume, reconcile, status and tree (the dependsOn graph), as kubectl cozyhr; its companion Helm plugin, helm cozy, shows, diffs, applies and deletes a chart exactly as helm-controller would"
+{
+  cat <<YAML
+# Generated by scripts/release.sh $VERSION from the archives in dist/ (see flux-cozyhr_${VERSION}_checksums.txt): do not edit by hand.
+apiVersion: cli.fluxcd.io/v1beta1
+kind: Plugin
+name: cozyhr
+description: "$flux_description"
+homepage: https://github.com/cozystack/cozyhr
+source: https://github.com/cozystack/cozyhr
+bin: flux-cozyhr
+versions:
+  - version: $VERSION
+    platforms:
+YAML
+  n=0
+  for platform in $all_platforms; do
+    os=${platform%/*} arch=${platform#*/}
+    f=flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz
+    sum=$(sum_of "$f")
+    if [ -z "$sum" ]; then
+      note "WARNING: cozyhr.yaml (flux catalog) has no $platform entry (no $f)"
+      continue
+    fi
+    n=$((n + 1))
+    cat <<YAML
+      - os: $os
+        arch: $arch
+        url: $BASE_URL/$f
+        checksum: sha256:$sum
+YAML
+  done
+  [ "$n" -gt 0 ] || die "no flux archive for $VERSION in $DIST"
+} >"$DIST/cozyhr.yaml.tmp"
+mv "$DIST/cozyhr.yaml.tmp" "$DIST/cozyhr.yaml"
+cat >"$DIST/catalog.yaml.tmp" <<YAML
+# Generated by scripts/release.sh $VERSION: a flux CLI plugin catalog of one plugin (with cozyhr.yaml).
+apiVersion: cli.fluxcd.io/v1beta1
+kind: PluginCatalog
+plugins:
+  - name: cozyhr
+    description: "$flux_description"
+    homepage: https://github.com/cozystack/cozyhr
+    source: https://github.com/cozystack/cozyhr
+    license: Apache-2.0
+YAML
+mv "$DIST/catalog.yaml.tmp" "$DIST/catalog.yaml"
+
+# --- Homebrew ---------------------------------------------------------------------------------------
+# cozyhr.rb for a tap (Formula/cozyhr.rb): per platform, the krew archive as the formula's url and the
+# Helm archive as a resource; kubectl-cozyhr and its completion shim go on PATH, the Helm plugin into
+# libexec/helm-cozy, which `helm plugin install` links (the caveat says so: Homebrew cannot run it).
+formula_platform() { # OS ARCH: the url/sha256/resource lines for one platform, or nothing
+  local os=$1 arch=$2 k h ks hs
+  k=kubectl-cozyhr_${VERSION}_${os}_${arch}.tar.gz h=helm-cozy-${VERSION}-${os}-${arch}.tar.gz
+  ks=$(sum_of "$k") hs=$(sum_of "$h")
+  if [ -z "$ks" ] || [ -z "$hs" ]; then
+    note "WARNING: cozyhr.rb (Homebrew) has no $os/$arch entry (no $k or $h)"
+    return
+  fi
+  cat <<RUBY
+      url "$BASE_URL/$k"
+      sha256 "$ks"
+
+      resource "helm-cozy" do
+        url "$BASE_URL/$h"
+        sha256 "$hs"
+      end
+RUBY
+}
+formula_os() { # OS: an on_OS block with on_arm/on_intel inside, or nothing
+  local os=$1 arm intel
+  arm=$(formula_platform "$os" arm64) intel=$(formula_platform "$os" amd64)
+  [ -n "$arm$intel" ] || return 0
+  echo "  on_${os/darwin/macos} do"
+  [ -z "$arm" ] || printf '    on_arm do\n%s\n    end\n' "$arm"
+  [ -z "$intel" ] || printf '    on_intel do\n%s\n    end\n' "$intel"
+  echo "  end"
+}
+{
+  cat <<RUBY
+# Generated by scripts/release.sh $VERSION from the archives in dist/ (see SHA256SUMS): do not edit by hand.
+# For a Homebrew tap: Formula/cozyhr.rb.
+class Cozyhr < Formula
+  desc "Develop Helm charts that Flux delivers: kubectl cozyhr and helm cozy"
+  homepage "https://github.com/cozystack/cozyhr"
+  version "$VERSION"
+  license "Apache-2.0"
+
+RUBY
+  formula_os darwin
+  formula_os linux
+  cat <<'RUBY'
+
+  def install
+    bin.install "kubectl-cozyhr", "kubectl_complete-cozyhr"
+    resource("helm-cozy").stage { (libexec/"helm-cozy").install Dir["*"] }
+  end
+
+  def caveats
+    <<~EOS
+      kubectl cozyhr is ready: kubectl finds kubectl-cozyhr and kubectl_complete-cozyhr on PATH.
+
+      helm cozy is a Helm plugin: install it once from this formula's copy (Helm 3 and Helm 4):
+        helm plugin install #{opt_libexec}/helm-cozy
+      Helm links that directory, so `brew upgrade cozyhr` upgrades the plugin too.
+
+      flux cozyhr (flux CLI >= 2.9) runs the same binary from flux's plugin directory:
+        mkdir -p ~/.fluxcd/plugins && ln -sf #{opt_bin}/kubectl-cozyhr ~/.fluxcd/plugins/flux-cozyhr
+    EOS
+  end
+
+  test do
+    assert_equal "kubectl-cozyhr #{version}", shell_output("#{bin}/kubectl-cozyhr version").strip
+    assert_equal "helm-cozy #{version}", shell_output("#{libexec}/helm-cozy/helm-cozy version").strip
+  end
+end
+RUBY
+} >"$DIST/cozyhr.rb.tmp"
+mv "$DIST/cozyhr.rb.tmp" "$DIST/cozyhr.rb"
+
+note "built: ${built[*]:-nothing}; SHA256SUMS, $KREW_MANIFEST, cozyhr.yaml and catalog.yaml (flux), cozyhr.rb (Homebrew) written"
 cat "$DIST/SHA256SUMS"

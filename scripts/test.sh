@@ -17,6 +17,21 @@ for tool in cargo go python3 openssl curl flock setsid git; do
   }
 done
 
+# Debian packages some tests run and a machine may lack: gpg (signed Helm archives, signed_helm_plugin.rs)
+# and less (the pager of the k9s plugin file, k9s_plugin.rs). Installed here when root with apt-get.
+missing=()
+command -v gpg >/dev/null 2>&1 || missing+=(gnupg)
+command -v less >/dev/null 2>&1 || missing+=(less)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing ${missing[*]} from Debian's packages" >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  else
+    echo "test.sh: ${missing[*]} missing: install them (Debian: apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+fi
+
 # A run state of its own, so the tests never touch a cluster a developer keeps up for the demo.
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
 export COZYHR_RUN=${COZYHR_TEST_RUN:-$CACHE/run-test-$$}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
 # etcd, kube-apiserver, kubectl, Flux helm-controller and source-controller, an OCI registry
-# (distribution), Helm 3, Helm 4 and krew. There are no release
+# (distribution), Helm 3, Helm 4, krew and the flux CLI; the k9s module's plugin files and schema (read,
+# not built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
 # pinned version and cached by version outside the repository: a warm rerun takes well under a second.
 #
@@ -17,6 +18,8 @@ REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
 HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
 HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
+FLUX_VERSION=${FLUX_VERSION:-v2.9.5}
+K9S_VERSION=${K9S_VERSION:-v0.50.16}
 
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
 export GOWORK=off GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=0 GOFLAGS=-modcacherw
@@ -140,6 +143,45 @@ build_krew() {
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$v" -o "$out.tmp" sigs.k8s.io/krew/cmd/krew) && install_bin "$out.tmp" "$out"
 }
 
+# The flux CLI, for the test of `flux plugin install` and `flux cozyhr`. Built from a copy of its module:
+# its go.mod has a replace (which `go install pkg@ver` refuses), and cmd/flux embeds install manifests
+# (manifests/*.yaml) that Flux's release build generates with kustomize from GitHub downloads and the
+# module does not carry. A placeholder stands in for them, so this flux cannot `install` or `bootstrap`
+# (nothing here uses them); every other command is the released code.
+build_flux() {
+  local v=$FLUX_VERSION out=$BIN/flux-$FLUX_VERSION
+  [ -x "$out" ] && return
+  log "building the flux CLI $v (cold: ~4-5 min)"
+  local mod dir=$SRC/flux-$v
+  mod=$(moddir "github.com/fluxcd/flux2/v2@$v")
+  rm -rf "$dir"
+  cp -R "$mod" "$dir"
+  chmod -R u+w "$dir"
+  mkdir -p "$dir/cmd/flux/manifests"
+  echo "# placeholder for the install manifests of Flux's release build (see scripts/tools.sh)" >"$dir/cmd/flux/manifests/placeholder.yaml"
+  (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w -X main.VERSION=${v#v}" -o "$out.tmp" ./cmd/flux) && install_bin "$out.tmp" "$out"
+}
+
+# k9s is not built: its module gives the plugin JSON schema and the upstream plugin files (flux.yaml),
+# which the k9s plugin test reads. A Python venv with jsonschema and PyYAML (pinned, from PyPI) checks
+# the repository's plugin file against that schema.
+fetch_k9s() {
+  moddir "github.com/derailed/k9s@$K9S_VERSION" >/dev/null
+}
+
+PY_JSONSCHEMA=4.26.0 PY_PYYAML=6.0.3
+venv_dir() { echo "$CACHE/venv/jsonschema-$PY_JSONSCHEMA-pyyaml-$PY_PYYAML"; }
+build_venv() {
+  local dir
+  dir=$(venv_dir)
+  [ -x "$dir/bin/python" ] && return
+  log "creating a Python venv with jsonschema $PY_JSONSCHEMA and PyYAML $PY_PYYAML (from PyPI)"
+  rm -rf "$dir.tmp"
+  python3 -m venv "$dir.tmp" || { echo "tools.sh: python3 -m venv failed: install Python's venv module (Debian: apt-get install python3-venv)" >&2; exit 1; }
+  "$dir.tmp/bin/python" -m pip install --quiet --disable-pip-version-check "jsonschema==$PY_JSONSCHEMA" "pyyaml==$PY_PYYAML"
+  mv "$dir.tmp" "$dir"
+}
+
 # CRDs: HelmRelease from the helm-controller module; source kinds from the source-controller module that
 # helm-controller's go.mod pairs with it.
 collect_crds() {
@@ -170,13 +212,18 @@ print_env() {
     [HELM3]=$BIN/helm-$HELM3_VERSION/helm
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm
     [KREW]=$BIN/krew-$KREW_VERSION
+    [FLUX]=$BIN/flux-$FLUX_VERSION
+    [COZYHR_PYTHON]=$(venv_dir)/bin/python
   )
   local k
   for k in "${!t[@]}"; do
     [ -x "${t[$k]}" ] || { echo "tools.sh: ${t[$k]} is missing: run scripts/tools.sh build" >&2; exit 1; }
   done
-  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER REGISTRY HELM3 HELM4 KREW; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  local k9s=$GOMODCACHE/github.com/derailed/k9s@$K9S_VERSION
+  [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; exit 1; }
+  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER REGISTRY HELM3 HELM4 KREW FLUX COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
   printf 'export FLUX_CRDS=%q\n' "$CACHE/crds/$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION"
+  printf 'export K9S_DIR=%q\n' "$k9s"
 }
 
 case ${1:-} in
@@ -191,6 +238,9 @@ case ${1:-} in
     build_source_controller
     build_registry
     build_kube
+    build_flux
+    fetch_k9s
+    build_venv
     print_env ;;
   env) print_env ;;
   *) echo "usage: scripts/tools.sh build|env" >&2; exit 1 ;;

@@ -44,17 +44,8 @@ fn need(var: &str) -> String {
 pub fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e/ has a parent").to_path_buf();
-        let bin_dir = std::env::var_os("COZYHR_BIN_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| repo.join("target").join("shipped"));
-        for b in ["kubectl-cozyhr", "helm-cozy"] {
-            assert!(
-                bin_dir.join(b).is_file(),
-                "{} is missing: build the binaries first (scripts/build.sh), or set COZYHR_BIN_DIR",
-                bin_dir.join(b).display()
-            );
-        }
+        let repo = repo();
+        let bin_dir = bin_dir();
         let e = Env {
             kubeconfig: need("KUBECONFIG").into(),
             kubectl: need("KUBECTL").into(),
@@ -77,6 +68,26 @@ pub fn env() -> &'static Env {
         }
         e
     })
+}
+
+/// The repository checkout.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e/ has a parent").to_path_buf()
+}
+
+/// The directory of the built `kubectl-cozyhr` and `helm-cozy` (`COZYHR_BIN_DIR`, else target/shipped);
+/// fails saying how to build them when they are missing. Needs no cluster.
+pub fn bin_dir() -> PathBuf {
+    let dir =
+        std::env::var_os("COZYHR_BIN_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target").join("shipped"));
+    for b in ["kubectl-cozyhr", "helm-cozy"] {
+        assert!(
+            dir.join(b).is_file(),
+            "{} is missing: build the binaries first (scripts/build.sh), or set COZYHR_BIN_DIR",
+            dir.join(b).display()
+        );
+    }
+    dir
 }
 
 /// The result of running a program, with the helpers assertions need.
@@ -743,4 +754,131 @@ pub fn into_closed_pipe(mut c: Command) -> (std::process::ExitStatus, String) {
     drop(reader);
     let out = c.stdout(writer).stderr(Stdio::piped()).output().expect("run the command");
     (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Releases as users get them: scripts/release.sh's output, served over http
+
+/// The flux CLI built from its Go module by scripts/tools.sh (`$FLUX`).
+pub fn flux_bin() -> PathBuf {
+    need_var("FLUX", "scripts/cluster.sh up (scripts/tools.sh build builds the flux CLI)").into()
+}
+
+/// The Python of the venv scripts/tools.sh makes (jsonschema and PyYAML installed), `$COZYHR_PYTHON`.
+pub fn python() -> PathBuf {
+    need_var("COZYHR_PYTHON", "scripts/cluster.sh up (scripts/tools.sh build makes the venv)").into()
+}
+
+/// The k9s Go module's directory (its plugin schema and upstream plugin files), `$K9S_DIR`.
+pub fn k9s_dir() -> PathBuf {
+    need_var("K9S_DIR", "scripts/cluster.sh up (scripts/tools.sh build downloads the k9s module)").into()
+}
+
+/// This machine's platform in Go's words (os, arch), as release archives name it.
+pub fn platform() -> (&'static str, &'static str) {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    (os, arch)
+}
+
+/// Serves the files of a directory (no subdirectories) over http on loopback until the process ends;
+/// 404 for anything else (such as a `.prov` that is not there). Returns `http://127.0.0.1:PORT`. Files are
+/// read per request, so the directory may be filled after this returns.
+pub fn serve(dir: &Path) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let addr = listener.local_addr().expect("addr");
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+            let mut request = String::new();
+            if reader.read_line(&mut request).is_err() {
+                continue;
+            }
+            let mut line = String::new();
+            while reader.read_line(&mut line).map(|n| n > 0 && line != "\r\n").unwrap_or(false) {
+                line.clear();
+            }
+            let mut parts = request.split_whitespace();
+            let method = parts.next().unwrap_or_default().to_string();
+            let name = parts.next().unwrap_or_default().trim_start_matches('/').to_string();
+            let file = (!name.contains('/') && !name.is_empty()).then(|| dir.join(&name));
+            // Helm 3 takes an http URL for an archive only when it is served as gzip.
+            let kind = if name.ends_with(".gz") || name.ends_with(".tgz") {
+                "application/gzip"
+            } else {
+                "application/octet-stream"
+            };
+            let _ = match file.and_then(|f| std::fs::read(f).ok()) {
+                Some(body) => {
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    stream
+                        .write_all(head.as_bytes())
+                        .and_then(|_| if method == "HEAD" { Ok(()) } else { stream.write_all(&body) })
+                }
+                None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+            };
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// A release made by scripts/release.sh for this machine's platform from the binaries under test, in a
+/// temporary directory served over http (the archives' URLs point there).
+pub struct ServedRelease {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+    pub version: String,
+}
+
+impl ServedRelease {
+    /// `scripts/release.sh [EXTRA...] VERSION` with DIST, BASE_URL and TARGETS set, and the environment
+    /// `envs` (e.g. GNUPGHOME for --sign).
+    pub fn new(extra: &[&str], envs: &[(&str, &Path)]) -> ServedRelease {
+        let e = env();
+        let dir = tempfile::Builder::new().prefix("cozyhr-dist-").tempdir().expect("tempdir");
+        let url = serve(dir.path());
+        let version = env!("CARGO_PKG_VERSION").to_string();
+        let (os, arch) = platform();
+        let mut c = Command::new(e.repo.join("scripts/release.sh"));
+        c.args(extra)
+            .arg(&version)
+            .env("DIST", dir.path())
+            .env("KREW_MANIFEST", dir.path().join("krew-manifest.yaml"))
+            .env("BASE_URL", &url)
+            .env("TARGETS", format!("{os}/{arch}"))
+            .env("COZYHR_PREBUILT", &e.bin_dir)
+            .stdin(Stdio::null());
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        run(c).ok();
+        ServedRelease { dir, url, version }
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.path().join(file)
+    }
+
+    /// This platform's archive name for a tool: `kubectl-cozyhr`, `helm-cozy` or `flux-cozyhr`.
+    pub fn archive(&self, tool: &str) -> String {
+        let (os, arch) = platform();
+        let v = &self.version;
+        match tool {
+            "helm-cozy" => format!("helm-cozy-{v}-{os}-{arch}.tar.gz"),
+            other => format!("{other}_{v}_{os}_{arch}.tar.gz"),
+        }
+    }
 }

@@ -112,12 +112,12 @@ fn release_archives_are_laid_out_for_krew_and_helm_and_are_reproducible() {
     let rel = Release::new();
     let (os, arch) = platform();
 
-    // SHA256SUMS covers both archives and is right.
+    // SHA256SUMS covers the three archives (krew, Helm, flux) and is right.
     let sums = rel.sums();
     let mut c = Command::new("sha256sum");
     c.arg("-c").arg("SHA256SUMS").current_dir(rel.path());
     let check = run(c).ok();
-    assert_eq!(check.stdout.matches(": OK").count(), 2, "SHA256SUMS:\n{sums}\n{}", check.stdout);
+    assert_eq!(check.stdout.matches(": OK").count(), 3, "SHA256SUMS:\n{sums}\n{}", check.stdout);
 
     // krew archive: flat, executable bin at the root, the license beside it.
     let krew = tar_entries(&rel.krew_archive());
