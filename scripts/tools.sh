@@ -10,7 +10,7 @@
 #   scripts/tools.sh env     print `export` lines; fail if something is not built yet
 set -euo pipefail
 
-# Pinned versions. Why these: README "The local control plane".
+# Pinned versions. Why these: docs/test-ground.md, "The local control plane".
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 HELM_CONTROLLER_VERSION=${HELM_CONTROLLER_VERSION:-v1.6.2}
 SOURCE_CONTROLLER_VERSION=${SOURCE_CONTROLLER_VERSION:-v1.9.3}

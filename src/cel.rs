@@ -88,7 +88,7 @@ impl Expression {
             Ok(other) => Err(CelError::NotBoolean { expr: self.source.clone(), got: format!("{other:?}") }),
             // A function this implementation lacks is known only when reached: say so, never pass.
             Err(cel::ExecutionError::UndeclaredReference(name)) => Err(self.evaluation(format!(
-                "{name:?} is not a variable of this object nor a function helm cozy's CEL supports (see the README)"
+                "{name:?} is not a variable of this object nor a function helm cozy's CEL supports (see docs/flux-exact.md, CEL)"
             ))),
             Err(e) => Err(self.evaluation(e.to_string())),
         }

@@ -209,7 +209,7 @@ fn copy_tree(from: &Path, to: &Path, depth: usize) -> std::io::Result<()> {
 /// What `helm template` cannot be told: the `.Release.Revision` of an upgrade (it always renders 1).
 /// When the chart's templates mention it, a private copy of the chart gets the number written in place
 /// of `.Release.Revision` and `$.Release.Revision`. Other spellings (`$root.Release.Revision`, inside
-/// `with .Release`) and packaged subcharts are not reached (README, known gaps).
+/// `with .Release`) and packaged subcharts are not reached (docs/design.md, known gaps).
 pub fn at_revision(dir: &Path, revision: i64) -> std::io::Result<Option<tempfile::TempDir>> {
     if !mentions(dir, b"Revision", 0) {
         return Ok(None);

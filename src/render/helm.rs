@@ -171,7 +171,7 @@ const CLUSTER_OVERRIDES: &[&str] = &[
 /// of a 1000-object chart spends about a fifth of its CPU time collecting garbage beside the rendering,
 /// on cores that cozyhr and the API server share with it; at 400 the heap may grow to five times what is
 /// live before a collection (peak 52 → 68 MiB there) and helm finishes about 9 % sooner. Output is the
-/// same: the collector decides when memory is freed, nothing else. See the README's Benchmarks.
+/// same: the collector decides when memory is freed, nothing else. See docs/benchmarks.md.
 pub const GO_GC: &str = "400";
 
 /// `GOGC=`[`GO_GC`] for helm's environment, or nothing when the user chose a `GOGC` (helm inherits it).
