@@ -469,6 +469,16 @@ async fn run(
                         reason: format!("helm reported success but release {} is not stored", desired.release_name),
                     })?;
                 let duration = started.elapsed();
+                // What Helm 4 applied server-side is `helm`'s: made helm-controller's, so its apply after
+                // the hand-back removes what the source's chart does not set (crate::field_managers).
+                if helm.major >= 4 && method.server_side() {
+                    let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
+                    if let Err(e) = crate::field_managers::take_over(release_cluster, manifest, ns).await {
+                        progress::warning(format!(
+                            "cannot hand the applied fields to helm-controller's field manager ({e}): once resumed, helm-controller leaves fields this chart sets and its source's does not"
+                        ));
+                    }
+                }
                 // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
                 // brought CRDs of its own).
                 let scoped = crate::discovery::discover(release_cluster).await?.cluster_scoped();

@@ -12,9 +12,10 @@
 //!   [`chart_source`]: the chart's version as its source gives it.
 //! - [`apply`]: check, take the release's lock ([`release_lease`]), suspend, wait for helm-controller
 //!   ([`release_lock`]), apply the chart's CRDs ([`crds`]), install ([`install`], with the method of
-//!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), and the
-//!   status helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]:
-//!   whether the chart applied is the source's, for an honest hand-back.
+//!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), hand
+//!   Helm 4's fields to helm-controller's field manager ([`field_managers`]), and the status
+//!   helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]: whether
+//!   the chart applied is the source's, for an honest hand-back.
 //!
 //! - [`drift`]: `kubectl cozyhr drift`, the drift helm-controller's drift detection sees (the stored
 //!   release against the live objects, its normalisation, exclusions and ignore rules in
@@ -55,6 +56,7 @@ pub mod discovery;
 pub mod drift;
 pub mod duration;
 pub mod error;
+pub mod field_managers;
 pub mod flux;
 pub mod gitref;
 pub mod handback;

@@ -52,6 +52,11 @@ impl<'a> LiveObjects<'a> {
         LiveObjects { cluster, apis: Arc::new(apis), listed: Mutex::default() }
     }
 
+    /// The cluster these objects live in.
+    pub fn cluster(&self) -> &Cluster {
+        self.cluster
+    }
+
     /// The discovery in use.
     pub fn apis(&self) -> Arc<ClusterApis> {
         self.apis.clone()
@@ -80,6 +85,12 @@ impl<'a> LiveObjects<'a> {
             (true, None) => Api::default_namespaced_with(self.cluster.client.clone(), ar),
             (false, _) => Api::all_with(self.cluster.client.clone(), ar),
         }
+    }
+
+    /// The API of an object's kind, in its namespace (the default one when it names none).
+    pub fn api_for(&self, obj: &Value) -> Result<Api<DynamicObject>> {
+        let (ar, namespaced) = self.resource(obj)?;
+        Ok(self.api(&ar, namespaced, namespace_of(obj)))
     }
 
     /// The live object, if it exists.

@@ -139,11 +139,15 @@ fn delivered(helm: Helm, how: Delivery) {
     resume_without_an_upgrade(&ns, "app");
 
     // A changed chart applied: not taken for the source's. apply and resume say so, and once resumed
-    // helm-controller installs the source's chart, once.
+    // helm-controller installs the source's chart, once: an object and a key the local chart added are
+    // gone again (the key was applied as helm-controller's field manager, so its apply removes it).
     chart.write(
         "templates/extra.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata:\n  local: \"yes\"\n",
     );
+    let config_template = chart.path().join("templates/config.yaml");
+    let with_key = std::fs::read_to_string(&config_template).expect("config.yaml") + "  localKey: \"yes\"\n";
+    chart.write("templates/config.yaml", &with_key);
     let applied = cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
     assert!(
         applied.stderr.contains("runs a local chart") && applied.stderr.contains("templates/extra.yaml"),
@@ -151,6 +155,8 @@ fn delivered(helm: Helm, how: Delivery) {
         applied.stderr
     );
     assert!(cozyhr_e2e::get_json("configmap", &ns, "app-extra").is_some(), "the local chart is installed");
+    let config = cozyhr_e2e::get_json("configmap", &ns, "app-config").expect("app-config");
+    assert_eq!(config["data"]["localKey"], "yes", "the local key is applied: {config}");
     let revision = |ns: &str| {
         let hr = cozyhr_e2e::get_json("helmrelease", ns, "app").expect("the HelmRelease");
         hr.pointer("/status/history/0/version").and_then(|v| v.as_i64()).unwrap_or_default()
@@ -164,6 +170,8 @@ fn delivered(helm: Helm, how: Delivery) {
     });
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(revision(&ns), applied_revision + 1, "helm-controller installed the source's chart once");
+    let config = cozyhr_e2e::get_json("configmap", &ns, "app-config").expect("app-config");
+    assert!(config["data"].get("localKey").is_none(), "{helm:?} {how:?}: the local key is gone: {config}");
     let hr = cozyhr_e2e::get_json("helmrelease", &ns, "app").expect("the HelmRelease");
     assert!(hr.pointer("/metadata/annotations/cozyhr.cozystack.io~1local-chart").is_none(), "the mark is gone: {hr}");
 }
