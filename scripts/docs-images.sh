@@ -23,7 +23,7 @@ missing=()
 for tool in tmux aha chromium; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null ||
       die "apt-get could not install ${missing[*]}"
   else
     die "${missing[*]} missing: install them (Debian/Ubuntu: sudo apt-get install ${missing[*]})"
