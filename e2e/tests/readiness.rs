@@ -28,10 +28,22 @@ fn widget_crd() -> String {
     )
 }
 
-/// The CRD the custom-kind chart's objects are of, installed once and waited for.
+/// The CRD the custom-kind chart's objects are of, installed once per test binary (the Helm 3 and Helm 4
+/// tests run at the same time, and two creates of one CRD race) and waited for.
 fn ensure_widget_crd() {
-    cozyhr_e2e::kubectl_stdin(&["apply", "-f", "-"], &widget_crd()).ok();
-    kubectl(["wait", "--for=condition=Established", "--timeout=60s", &format!("crd/widgets.{GROUP}")]).ok();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        cozyhr_e2e::kubectl_stdin(&["apply", "-f", "-"], &widget_crd()).ok();
+        kubectl(["wait", "--for=condition=Established", "--timeout=60s", &format!("crd/widgets.{GROUP}")]).ok();
+    });
+}
+
+/// Waits for the Widget of release `app` in `ns`, saying on a timeout where the HelmRelease stands.
+fn wait_for_widget(ns: &str, who: &str) {
+    eventually(&format!("{who} to create the Widget"), READY_TIMEOUT, || match get_json("widget", ns, "app-w") {
+        Some(_) => Ok(()),
+        None => Err(format!("HelmRelease Ready: {:?}", ready(ns, "app"))),
+    });
 }
 
 /// A HelmRelease that waits (install and upgrade) with `spec` lines added.
@@ -94,9 +106,7 @@ fn custom_kind_by_health_check_expressions(helm: Helm) {
     let hc = namespace(&format!("ready-hc-{helm:?}").to_lowercase());
     chart.publish("widgets", &hc);
     apply(&waiting_release(&hc, "app", "widgets", HEALTH));
-    eventually("helm-controller to create the Widget", READY_TIMEOUT, || {
-        get_json("widget", &hc, "app-w").map(|_| ()).ok_or_else(|| "not yet".to_string())
-    });
+    wait_for_widget(&hc, "helm-controller");
     set_phase(&hc, "app-w", "Pending");
     std::thread::sleep(Duration::from_secs(8));
     let (status, reason, _) = ready(&hc, "app");
@@ -115,9 +125,7 @@ fn custom_kind_by_health_check_expressions(helm: Helm) {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut child = c.spawn().expect("start helm cozy apply");
-    eventually("helm cozy to create the Widget", READY_TIMEOUT, || {
-        get_json("widget", &cz, "app-w").map(|_| ()).ok_or_else(|| "not yet".to_string())
-    });
+    wait_for_widget(&cz, "helm cozy");
     set_phase(&cz, "app-w", "Pending");
     std::thread::sleep(Duration::from_secs(6));
     assert!(child.try_wait().expect("try_wait").is_none(), "apply waits while the Widget is Pending");
