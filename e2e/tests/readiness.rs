@@ -28,16 +28,6 @@ fn widget_crd() -> String {
     )
 }
 
-/// The CRD the custom-kind chart's objects are of, installed once per test binary (the Helm 3 and Helm 4
-/// tests run at the same time, and two creates of one CRD race) and waited for.
-fn ensure_widget_crd() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        cozyhr_e2e::kubectl_stdin(&["apply", "-f", "-"], &widget_crd()).ok();
-        kubectl(["wait", "--for=condition=Established", "--timeout=60s", &format!("crd/widgets.{GROUP}")]).ok();
-    });
-}
-
 /// Waits for the Widget of release `app` in `ns`, saying on a timeout where the HelmRelease stands.
 fn wait_for_widget(ns: &str, who: &str) {
     eventually(&format!("{who} to create the Widget"), READY_TIMEOUT, || match get_json("widget", ns, "app-w") {
@@ -59,7 +49,15 @@ const HEALTH: &str = "waitStrategy:\n  name: poller\nhealthCheckExprs:\n- apiVer
      current: \"has(status.phase) && status.phase == 'Running'\"\n  failed: \"has(status.phase) && status.phase == 'Broken'\"\n\
      install:\n  timeout: 2m\nupgrade:\n  timeout: 2m\n";
 
+/// A chart with a custom kind and, in crds/, its CRD (installed by helm-controller, or by apply, before the
+/// templates, as real operator charts ship theirs).
 fn widget_chart() -> Chart {
+    let chart = widget_chart_without_crd();
+    chart.write("crds/widgets.yaml", &widget_crd());
+    chart
+}
+
+fn widget_chart_without_crd() -> Chart {
     Chart::new(
         "widgets",
         "0.1.0",
@@ -99,7 +97,6 @@ helm_tests! {
 }
 
 fn custom_kind_by_health_check_expressions(helm: Helm) {
-    ensure_widget_crd();
     let chart = widget_chart();
 
     // helm-controller, first: it waits while the Widget is Pending and calls it Ready once Running.
@@ -366,7 +363,7 @@ fn cozyhr(args: &[&str]) -> cozyhr_e2e::Run {
 #[test]
 fn ready_expr_decides_who_waits_as_helm_controller_does() {
     let ns = namespace("ready-expr");
-    let chart = widget_chart();
+    let chart = widget_chart_without_crd();
     chart.write("templates/widget.yaml", "");
     chart.publish("widgets", &ns);
     apply(&cozyhr_e2e::helmrelease(&ns, "a", "widgets", ""));
