@@ -18,6 +18,9 @@ use serde_json::Value;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
 const GROUP: &str = "readiness.cozyhr.test";
+/// The Widgets of this suite by their full name: other suites install kinds named Widget in groups of
+/// their own, and kubectl resolves a bare `widget` to whichever group it finds first.
+const WIDGETS: &str = "widgets.readiness.cozyhr.test";
 
 fn widget_crd() -> String {
     format!(
@@ -30,7 +33,7 @@ fn widget_crd() -> String {
 
 /// Waits for the Widget of release `app` in `ns`, saying on a timeout where the HelmRelease stands.
 fn wait_for_widget(ns: &str, who: &str) {
-    eventually(&format!("{who} to create the Widget"), READY_TIMEOUT, || match get_json("widget", ns, "app-w") {
+    eventually(&format!("{who} to create the Widget"), READY_TIMEOUT, || match get_json(WIDGETS, ns, "app-w") {
         Some(_) => Ok(()),
         None => Err(format!("HelmRelease Ready: {:?}", ready(ns, "app"))),
     });
@@ -79,7 +82,7 @@ fn widget_chart_without_crd() -> Chart {
 
 fn set_phase(ns: &str, name: &str, phase: &str) {
     let patch = format!("{{\"status\":{{\"phase\":\"{phase}\"}}}}");
-    kubectl(["patch", "widget", name, "-n", ns, "--subresource=status", "--type=merge", "-p", &patch]).ok();
+    kubectl(["patch", WIDGETS, name, "-n", ns, "--subresource=status", "--type=merge", "-p", &patch]).ok();
 }
 
 fn ready(ns: &str, name: &str) -> (String, String, String) {
