@@ -6,8 +6,7 @@
 //! Each test packages its own release (release.sh with COZYHR_PREBUILT = the binaries under test, into a
 //! temporary DIST), so nothing is written into the repository.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -323,45 +322,6 @@ fn kubectl_completes_cozyhr_through_the_shim_placed_as_the_caveat_says() {
 // ---------------------------------------------------------------------------------------------------
 // Helm
 
-/// Serves the files of a directory over http on loopback until the test ends (404 for anything else,
-/// such as the `.prov` that Helm 4 looks for).
-fn serve(dir: &Path) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let addr = listener.local_addr().expect("addr");
-    let dir = dir.to_path_buf();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
-            let mut request = String::new();
-            if reader.read_line(&mut request).is_err() {
-                continue;
-            }
-            let mut line = String::new();
-            while reader.read_line(&mut line).map(|n| n > 0 && line != "\r\n").unwrap_or(false) {
-                line.clear();
-            }
-            let mut parts = request.split_whitespace();
-            let method = parts.next().unwrap_or_default().to_string();
-            let name = parts.next().unwrap_or_default().trim_start_matches('/').to_string();
-            let file = (!name.contains('/') && !name.is_empty()).then(|| dir.join(&name));
-            let _ = match file.and_then(|f| std::fs::read(f).ok()) {
-                Some(body) => {
-                    let head = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                        body.len()
-                    );
-                    stream
-                        .write_all(head.as_bytes())
-                        .and_then(|_| if method == "HEAD" { Ok(()) } else { stream.write_all(&body) })
-                }
-                None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
-            };
-        }
-    });
-    format!("http://{addr}")
-}
-
 /// A throw-away Helm home whose HELM_PLUGINS is $HELM_DATA_HOME/plugins, Helm's default: the http
 /// installer (Helm 3 and 4) and the local-directory installer (Helm 4) write to $HELM_DATA_HOME/plugins
 /// whatever HELM_PLUGINS says, so a HELM_PLUGINS elsewhere would not see what they installed.
@@ -425,7 +385,7 @@ fn helm_completions(home: &Home, args: &[&str]) -> Vec<String> {
 
 fn helm_installs_the_release_archive(helm: Helm) {
     let rel = Release::new();
-    let base = serve(rel.path());
+    let base = cozyhr_e2e::serve(rel.path());
     let url = format!("{base}/{}", Release::helm_archive_name());
     let home = Home::new(helm);
 
@@ -510,7 +470,7 @@ fn broken_archive(rel: &Release, binary: Option<&[u8]>) -> tempfile::TempDir {
 fn helm_install_fails_clearly(helm: Helm, binary: Option<&[u8]>, expect: &str) {
     let rel = Release::new();
     let broken = broken_archive(&rel, binary);
-    let base = serve(broken.path());
+    let base = cozyhr_e2e::serve(broken.path());
     let home = Home::new(helm);
     let out = helm_install_url(&home, &format!("{base}/{}", Release::helm_archive_name()));
     let (os, arch) = platform();
@@ -680,7 +640,7 @@ fn makefile_snippet_runs_the_loop_with_name_and_namespace() {
     // And for real: `make show` through Helm 4 with the plugin installed, rendering a chart alone.
     let home = Home::new(Helm::V4);
     let rel = Release::new();
-    let base = serve(rel.path());
+    let base = cozyhr_e2e::serve(rel.path());
     helm_install_url(&home, &format!("{base}/{}", Release::helm_archive_name())).ok();
     std::fs::write(dir.path().join("Chart.yaml"), "apiVersion: v2\nname: web\nversion: 0.1.0\n").expect("chart");
     std::fs::create_dir_all(dir.path().join("templates")).expect("templates");

@@ -66,7 +66,7 @@ pub async fn select(cluster: &Cluster, chart: &str, selection: &Selection) -> Re
             _ => String::new(),
         };
         return Err(Error::Failed(format!(
-            "no HelmRelease in {scope}{narrowed} deploys chart {chart} (by its last release, or its spec.chart where none exists yet)"
+            "no HelmRelease in {scope}{narrowed} deploys chart {chart} (by its last release, or its spec.chart where none exists yet): check the chart directory (-C), or look elsewhere with -n NAMESPACE or -A"
         )));
     }
     Ok(set)
