@@ -86,13 +86,32 @@ case $edited in "locally, by the demo at "*) ;; *) echo "demo: the cluster does 
 run helm cozy diff hello -n demo -C "$demo/hello" --detailed-exitcode
 run kubectl cozyhr status hello -n demo
 
-say "Hand back to Flux: helm-controller finds nothing to redo"
-run kubectl cozyhr resume hello -n demo
-run kubectl cozyhr get -n demo -o wide
+say "Hand back to Flux: helm-controller replaces the local edit with the source's chart, once"
+# resume returns only once helm-controller has answered the hand-back, so what it says is checked the
+# moment it returns: a new Helm revision, made from the source's chart, without the local edit.
+out=$(run kubectl cozyhr resume hello -n demo 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }
+printf '%s\n' "$out"
+after_resume=$(helm_revision)
+[ "$after_resume" -eq $((after_apply + 1)) ] ||
+  { echo "demo: expected helm-controller to make Helm revision $((after_apply + 1)), the cluster has $after_resume" >&2; exit 1; }
+case $out in *"helm-controller ran a Helm upgrade, replacing the local chart"*) ;;
+  *) echo "demo: resume did not say that helm-controller replaced the local chart" >&2; exit 1 ;; esac
+edited=$(kubectl -n demo-apps get configmap demo-apps-hello-greeting -o jsonpath='{.data.edited}')
+[ -z "$edited" ] || { echo "demo: the cluster still carries the local edit after the hand-back: $edited" >&2; exit 1; }
+echo "checked: Helm revision $after_resume is the source's chart, and the local edit is gone"
+
+say "Apply the source's own chart, then hand back: helm-controller finds nothing to redo"
+run helm cozy apply hello -n demo -C examples/hello
+after_apply=$(helm_revision)
+out=$(run kubectl cozyhr resume hello -n demo 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }
+printf '%s\n' "$out"
 after_resume=$(helm_revision)
 [ "$after_resume" = "$after_apply" ] ||
   { echo "demo: helm-controller upgraded the release after resume ($after_apply -> $after_resume)" >&2; exit 1; }
-echo "helm-controller took the release as its own: still Helm revision $after_resume"
+case $out in *"helm-controller found the release in sync and did nothing"*) ;;
+  *) echo "demo: resume did not say that helm-controller did nothing" >&2; exit 1 ;; esac
+echo "checked: helm-controller took the release as its own: still Helm revision $after_resume"
+run kubectl cozyhr get -n demo -o wide
 
 say "Done. The cluster is still up."
 cat <<MSG

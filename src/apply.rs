@@ -533,9 +533,13 @@ async fn run(
                     progress::warning(warning);
                 }
                 if req.resume {
-                    objects.set_suspend(req.name, false).await?;
-                    crate::handback::after_resume(&objects, &hr).await?;
-                    progress::success(format!("helmrelease {} resumed: Flux manages it again", req.name));
+                    // Handed back as `kubectl cozyhr resume` does it, and waited for likewise: the
+                    // upgrade's own timeout, five minutes at least, for helm-controller to answer.
+                    let asked = crate::handback::hand_back(&objects, &hr).await?;
+                    progress::waiting("waiting for helm-controller to answer the hand-back");
+                    let timeout = crate::install::action_timeout(&hr, true, req.options.timeout)
+                        .max(Duration::from_secs(300));
+                    crate::handback::wait_all(std::slice::from_ref(&asked), timeout).await?;
                 } else {
                     progress::success(format!(
                         "helmrelease {} stays suspended; hand it back to Flux with: kubectl cozyhr resume {} -n {ns}",

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
@@ -11,6 +12,18 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use crate::error::{Error, KubeconfigFrom, Result};
+
+/// How long connecting to an API server may take, TCP and TLS handshake together (kube-rs's default is
+/// 30 s): an address that accepts connections and never answers (a dead load balancer, a half-open
+/// tunnel) fails as soon as client-go's TLS handshake timeout (10 s) would fail it. Requests themselves
+/// are bounded by each command's own timeout; a read timeout would also cut watches that are quiet.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A client for `config`, its connection bounded by [`CONNECT_TIMEOUT`].
+pub(crate) fn client(mut config: Config) -> std::result::Result<Client, kube::Error> {
+    config.connect_timeout = Some(CONNECT_TIMEOUT);
+    Client::try_from(config)
+}
 
 /// What the user said about which cluster and namespace to use. Both binaries fill this from their flags
 /// (helm-cozy also from the environment Helm hands its plugins).
@@ -57,7 +70,7 @@ impl ClusterOptions {
         let config = self.config().await?;
         let server = config.cluster_url.to_string();
         let namespace = self.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
-        let client = Client::try_from(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
+        let client = client(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
         Ok(Cluster { client, namespace, server, options: self.clone(), impersonating: None, _kubeconfig_file: None })
     }
 
@@ -181,7 +194,7 @@ impl Cluster {
         // The same kubeconfig and context this cluster was reached with (a remote one's options name its file).
         let mut config = self.options.config().await?;
         config.auth_info.impersonate = Some(user.to_string());
-        let client = Client::try_from(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
+        let client = client(config).map_err(|e| Error::Kubeconfig(e.to_string()))?;
         Ok(Cluster { client, impersonating: Some(user.to_string()), ..self.clone() })
     }
 

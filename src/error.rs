@@ -214,7 +214,7 @@ impl Error {
         match &err {
             kube::Error::Api(status) if status.code == 403 => Error::Forbidden(status.message.clone()),
             kube::Error::HyperError(_) | kube::Error::Service(_) => {
-                Error::Unreachable { server: server.to_string(), reason: root_cause(&err) }
+                Error::Unreachable { server: server.to_string(), reason: unreachable_reason(&err) }
             }
             _ => Error::Kube(err),
         }
@@ -264,6 +264,22 @@ fn describe(err: &kube::Error) -> String {
         kube::Error::Api(status) => format!("{} ({} {})", status.message, status.code, status.reason),
         other => other.to_string(),
     }
+}
+
+/// Why a server could not be reached, from the innermost error: a connection bounded by
+/// [`crate::cluster::CONNECT_TIMEOUT`] that timed out says so in words (the timer's own is "deadline has
+/// elapsed").
+fn unreachable_reason(err: &kube::Error) -> String {
+    let mut cur: &(dyn std::error::Error + 'static) = err;
+    while let Some(next) = cur.source() {
+        let timed_out = next.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut);
+        if timed_out || next.is::<tokio::time::error::Elapsed>() {
+            let secs = crate::cluster::CONNECT_TIMEOUT.as_secs();
+            return format!("no answer within {secs}s (the connection or its TLS handshake did not complete)");
+        }
+        cur = next;
+    }
+    cur.to_string()
 }
 
 /// The innermost message of an error chain; hyper/tower wrap the useful part ("connection refused") deep.

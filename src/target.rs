@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1::Secret;
+use kube::Config;
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
 
 pub use crate::cluster::TargetOptions;
 use crate::cluster::{Cluster, ClusterOptions};
@@ -113,7 +113,8 @@ impl Target {
     }
 }
 
-/// How long a remote API server may take to answer its first request before it counts as unreachable.
+/// How long a remote API server may take to answer its first request before it counts as unreachable
+/// (the connection itself is bounded by [`crate::cluster::CONNECT_TIMEOUT`]).
 const REACH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The service account user name helm-controller impersonates for `spec.serviceAccountName`.
@@ -252,9 +253,7 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
         flag_given: via_flag.is_some(),
     };
     let given_roots = config.root_cert.clone().unwrap_or_default();
-    let mut config = config;
-    config.connect_timeout = Some(REACH_TIMEOUT);
-    let client = Client::try_from(config).map_err(|e| unreachable(first_line(&e.to_string())))?;
+    let client = crate::cluster::client(config).map_err(|e| unreachable(first_line(&e.to_string())))?;
     // Reached, or one line naming the server tried: before anything else is asked or changed.
     match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
         Err(_) => return Err(unreachable(format!("no answer in {}s", REACH_TIMEOUT.as_secs())).into()),

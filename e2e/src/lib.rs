@@ -691,7 +691,15 @@ pub fn resume_without_an_upgrade(ns: &str, name: &str) {
     let actions = |log: &[String]| log.iter().filter(|m| m.starts_with("running '")).count();
     let before = actions(&controller_log(ns, name));
     assert!(before >= 1, "helm-controller's own action is in its log (else this proves nothing): {before}");
-    kubectl(["cozyhr", "resume", name, "-n", ns, "--timeout", "2m"]).ok();
+    let revision_before = helm_revision(ns, name);
+    let resumed = kubectl(["cozyhr", "resume", name, "-n", ns, "--timeout", "2m"]).ok();
+    // Read the moment resume returned: it returns once helm-controller has answered the hand-back.
+    assert_eq!(helm_revision(ns, name), revision_before, "helm-controller made a new Helm revision after resume");
+    assert!(
+        resumed.stderr.contains("helm-controller found the release in sync and did nothing"),
+        "resume says what helm-controller did:\n{}",
+        resumed.stderr
+    );
     wait_hr_ready(ns, name, Duration::from_secs(120));
     eventually(&format!("helm-controller to find {ns}/{name} in sync"), Duration::from_secs(30), || {
         let log = controller_log(ns, name);
@@ -699,6 +707,12 @@ pub fn resume_without_an_upgrade(ns: &str, name: &str) {
     });
     let log = controller_log(ns, name);
     assert_eq!(actions(&log), before, "helm-controller ran a Helm action after resume: {log:#?}");
+}
+
+/// The Helm release revision HelmRelease NS/NAME's history names last (0 before any).
+pub fn helm_revision(ns: &str, name: &str) -> i64 {
+    let hr = get_json("helmrelease", ns, name).unwrap_or_else(|| panic!("HelmRelease {ns}/{name} is missing"));
+    hr.pointer("/status/history/0/version").and_then(Value::as_i64).unwrap_or_default()
 }
 
 /// The names in `dir` (a temporary directory a command was given), sorted: empty when it left nothing.

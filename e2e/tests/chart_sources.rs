@@ -164,12 +164,14 @@ fn delivered(helm: Helm, how: Delivery) {
     let applied_revision = revision(&ns);
     let resumed = cozyhr_e2e::kubectl(["cozyhr", "resume", "app", "-n", &ns, "--timeout", "2m"]).ok();
     assert!(resumed.stderr.contains("runs a local chart"), "{}", resumed.stderr);
-    cozyhr_e2e::eventually("helm-controller to install the source's chart", READY_TIMEOUT, || {
-        let gone = cozyhr_e2e::get_json("configmap", &ns, "app-extra").is_none();
-        if gone && revision(&ns) == applied_revision + 1 { Ok(()) } else { Err(format!("revision {}", revision(&ns))) }
-    });
-    std::thread::sleep(Duration::from_secs(3));
+    // Checked the moment resume returned: it returns once helm-controller has installed the source's chart.
+    assert!(cozyhr_e2e::get_json("configmap", &ns, "app-extra").is_none(), "the local object is gone");
     assert_eq!(revision(&ns), applied_revision + 1, "helm-controller installed the source's chart once");
+    assert!(
+        resumed.stderr.contains("helm-controller ran a Helm upgrade, replacing the local chart"),
+        "{}",
+        resumed.stderr
+    );
     let config = cozyhr_e2e::get_json("configmap", &ns, "app-config").expect("app-config");
     assert!(config["data"].get("localKey").is_none(), "{helm:?} {how:?}: the local key is gone: {config}");
     let hr = cozyhr_e2e::get_json("helmrelease", &ns, "app").expect("the HelmRelease");

@@ -250,9 +250,10 @@ fn suspend_holds_changes_and_resume_waits_for_them() {
     let out = cozyhr(&["resume", "app", "-n", &ns, "--timeout", "2m"]).ok();
     for line in [
         format!("► resuming helmrelease app in {ns} namespace"),
-        "◎ waiting for HelmRelease reconciliation".to_string(),
-        "✔ HelmRelease app reconciliation completed".to_string(),
-        "✔ applied revision 0.1.0".to_string(),
+        "◎ waiting for helm-controller to answer the hand-back".to_string(),
+        format!(
+            "✔ helmrelease app handed back: helm-controller ran a Helm upgrade: release {ns}/app.v2 with chart app@0.1.0"
+        ),
     ] {
         assert!(out.stderr.contains(&line), "missing {line:?} in:\n{}", out.stderr);
     }
@@ -273,6 +274,10 @@ fn resume_without_wait_returns_at_once_and_all_covers_the_namespace() {
     create_suspended(&ns, "b");
     let out = cozyhr(&["resume", "--all", "-n", &ns, "--wait=false"]).ok();
     assert!(!out.stderr.contains("waiting"), "{}", out.stderr);
+    for name in ["a", "b"] {
+        let asked = format!("helmrelease {name} resumed and a reconcile asked of helm-controller; not waited for");
+        assert!(out.stderr.contains(&asked), "--wait=false says the hand-back is asked, not done:\n{}", out.stderr);
+    }
     for name in ["a", "b"] {
         assert_eq!(hr(&ns, name)["spec"]["suspend"], false, "{name}");
     }

@@ -1,10 +1,6 @@
 //! The verbs that act on several objects at once (`suspend`, `resume`, by name or `--all`), written once
 //! for every [`FluxObject`] of a typed kind, as the flux CLI's bulk commands are.
 
-use std::time::Duration;
-
-use futures::future::join_all;
-
 use super::object::FluxObject;
 use super::verbs::Objects;
 use crate::cluster::Cluster;
@@ -65,24 +61,6 @@ impl<K: FluxObject<DynamicType = ()>> Target<K> {
 
     pub fn namespace(&self) -> &str {
         &self.objects.namespace
-    }
-}
-
-/// Waits for every target to be reconciled at its current generation, together (the controller works
-/// on them in parallel), saying so of each that is; the failures are returned together.
-pub async fn wait_ready<K: FluxObject>(targets: &[Target<K>], timeout: Duration) -> Result<()> {
-    let results = join_all(targets.iter().map(|t| t.objects.wait_ready(&t.name, timeout))).await;
-    let mut errors = Vec::new();
-    for (t, result) in targets.iter().zip(results) {
-        match result {
-            Ok(obj) => reconciled(t.objects.kind().kind, &t.name, &obj, "applied"),
-            Err(e) => errors.push(e),
-        }
-    }
-    match errors.len() {
-        0 => Ok(()),
-        1 => Err(errors.remove(0)),
-        _ => Err(Error::Several(errors)),
     }
 }
 

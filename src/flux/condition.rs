@@ -87,6 +87,22 @@ pub fn verdict(conditions: &[Condition]) -> Readiness {
     }
 }
 
+/// The verdict on a reconcile request the controller has recorded as handled: [`verdict`], except while
+/// Reconciling=True stands beside a Ready that is not False. helm-controller records the request at the
+/// end of every attempt, also of one it ends by asking to be requeued at once (a finalizer added, a
+/// release uninstalled before its reinstall), and the Ready it leaves then is the previous attempt's; a
+/// failed attempt leaves Reconciling=True with Ready=False, which is its answer.
+pub fn request_verdict(conditions: &[Condition]) -> Readiness {
+    let reconciling = find(conditions, RECONCILING).is_some_and(|c| c.status == "True");
+    let failed = find(conditions, READY).is_some_and(|c| c.status == "False")
+        || find(conditions, STALLED).is_some_and(|c| c.status == "True");
+    if reconciling && !failed {
+        let message = find(conditions, RECONCILING).map(|c| c.message.clone()).unwrap_or_default();
+        return Readiness::Progressing(message);
+    }
+    verdict(conditions)
+}
+
 /// `--status-selector TYPE=STATUS` as the flux CLI reads it (`flux get --status-selector ready=false`):
 /// the object's condition of that type, compared without regard to case, has that status. An object
 /// without such a condition does not match.
@@ -157,6 +173,15 @@ mod tests {
         let r =
             readiness(Some(2), Some(2), &[cond(READY, "True", "old"), cond(RECONCILING, "True", "Running 'upgrade'")]);
         assert_eq!(r, Readiness::Progressing("Running 'upgrade'".into()));
+    }
+
+    #[test]
+    fn a_handled_request_ended_with_a_requeue_is_still_going() {
+        let requeued = [cond(READY, "True", "the previous attempt"), cond(RECONCILING, "True", "Running 'install'")];
+        assert_eq!(request_verdict(&requeued), Readiness::Progressing("Running 'install'".into()));
+        let failed = [cond(READY, "False", "upgrade failed"), cond(RECONCILING, "True", "retrying")];
+        assert_eq!(request_verdict(&failed), Readiness::Failed("upgrade failed".into()));
+        assert_eq!(request_verdict(&[cond(READY, "True", "done")]), Readiness::Ready("done".into()));
     }
 
     #[test]

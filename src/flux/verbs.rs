@@ -35,6 +35,17 @@ pub struct Objects<K: FluxObject> {
     server: String,
 }
 
+impl<K: FluxObject> Clone for Objects<K> {
+    fn clone(&self) -> Self {
+        Objects {
+            api: self.api.clone(),
+            namespace: self.namespace.clone(),
+            dt: self.dt.clone(),
+            server: self.server.clone(),
+        }
+    }
+}
+
 impl<K: FluxObject<DynamicType = ()>> Objects<K> {
     /// A typed kind in one namespace.
     pub fn namespaced(cluster: &crate::cluster::Cluster, namespace: &str) -> Self {
@@ -238,6 +249,46 @@ impl<K: FluxObject> Objects<K> {
         Ok(token)
     }
 
+    /// Resumes the object and asks its controller to reconcile it, in one write: `spec.suspend: false`
+    /// and requestedAt (with forceAt when `force`) in a single merge patch, with `remove` annotations
+    /// dropped in the same patch. Two writes would race the controller: it may settle the resumed
+    /// generation (in sync, nothing to do) before the second write reaches it, and a wait on the
+    /// generation would then report a hand-back that has not happened. With the request in the same
+    /// write, [`wait_resumed`](Self::wait_resumed) waits for the controller's answer to exactly this one.
+    pub async fn resume(&self, name: &str, force: bool, remove: &[&str]) -> Result<Request> {
+        // A GET first gives a "not found" that names the namespace instead of a patch 404.
+        self.get(name).await?;
+        let token = request_token();
+        let mut annotations = serde_json::Map::new();
+        annotations.insert(REQUESTED_AT.into(), token.clone().into());
+        if force {
+            annotations.insert(FORCE_AT.into(), token.clone().into());
+        }
+        for key in remove {
+            annotations.insert((*key).into(), serde_json::Value::Null);
+        }
+        let patch = json!({ "metadata": { "annotations": annotations }, "spec": { "suspend": false } });
+        self.merge_patch(name, patch).await?;
+        Ok(Request { token, force })
+    }
+
+    /// Waits for the controller's answer to the request a [`resume`](Self::resume) sent: it has handled
+    /// the request token and settled the resumed generation (or failed at it). helm-controller records
+    /// the token only in the status patch that ends its attempt, so until then any Ready it shows is an
+    /// older verdict.
+    pub async fn wait_resumed(&self, name: &str, request: &Request, timeout: Duration) -> Result<K> {
+        let what = format!("{} {name} to be reconciled after resume", self.kind().display);
+        let token = request.token.clone();
+        self.wait_settled(name, timeout, &what, move |obj: &K| {
+            if obj.last_handled_reconcile_at() == Some(token.as_str()) {
+                obj.generation_verdict()
+            } else {
+                Readiness::Progressing("waiting for the controller to handle the request".into())
+            }
+        })
+        .await
+    }
+
     /// Waits until `judge` no longer says Progressing, then turns its verdict into a result. On timeout
     /// the error says what was last seen.
     async fn wait_settled(
@@ -289,24 +340,26 @@ impl<K: FluxObject> Objects<K> {
 
     /// Waits for the controller to handle the reconcile request `token`. helm-controller records the
     /// request only in the status patch that ends its attempt, so from then on the conditions are its
-    /// verdict on our request.
+    /// verdict on our request (unless it ended the attempt asking to be requeued: see
+    /// [`condition::request_verdict`]).
     pub async fn wait_reconciled(&self, name: &str, token: String, timeout: Duration) -> Result<K> {
         let what = format!("{} {name} to reconcile", self.kind().display);
         self.wait_settled(name, timeout, &what, move |obj: &K| {
             if obj.last_handled_reconcile_at() == Some(token.as_str()) {
-                condition::verdict(obj.conditions())
+                condition::request_verdict(obj.conditions())
             } else {
                 Readiness::Progressing("waiting for the controller to handle the request".into())
             }
         })
         .await
     }
+}
 
-    /// Waits for the controller to reconcile the object's current generation (after resume).
-    pub async fn wait_ready(&self, name: &str, timeout: Duration) -> Result<K> {
-        let what = format!("{} {name} to become ready", self.kind().display);
-        self.wait_settled(name, timeout, &what, |obj: &K| obj.generation_verdict()).await
-    }
+/// A reconcile request sent to a controller: the token it answers by, and whether it forces an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub token: String,
+    pub force: bool,
 }
 
 /// What a timed-out wait saw last: generations and the condition that decides, so the user can tell a

@@ -1,11 +1,13 @@
-//! `suspend` and `resume`: a merge patch of `spec.suspend`, like `flux suspend|resume hr`; `resume` then
-//! waits until helm-controller has reconciled the resumed generation.
+//! `suspend` and `resume`: a merge patch of `spec.suspend`, like `flux suspend|resume hr`. `resume` hands
+//! the release back in one write (the unsuspension with its reconcile request, see
+//! [`cozyhr::handback::hand_back`]), then waits until helm-controller has answered that request and says
+//! what it did.
 
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
 use cozyhr::flux::HelmRelease;
-use cozyhr::flux::bulk::{Selection, Target, wait_ready};
+use cozyhr::flux::bulk::{Selection, Target};
 use cozyhr::output::progress;
 
 use crate::cli::{ResumeArgs, SuspendArgs, Targets};
@@ -32,6 +34,7 @@ pub async fn suspend(cluster: &Cluster, args: &SuspendArgs) -> anyhow::Result<Ex
 
 pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let targets = resolve(cluster, &args.targets).await?;
+    let mut asked = Vec::with_capacity(targets.len());
     for t in &targets {
         // Said before Flux acts: a chart helm cozy apply deployed is replaced by the source's version.
         let hr = t.objects.get(&t.name).await?;
@@ -42,13 +45,15 @@ pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<Exit
             progress::warning(warning);
         }
         progress::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
-        t.objects.set_suspend(&t.name, false).await?;
-        cozyhr::handback::after_resume(&t.objects, &hr).await?;
-        progress::success("helmrelease resumed");
+        asked.push(cozyhr::handback::hand_back(&t.objects, &hr).await?);
     }
-    if args.wait {
-        progress::waiting("waiting for HelmRelease reconciliation");
-        wait_ready(&targets, args.wait_for.timeout).await?;
+    if !args.wait {
+        for a in &asked {
+            progress::success(a.not_waited());
+        }
+        return Ok(ExitCode::SUCCESS);
     }
+    progress::waiting("waiting for helm-controller to answer the hand-back");
+    cozyhr::handback::wait_all(&asked, args.wait_for.timeout).await?;
     Ok(ExitCode::SUCCESS)
 }

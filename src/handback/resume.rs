@@ -1,0 +1,170 @@
+//! Handing a release back to Flux: `kubectl cozyhr resume` (by name, `--all`, `-l`, `--chart`) and
+//! `helm cozy apply --resume`.
+//!
+//! One write asks helm-controller for everything the hand-back needs ([`Objects::resume`]): the
+//! unsuspension, a reconcile request (forced when the release runs a local chart, so that helm-controller
+//! installs the source's), and the local-chart mark removed. The wait then ends only when helm-controller
+//! has answered that very request ([`Objects::wait_resumed`]), and what is said is what it did, read from
+//! `status.history`: a new Helm revision (its action and chart), or none at all.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::{LOCAL_CHART_ANNOTATION, local_chart};
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::helmrelease::Snapshot;
+use crate::flux::verbs::{Objects, Request};
+
+/// A hand-back asked of helm-controller and not answered yet.
+#[derive(Clone)]
+pub struct Asked {
+    pub name: String,
+    pub namespace: String,
+    objects: Objects<HelmRelease>,
+    request: Request,
+    /// The newest Helm release helm-controller's history named before the hand-back.
+    before: Option<Snapshot>,
+}
+
+/// What helm-controller did with a hand-back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Done {
+    /// It found the release in sync and ran no Helm action.
+    Nothing { revision: i64 },
+    /// It ran a Helm action: `action` (install, upgrade, ...) made `release` (`ns/name.vN`) with `chart`.
+    Acted { action: String, release: String, chart: String, forced: bool },
+}
+
+impl fmt::Display for Done {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Done::Nothing { revision: 0 } => f.write_str("helm-controller found nothing to do"),
+            Done::Nothing { revision } => {
+                write!(f, "helm-controller found the release in sync and did nothing (still Helm revision {revision})")
+            }
+            Done::Acted { action, release, chart, forced } => {
+                let why = if *forced { ", replacing the local chart with the source's" } else { "" };
+                write!(f, "helm-controller ran a Helm {action}{why}: release {release} with chart {chart}")
+            }
+        }
+    }
+}
+
+/// Hands `hr` back to helm-controller in one write (see the module docs).
+pub async fn hand_back(objects: &Objects<HelmRelease>, hr: &HelmRelease) -> Result<Asked> {
+    let force = local_chart(hr).is_some();
+    let request = objects.resume(hr.name(), force, &[LOCAL_CHART_ANNOTATION]).await?;
+    Ok(Asked {
+        name: hr.name().to_string(),
+        namespace: hr.namespace().to_string(),
+        objects: objects.clone(),
+        request,
+        before: hr.latest_snapshot().cloned(),
+    })
+}
+
+impl Asked {
+    /// What is said when nobody waits for the answer (`--wait=false`).
+    pub fn not_waited(&self) -> String {
+        let what = if self.request.force { "a forced reconcile" } else { "a reconcile" };
+        format!(
+            "helmrelease {} resumed and {what} asked of helm-controller; not waited for: kubectl cozyhr status {} -n {} shows its answer",
+            self.name, self.name, self.namespace
+        )
+    }
+
+    /// Waits for helm-controller's answer and says what it did. A forced request answered without a new
+    /// Helm revision is an error: the cluster still runs the local chart.
+    pub async fn wait(&self, timeout: Duration) -> Result<Done> {
+        let hr = self.objects.wait_resumed(&self.name, &self.request, timeout).await?;
+        let done = done(self.before.as_ref(), hr.latest_snapshot(), self.request.force);
+        if self.request.force && matches!(done, Done::Nothing { .. }) {
+            return Err(Error::Failed(format!(
+                "helm-controller answered the hand-back of helmrelease {} without the forced upgrade it was asked for, so the cluster still runs the local chart: ask again with kubectl cozyhr reconcile {} -n {} --force",
+                self.name, self.name, self.namespace
+            )));
+        }
+        Ok(done)
+    }
+}
+
+/// Waits for every hand-back together (helm-controller works on them in parallel), saying what it did
+/// with each as `resume` and `apply --resume` say it; the failures are returned together.
+pub async fn wait_all(asked: &[Asked], timeout: Duration) -> Result<()> {
+    let answers = futures::future::join_all(asked.iter().map(|a| a.wait(timeout))).await;
+    let mut errors = Vec::new();
+    for (a, answer) in asked.iter().zip(answers) {
+        match answer {
+            Ok(done) => crate::output::progress::success(format!("helmrelease {} handed back: {done}", a.name)),
+            Err(e) => errors.push(e),
+        }
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(Error::Several(errors)),
+    }
+}
+
+/// What helm-controller did, from the newest history entry before and after its answer: a new Helm
+/// release revision is an action, the same one is none.
+fn done(before: Option<&Snapshot>, after: Option<&Snapshot>, forced: bool) -> Done {
+    let revision = |s: Option<&Snapshot>| s.map(|s| s.version).unwrap_or_default();
+    let same = before.map(|b| (&b.namespace, &b.name, b.version)) == after.map(|a| (&a.namespace, &a.name, a.version));
+    match after {
+        Some(after) if !same => Done::Acted {
+            action: after.action.clone().unwrap_or_else(|| "action".into()),
+            release: format!("{}/{}.v{}", after.namespace, after.name, after.version),
+            chart: format!("{}@{}", after.chart_name, after.chart_version),
+            forced,
+        },
+        _ => Done::Nothing { revision: revision(after) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(version: i64, action: &str, chart_version: &str) -> Snapshot {
+        Snapshot {
+            name: "demo-apps-hello".into(),
+            namespace: "demo-apps".into(),
+            version,
+            action: Some(action.into()),
+            chart_name: "hello".into(),
+            chart_version: chart_version.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_new_revision_is_what_helm_controller_did() {
+        let before = snapshot(2, "upgrade", "0.1.0");
+        let after = snapshot(3, "upgrade", "0.1.0+8c4e1a2b3d4f");
+        let done = done(Some(&before), Some(&after), true);
+        assert_eq!(
+            done.to_string(),
+            "helm-controller ran a Helm upgrade, replacing the local chart with the source's: release demo-apps/demo-apps-hello.v3 with chart hello@0.1.0+8c4e1a2b3d4f"
+        );
+    }
+
+    #[test]
+    fn the_same_revision_is_nothing_done() {
+        let before = snapshot(2, "upgrade", "0.1.0");
+        let done = done(Some(&before), Some(&before.clone()), false);
+        assert_eq!(done, Done::Nothing { revision: 2 });
+        assert_eq!(
+            done.to_string(),
+            "helm-controller found the release in sync and did nothing (still Helm revision 2)"
+        );
+    }
+
+    #[test]
+    fn a_first_install_is_an_action() {
+        let after = snapshot(1, "install", "0.1.0");
+        assert!(matches!(done(None, Some(&after), false), Done::Acted { action, .. } if action == "install"));
+        assert_eq!(done(None, None, false), Done::Nothing { revision: 0 });
+    }
+}
