@@ -102,7 +102,7 @@ pub enum Error {
 
     /// `--watch`: a watch or the signal listener could not start. Boxed as [`Error::ReleaseFile`] is.
     #[error(transparent)]
-    Watch(Box<crate::watch::WatchError>),
+    Watch(Box<WatchError>),
 
     /// The release's own cluster (`spec.kubeConfig`) cannot be read, reached or confirmed.
     #[error(transparent)]
@@ -111,6 +111,17 @@ pub enum Error {
     /// `kubectl cozyhr drift`: the drift detection settings or the release to compare.
     #[error(transparent)]
     Drift(Box<DriftError>),
+}
+
+/// Why `--watch` ([`crate::watch`]) cannot watch: the files, or the signals that end the loop.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot watch {}: {source} (on Linux, raise fs.inotify.max_user_watches if the limit is reached)", path.display())]
+    Watch { path: PathBuf, source: notify::Error },
+    #[error("cannot start the file watcher: {0}")]
+    Start(notify::Error),
+    #[error("cannot listen for Ctrl-C: {0}")]
+    Signal(std::io::Error),
 }
 
 impl From<DriftError> for Error {
@@ -201,8 +212,8 @@ impl From<ReleaseFileError> for Error {
     }
 }
 
-impl From<crate::watch::WatchError> for Error {
-    fn from(e: crate::watch::WatchError) -> Self {
+impl From<WatchError> for Error {
+    fn from(e: WatchError) -> Self {
         Error::Watch(Box::new(e))
     }
 }
@@ -266,16 +277,15 @@ fn describe(err: &kube::Error) -> String {
     }
 }
 
-/// Why a server could not be reached, from the innermost error: a connection bounded by
-/// [`crate::cluster::CONNECT_TIMEOUT`] that timed out says so in words (the timer's own is "deadline has
+/// Why a server could not be reached, from the innermost error: a connection that timed out (the
+/// client bounds connecting, TLS handshake included) says so in words (the timer's own is "deadline has
 /// elapsed").
 fn unreachable_reason(err: &kube::Error) -> String {
     let mut cur: &(dyn std::error::Error + 'static) = err;
     while let Some(next) = cur.source() {
         let timed_out = next.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::TimedOut);
         if timed_out || next.is::<tokio::time::error::Elapsed>() {
-            let secs = crate::cluster::CONNECT_TIMEOUT.as_secs();
-            return format!("no answer within {secs}s (the connection or its TLS handshake did not complete)");
+            return "no answer: connecting, TLS handshake included, timed out".to_string();
         }
         cur = next;
     }

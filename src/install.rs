@@ -49,6 +49,14 @@ pub struct UpgradeOptions {
     pub take_ownership: bool,
 }
 
+impl UpgradeOptions {
+    /// How `hr`'s install (or, when `installed`, upgrade) waits (see [`crate::readiness`]): the
+    /// HelmRelease's strategy and expressions, these options' `wait` and `timeout`.
+    pub fn waiting(&self, hr: &crate::flux::HelmRelease, installed: bool) -> Result<crate::readiness::Waiting> {
+        crate::readiness::Waiting::of(hr, installed, self.wait, action_timeout(hr, installed, self.timeout))
+    }
+}
+
 /// The action's timeout as helm-controller takes it: `spec.install.timeout` or `spec.upgrade.timeout`,
 /// else `spec.timeout`, else 5 minutes; `overridden` (`--timeout`) wins.
 pub fn action_timeout(hr: &crate::flux::HelmRelease, installed: bool, overridden: Option<Duration>) -> Duration {

@@ -33,6 +33,7 @@ use notify::Watcher as _;
 use tokio::sync::mpsc;
 
 use crate::cluster::Cluster;
+pub use crate::error::WatchError;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::ValuesReference;
 use crate::output::{Paint, Tone};
@@ -47,16 +48,6 @@ const MAX_DELAY: Duration = Duration::from_secs(2);
 
 /// How deep symlinks are followed when looking for linked charts (a loop ends here).
 const MAX_DEPTH: usize = 32;
-
-#[derive(Debug, thiserror::Error)]
-pub enum WatchError {
-    #[error("cannot watch {}: {source} (on Linux, raise fs.inotify.max_user_watches if the limit is reached)", path.display())]
-    Watch { path: PathBuf, source: notify::Error },
-    #[error("cannot start the file watcher: {0}")]
-    Start(notify::Error),
-    #[error("cannot listen for Ctrl-C: {0}")]
-    Signal(std::io::Error),
-}
 
 /// What is watched on disk: trees (recursively) and single files (through their directory, since an
 /// editor that saves by renaming replaces the file's inode, and a watch on the old inode hears nothing).

@@ -1,0 +1,106 @@
+//! The action itself, as helm-controller runs it: the CRDs first, then `helm upgrade --install` with the
+//! planned method, then helm-controller's waiter on what helm applied. Its end, whatever it is, is what
+//! [`super::record`] writes down.
+
+use std::time::{Duration, Instant};
+
+use super::plan::Plan;
+use super::prepare::{Checked, Release};
+use super::{ApplyRequest, Voice};
+use crate::error::Result;
+use crate::install::{Mode, upgrade};
+use crate::output::progress;
+use crate::readiness::{Poller, Settled};
+use crate::release_status::Action;
+
+/// How the action ended, and how long it took.
+pub(super) struct Ended {
+    pub how: How,
+    pub took: Duration,
+}
+
+pub(super) enum How {
+    /// Applied and, where helm cozy waits, ready.
+    Applied,
+    /// helm-controller applies the CRDs before Helm: a failure there is the action's failure.
+    CrdsFailed(String),
+    /// helm failed.
+    HelmFailed(crate::render::RenderError),
+    /// Applied, but not ready as helm-controller judges it; the stored revision is marked failed.
+    NotReady {
+        failure: crate::readiness::NotReady,
+        stored: Box<crate::helmstore::StoredRelease>,
+    },
+    Interrupted {
+        signal: String,
+        during: String,
+    },
+}
+
+/// Runs the planned action. On SIGINT/SIGTERM helm is asked to stop and given time to mark the release
+/// failed; the storage relocation is undone either way, and the interruption is what it ended with.
+pub(super) async fn run(
+    req: &ApplyRequest<'_>,
+    release: &Release,
+    checked: &Checked,
+    plan: &Plan,
+    interrupted: impl std::future::Future<Output = String>,
+    voice: Voice,
+) -> Result<Ended> {
+    let (cluster, desired) = (&release.target.cluster, &release.desired);
+    if voice.says() {
+        progress::action(format!(
+            "helm {} {}/{} with chart {}@{}",
+            plan.action.as_str(),
+            desired.release_namespace,
+            desired.release_name,
+            req.pipeline.chart.meta.name,
+            desired.chart_version()
+        ));
+    }
+    let started = Instant::now();
+    let how = match crate::crds::apply(cluster, &checked.crds, plan.crd_policy, plan.method).await {
+        Err(e) => How::CrdsFailed(format!("failed to apply CustomResourceDefinitions: {e}")),
+        Ok(applied) => {
+            if voice.says() && applied > 0 {
+                let policy = plan.crd_policy;
+                progress::success(format!("{applied} CustomResourceDefinition(s) applied ({policy:?} policy)"));
+            }
+            let mode = Mode { installed: plan.installed, method: plan.method, wait: plan.waiting.helm };
+            match upgrade(cluster, &req.pipeline.helm, desired, &release.session, mode, &req.options, interrupted).await
+            {
+                Err(crate::render::RenderError::Interrupted { signal, detail }) => {
+                    How::Interrupted { signal, during: format!("while helm was running{detail}") }
+                }
+                Err(e) => How::HelmFailed(e),
+                Ok(()) => match &plan.waiting.poller {
+                    None => How::Applied,
+                    Some(poller) => settle(release, plan.action, poller, voice).await?,
+                },
+            }
+        }
+    };
+    Ok(Ended { how, took: started.elapsed() })
+}
+
+/// helm-controller's waiter after helm applied the release ([`crate::readiness::settle`]).
+async fn settle(release: &Release, action: Action, poller: &Poller, voice: Voice) -> Result<How> {
+    let says = voice.says();
+    if says {
+        progress::action(format!(
+            "waiting for the release's objects as helm-controller's poller would (timeout {})",
+            crate::duration::go_string(poller.timeout)
+        ));
+    }
+    let (cluster, desired) = (&release.target.cluster, &release.desired);
+    let upgrade = action == Action::Upgrade;
+    let (sns, name, ns) = (&desired.storage_namespace, &desired.release_name, &desired.release_namespace);
+    Ok(match crate::readiness::settle(cluster, sns, name, ns, upgrade, poller, says).await? {
+        Settled::Ready => How::Applied,
+        Settled::NotReady { failure, stored } => How::NotReady { failure, stored },
+        Settled::Interrupted { signal } => How::Interrupted {
+            signal,
+            during: "while waiting for the release's objects to be ready (helm had applied them)".into(),
+        },
+    })
+}

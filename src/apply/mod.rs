@@ -1,0 +1,131 @@
+//! `apply` and `delete` of a HelmRelease's chart from a local directory, without racing Flux.
+//!
+//! `run` is the whole of an apply, as a sequence of named steps, each in the room of its idea:
+//!
+//! 1. `prepare::resolve`: the HelmRelease, its values and chart (`Desired`), the cluster its release lives
+//!    in and as whom (`Target`), and the post-render session: derived once, handed to every later step;
+//! 2. `prepare::render_and_check`: render and post-render as helm-controller would, pick the CRDs, check
+//!    the policies and waits: a chart that cannot be installed changes nothing, not even the suspension;
+//! 3. `dry_run::run` (`--dry-run`): helm's server dry run and every object through the API server;
+//! 4. [`crate::handback::compare`]: whether the chart is the source's (else helm-controller must replace
+//!    it once handed back);
+//! 5. [`crate::release_lease::acquire`]: one apply at a time per release, until the status is written;
+//! 6. `take_over::take_over`: suspend, put back storage an interrupted run left, lift a stale lock;
+//! 7. `plan::decide`: install or upgrade, the apply method, the CRD policy and how to wait, from what
+//!    the storage holds now;
+//! 8. `action::run`: the CRDs, then `helm upgrade --install`, then helm-controller's wait;
+//! 9. `record::record`: the status helm-controller would write and its Event (a failure ends here);
+//! 10. `hand_back::mark`: mark the release when its chart is not the source's;
+//! 11. `hand_back::proceed`: nudge dependents, then hand back to Flux (`--resume`) or say how; the
+//!     lease is released after it.
+//!
+//! On failure the status says Ready=False with helm-controller's reason and the release stays
+//! suspended. Ctrl-C or SIGTERM stops helm (the child is killed when its future is dropped), records that
+//! the apply was interrupted, and removes temporary files on the way out. `apply --watch` runs the same
+//! steps once per round ([`apply_round`]); [`delete`] shares the take-over.
+
+mod action;
+mod delete;
+mod dry_run;
+mod events;
+mod hand_back;
+mod plan;
+mod prepare;
+mod record;
+mod take_over;
+
+pub use delete::delete;
+
+use crate::cluster::Cluster;
+use crate::desired::UserValues;
+use crate::error::Result;
+use crate::install::UpgradeOptions;
+use crate::pipeline::Pipeline;
+
+/// How an apply ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Applied,
+    DryRun,
+    /// A round of `apply --watch` found the HelmRelease resumed since the loop suspended it: Flux owns the
+    /// release again, and nothing was changed.
+    Resumed,
+}
+
+#[derive(Clone)]
+pub struct ApplyRequest<'a> {
+    pub cluster: &'a Cluster,
+    /// The chart and the helm that installs it.
+    pub pipeline: &'a Pipeline,
+    pub name: &'a str,
+    pub user: UserValues,
+    pub options: UpgradeOptions,
+    pub resume: bool,
+}
+
+/// Applies the chart for the HelmRelease; see the module docs.
+pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
+    // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
+    // runs) instead of killing the process half-way.
+    let interrupted = crate::process::interrupted();
+    run(req, interrupted, Voice::Command).await
+}
+
+/// One round of `apply --watch` ([`crate::watch`]): the same apply, stopped only when `interrupted`
+/// resolves (the loop's second Ctrl-C: the first one lets the round finish), and quiet about what the
+/// loop says once for all rounds (the suspension, the hand-back) and about what its round line says.
+pub async fn apply_round(
+    req: ApplyRequest<'_>,
+    interrupted: impl std::future::Future<Output = String>,
+) -> Result<Outcome> {
+    run(req, interrupted, Voice::Round).await
+}
+
+/// Who speaks for an apply: the command itself, or a watch loop that prints one line per round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Voice {
+    Command,
+    Round,
+}
+
+impl Voice {
+    fn says(self) -> bool {
+        self == Voice::Command
+    }
+}
+
+/// The steps of an apply, in order (see the module docs).
+async fn run(
+    req: ApplyRequest<'_>,
+    interrupted: impl std::future::Future<Output = String>,
+    voice: Voice,
+) -> Result<Outcome> {
+    let Some(release) = prepare::resolve(&req, voice).await? else {
+        return Ok(Outcome::Resumed);
+    };
+    let checked = prepare::render_and_check(&req, &release, voice).await?;
+    if req.options.dry_run {
+        return dry_run::run(&req, &release, &checked, interrupted).await;
+    }
+    let sameness = hand_back::compare(&req, &release, voice).await;
+    let lease = crate::release_lease::acquire(
+        &release.target.own,
+        &release.desired.storage_namespace,
+        &release.desired.release_name,
+        req.options.timeout,
+    )
+    .await?;
+    let applied = async {
+        let why = voice.says().then_some("so Flux does not race this apply");
+        let (home, release_cluster) = (req.cluster, &release.target.cluster);
+        take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
+        let plan = plan::decide(&req, &release, voice).await?;
+        let ended = action::run(&req, &release, &checked, &plan, interrupted, voice).await?;
+        let (hr, stored) = record::record(&req, &release, &checked, &plan, ended, voice).await?;
+        let hr = hand_back::mark(&req, &hr, &stored, &sameness).await?;
+        hand_back::proceed(&req, &hr, voice).await
+    }
+    .await;
+    lease.release().await;
+    applied.map(|()| Outcome::Applied)
+}

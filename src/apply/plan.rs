@@ -1,0 +1,56 @@
+//! What the action will be, decided as helm-controller decides it once the release is locked: install or
+//! upgrade from what the storage holds now (the controller's action may have ended with a release where
+//! there was none), the apply method, the CRD policy of that action, and how it waits.
+
+use super::prepare::Release;
+use super::{ApplyRequest, Voice};
+use crate::apply_method::ApplyMethod;
+use crate::cluster::Cluster;
+use crate::desired::Desired;
+use crate::error::Result;
+use crate::output::progress;
+use crate::readiness::Waiting;
+use crate::release_status::Action;
+
+/// The action an apply runs, and how.
+pub(super) struct Plan {
+    pub installed: bool,
+    pub action: Action,
+    pub method: ApplyMethod,
+    pub crd_policy: crate::crds::Policy,
+    pub waiting: Waiting,
+}
+
+/// The plan for the release as its storage stands now.
+pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voice) -> Result<Plan> {
+    let (cluster, desired) = (&release.target.cluster, &release.desired);
+    let installed = installed(cluster, desired).await?;
+    let action = if installed { Action::Upgrade } else { Action::Install };
+    let method = method(cluster, desired, installed).await?;
+    if voice.says()
+        && req.pipeline.helm.major < 4
+        && let Some(note) = crate::apply_method::helm3_note(method)
+    {
+        progress::warning(note);
+    }
+    let crd_policy = crate::crds::policy(&desired.hr, installed)?;
+    let waiting = req.options.waiting(&desired.hr, installed)?;
+    Ok(Plan { installed, action, method, crd_policy, waiting })
+}
+
+/// Whether `helm upgrade --install` will upgrade (a release is stored and not uninstalled), from the
+/// storage Secrets' labels: nothing is decoded.
+pub(super) async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
+    Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
+}
+
+/// The method helm-controller would apply the release with (see [`crate::apply_method`]): the release's
+/// newest revision is read for an upgrade.
+pub(super) async fn method(cluster: &Cluster, desired: &Desired, installed: bool) -> Result<ApplyMethod> {
+    let last = if installed {
+        crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?
+    } else {
+        None
+    };
+    Ok(crate::apply_method::decide(&desired.hr, installed, last.as_ref()))
+}

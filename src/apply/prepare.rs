@@ -1,0 +1,96 @@
+//! The first two steps of an apply: what it is about ([`resolve`]) and whether it can be done at all
+//! ([`render_and_check`]). Everything that can be checked without changing anything is checked here,
+//! what needs no cluster before anything is asked of it.
+
+use serde_json::Value;
+
+use super::{ApplyRequest, Voice};
+use crate::desired::Desired;
+use crate::discovery::ClusterApis;
+use crate::error::{Error, Result};
+use crate::flux::HelmRelease;
+use crate::flux::verbs::Objects;
+use crate::output::progress;
+use crate::render::postrender::PostRenderSession;
+use crate::target::Target;
+
+/// What one apply is about, derived once and handed to every later step.
+pub(super) struct Release {
+    /// The HelmRelease with its composed values and the chart to install.
+    pub desired: Desired,
+    /// The cluster the release lives in (`spec.kubeConfig`), reached, and as whom (`serviceAccountName`).
+    pub target: Target,
+    /// Flux's post-render chain, as helm runs it.
+    pub session: PostRenderSession,
+    /// The Helm release and where Flux keeps it.
+    pub storage: crate::install::Release,
+}
+
+/// The HelmRelease, its values, its cluster and its post-render session; None when a round of `apply
+/// --watch` finds the release resumed under the loop (`kubectl cozyhr resume` hands it to Flux, and a
+/// round never takes it back).
+pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Option<Release>> {
+    let cluster = req.cluster;
+    let kubectl = crate::render::locate_kubectl()?;
+    let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(req.name).await?;
+    if voice == Voice::Round && !hr.spec.suspend {
+        return Ok(None);
+    }
+    let chart = &req.pipeline.chart;
+    let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
+    if voice.says() {
+        crate::pipeline::note_recorded_version(&desired, chart);
+    }
+    // Any failure to reach the release's cluster is before anything changes, in either cluster.
+    let target = if voice.says() {
+        crate::target::resolve(cluster, &desired.hr).await?
+    } else {
+        crate::target::resolve_quietly(cluster, &desired.hr).await?
+    };
+    let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
+        .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
+    let storage = crate::install::Release::of(&desired.hr);
+    Ok(Some(Release { desired, target, session, storage }))
+}
+
+/// The chart rendered as helm-controller would render it, and what it brings besides its templates.
+pub(super) struct Checked {
+    /// What helm-controller's Helm sees of the release's cluster.
+    pub apis: ClusterApis,
+    /// The rendered, post-rendered manifests (for the dry run's objects).
+    pub manifests: String,
+    /// Every document of the chart's `crds/` directories (the inventory lists them all).
+    pub crd_objects: Vec<Value>,
+    /// The CustomResourceDefinitions among them, which helm-controller applies before Helm.
+    pub crds: Vec<Value>,
+}
+
+/// Renders the chart with the values and what helm-controller's Helm would see of the cluster, runs
+/// Flux's post-render chain on it, and checks the CRD policies and waits of both actions (which one
+/// applies is known only once the release is locked): a chart that cannot be installed changes nothing,
+/// not even the suspension.
+pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, voice: Voice) -> Result<Checked> {
+    let desired = &release.desired;
+    let seen = req.pipeline.look(&release.target, desired).await?;
+    let apis = seen.apis.clone();
+    let rendered = req
+        .pipeline
+        .render_with_crds(desired, seen)
+        .await
+        .map_err(|e| Error::Failed(format!("the chart does not render, so nothing was changed: {e}")))?;
+    let crd_objects = crate::crds::objects(&rendered.crds)?;
+    let ignored = crate::crds::ignored(&crd_objects);
+    if voice.says() && !ignored.is_empty() {
+        progress::warning(format!(
+            "ignoring what is not a CustomResourceDefinition in the chart's crds/ (as helm-controller does; move it to templates/): {}",
+            ignored.join(", ")
+        ));
+    }
+    let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
+    for installed in [false, true] {
+        crate::crds::policy(&desired.hr, installed)?;
+        // An unknown wait strategy or an invalid healthCheckExprs is refused now.
+        req.options.waiting(&desired.hr, installed)?;
+    }
+    Ok(Checked { apis, manifests: rendered.manifests, crd_objects, crds })
+}
