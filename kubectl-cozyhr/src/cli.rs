@@ -1,11 +1,10 @@
 //! Every flag of `kubectl cozyhr`, defined once, with its docs.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use cozyhr::flux::condition::StatusSelector;
-use cozyhr_shell::Color;
+pub use cozyhr_shell::Color;
+pub use cozyhr_shell::lifecycle::{GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -107,122 +106,6 @@ pub enum Command {
     Version,
 }
 
-/// Which namespaces a command covers.
-#[derive(Debug, Args, Clone, Copy)]
-pub struct Scope {
-    /// Across all namespaces.
-    #[arg(short = 'A', long = "all-namespaces")]
-    pub all_namespaces: bool,
-}
-
-/// How long to wait for helm-controller.
-#[derive(Debug, Args, Clone, Copy)]
-pub struct Wait {
-    /// How long to wait for the controller (e.g. 30s, 5m, 1h).
-    #[arg(long, default_value = "5m", value_parser = cozyhr::duration::parse, value_name = "DURATION")]
-    pub timeout: Duration,
-}
-
-#[derive(Debug, Args)]
-pub struct GetArgs {
-    /// HelmRelease names (default: all in the namespace).
-    pub names: Vec<String>,
-
-    #[command(flatten)]
-    pub scope: Scope,
-
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
-    pub output: Option<Output>,
-
-    /// Only objects whose labels match this selector (e.g. app=web,tier!=db).
-    #[arg(short = 'l', long, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-
-    /// Only objects whose condition has this status, like flux's (e.g. ready=false, released=true).
-    #[arg(long, value_name = "CONDITION=STATUS")]
-    pub status_selector: Option<StatusSelector>,
-
-    /// After listing, keep printing a row for every change until interrupted.
-    #[arg(short = 'w', long)]
-    pub watch: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// The table with AGE, CHART and SOURCE added.
-    Wide,
-    Yaml,
-    Json,
-    /// kind.group/name, one per line.
-    Name,
-}
-
-/// The objects a bulk verb applies to: names, or `--all`.
-#[derive(Debug, Args)]
-pub struct Targets {
-    /// HelmRelease names.
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
-    pub names: Vec<String>,
-
-    /// Every HelmRelease in the namespace (with -A, in all namespaces).
-    #[arg(long)]
-    pub all: bool,
-
-    /// With --all: only HelmReleases whose labels match this selector (e.g. tier=db,env!=prod).
-    #[arg(short = 'l', long, value_name = "SELECTOR", requires = "all")]
-    pub selector: Option<String>,
-
-    /// With --all: only HelmReleases that deploy this chart (by the chart name of the release
-    /// helm-controller last made, else their spec.chart): the set `helm cozy apply --all` applied.
-    #[arg(long, value_name = "NAME", requires = "all")]
-    pub chart: Option<String>,
-
-    #[command(flatten)]
-    pub scope: Scope,
-}
-
-#[derive(Debug, Args)]
-pub struct SuspendArgs {
-    #[command(flatten)]
-    pub targets: Targets,
-}
-
-#[derive(Debug, Args)]
-pub struct ResumeArgs {
-    #[command(flatten)]
-    pub targets: Targets,
-
-    /// Wait for helm-controller to reconcile the resumed releases (--wait=false to return at once).
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set, value_name = "BOOL")]
-    pub wait: bool,
-
-    #[command(flatten)]
-    pub wait_for: Wait,
-}
-
-#[derive(Debug, Args)]
-pub struct ReconcileArgs {
-    /// The HelmRelease.
-    pub name: String,
-
-    /// Reconcile the chart source first (HelmChart and its repository, OCIRepository, or the sources of
-    /// the ArtifactGenerator behind an ExternalArtifact).
-    #[arg(long)]
-    pub with_source: bool,
-
-    /// Force a one-off Helm upgrade even when nothing changed (reconcile.fluxcd.io/forceAt).
-    #[arg(long)]
-    pub force: bool,
-
-    /// Reset the failure counters so that remediation retries start over (reconcile.fluxcd.io/resetAt).
-    #[arg(long)]
-    pub reset: bool,
-
-    #[command(flatten)]
-    pub wait_for: Wait,
-}
-
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The HelmRelease.
@@ -283,6 +166,8 @@ pub struct CompletionArgs {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn parse(args: &[&str]) -> Cli {

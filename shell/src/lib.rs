@@ -4,6 +4,7 @@
 //! a partial command line for a shell's completion.
 
 pub mod complete;
+pub mod lifecycle;
 
 use std::process::ExitCode;
 
@@ -80,7 +81,13 @@ pub fn init_logging(default_filter: &str, uptime: bool) {
 /// Parses the command line (with `check` for rules clap cannot express), or ends the process: help and
 /// version on stdout with exit 0, anything else one line on stderr with exit 1.
 pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -> C {
-    let error = match C::try_parse().and_then(check) {
+    parse_as(C::command(), check)
+}
+
+/// [`parse`] by the command line `cmd` (the derived one, adjusted: see the `cozyhr` face).
+pub fn parse_as<C: clap::FromArgMatches>(cmd: clap::Command, check: impl FnOnce(C) -> Result<C, clap::Error>) -> C {
+    let parsed = cmd.clone().try_get_matches().and_then(|m| C::from_arg_matches(&m)).and_then(check);
+    let error = match parsed {
         Ok(cli) => return cli,
         Err(e) => e,
     };
@@ -88,13 +95,13 @@ pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => error.exit(),
         // No subcommand at all: the help, as kubectl and helm print it for a bare command.
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let mut cmd = C::command();
+            let mut cmd = cmd;
             // A closed stdout is no reason to fail here either.
             let _ = cmd.print_help();
             std::process::exit(0)
         }
         _ => {
-            cozyhr::output::stderr_line(format_args!("{}", usage_line(&error, &C::command())));
+            cozyhr::output::stderr_line(format_args!("{}", usage_line(&error, &cmd)));
             std::process::exit(1)
         }
     }

@@ -64,6 +64,16 @@ impl<K: FluxObject<DynamicType = ()>> Target<K> {
     }
 }
 
+/// `suspend`: `spec.suspend: true` on every HelmRelease `selection` names, saying so of each.
+pub async fn suspend(cluster: &Cluster, selection: &Selection<'_>) -> Result<()> {
+    for t in Target::<super::HelmRelease>::resolve(cluster, selection).await? {
+        progress::action(format!("suspending helmrelease {} in {} namespace", t.name, t.namespace()));
+        t.objects.set_suspend(&t.name, true).await?;
+        progress::success("helmrelease suspended");
+    }
+    Ok(())
+}
+
 /// What the flux CLI says once an object has reconciled: `KIND NAME reconciliation completed`, then
 /// `VERB revision R` when it has one (`applied` for a HelmRelease, `fetched` for a source).
 pub fn reconciled<K: FluxObject>(kind: &str, name: &str, obj: &K, verb: &str) {

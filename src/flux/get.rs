@@ -48,6 +48,58 @@ pub async fn fetch<K: FluxObject>(
     Ok((found, missing))
 }
 
+/// What `get` (`list`, `ls`) is asked for.
+pub struct Query<'a> {
+    /// Names, or every HelmRelease in scope when empty.
+    pub names: &'a [String],
+    pub all_namespaces: bool,
+    pub selector: Option<&'a str>,
+    pub status_selector: Option<&'a StatusSelector>,
+    pub format: Format,
+    /// After listing, a row for every change until interrupted.
+    pub watch: bool,
+}
+
+/// `get`: the HelmReleases `query` asks for, printed to stdout in its format (followed with `watch`).
+/// Like kubectl, what exists is printed, then a line for each missing name: false when any was missing.
+pub async fn print(cluster: &crate::cluster::Cluster, query: &Query<'_>) -> Result<bool> {
+    use crate::flux::HelmRelease;
+    let all = query.all_namespaces;
+    if all && !query.names.is_empty() {
+        return Err(Error::Failed(
+            "a HelmRelease cannot be retrieved by name across all namespaces: drop -A or the names".into(),
+        ));
+    }
+    if query.selector.is_some() && !query.names.is_empty() {
+        return Err(Error::Failed("names cannot be combined with a label selector (-l)".into()));
+    }
+    let objects =
+        if all { Objects::<HelmRelease>::all(cluster) } else { Objects::namespaced(cluster, &cluster.namespace) };
+    let view = View::new(query.format, all, objects.kind(), Paint::stdout());
+    let scope = if all { "" } else { &cluster.namespace };
+    if query.watch {
+        let watch_view = Watch::new(view, query.names, scope).with_status_selector(query.status_selector.cloned());
+        watch_view.follow(&objects, query.selector).await?;
+        return Ok(true);
+    }
+    let (mut items, missing) = fetch(&objects, query.names, query.selector).await?;
+    if let Some(status) = query.status_selector {
+        items.retain(|hr| status.matches(hr.conditions()));
+    }
+    if items.is_empty() && missing.is_empty() {
+        crate::output::stderr_line(no_resources(scope));
+        return Ok(true);
+    }
+    if !items.is_empty() {
+        let single = query.names.len() == 1;
+        crate::output::write_stdout(view.render(&items, single, jiff::Timestamp::now())?)?;
+    }
+    for e in &missing {
+        crate::output::stderr_line(format_args!("error: {e}"));
+    }
+    Ok(missing.is_empty())
+}
+
 /// kubectl's wording for an empty result (on stderr, exit 0); `namespace` is empty across all of them.
 pub fn no_resources(namespace: &str) -> String {
     if namespace.is_empty() {

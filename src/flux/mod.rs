@@ -12,6 +12,7 @@ pub mod get;
 pub mod helmrelease;
 pub mod kind;
 pub mod object;
+pub mod reconcile;
 pub mod report;
 pub mod source;
 pub mod sources;

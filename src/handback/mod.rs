@@ -20,7 +20,7 @@
 mod resume;
 mod sameness;
 
-pub use resume::{Asked, Done, hand_back, wait_all};
+pub use resume::{Asked, Done, hand_back, resume, wait_all};
 pub use sameness::{Sameness, compare};
 
 use crate::cluster::Cluster;

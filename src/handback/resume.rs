@@ -11,10 +11,13 @@ use std::fmt;
 use std::time::Duration;
 
 use super::{LOCAL_CHART_ANNOTATION, local_chart};
+use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
+use crate::flux::bulk::{Selection, Target};
 use crate::flux::helmrelease::Snapshot;
 use crate::flux::verbs::{Objects, Request};
+use crate::output::progress;
 
 /// A hand-back asked of helm-controller and not answered yet.
 #[derive(Clone)]
@@ -89,6 +92,34 @@ impl Asked {
     }
 }
 
+/// `resume`: hands every HelmRelease `selection` names back to helm-controller, each in one write after
+/// its warnings (a local chart, a chart other than the source's), then, with `wait`, waits for every
+/// answer together and says what helm-controller did with each; without, says what was asked.
+pub async fn resume(cluster: &Cluster, selection: &Selection<'_>, wait: bool, timeout: Duration) -> Result<()> {
+    let targets = Target::<HelmRelease>::resolve(cluster, selection).await?;
+    let mut asked = Vec::with_capacity(targets.len());
+    for t in &targets {
+        // Said before Flux acts: a chart helm cozy apply deployed is replaced by the source's version.
+        let hr = t.objects.get(&t.name).await?;
+        if let Some(warning) = crate::flux::sources::handback_warning(cluster, &hr).await {
+            progress::warning(warning);
+        }
+        if let Some(warning) = super::resume_warning(&hr) {
+            progress::warning(warning);
+        }
+        progress::action(format!("resuming helmrelease {} in {} namespace", t.name, t.namespace()));
+        asked.push(hand_back(&t.objects, &hr).await?);
+    }
+    if !wait {
+        for a in &asked {
+            progress::success(a.not_waited());
+        }
+        return Ok(());
+    }
+    progress::waiting("waiting for helm-controller to answer the hand-back");
+    wait_all(&asked, timeout).await
+}
+
 /// Waits for every hand-back together (helm-controller works on them in parallel), saying what it did
 /// with each as `resume` and `apply --resume` say it; the failures are returned together.
 pub async fn wait_all(asked: &[Asked], timeout: Duration) -> Result<()> {
@@ -96,7 +127,7 @@ pub async fn wait_all(asked: &[Asked], timeout: Duration) -> Result<()> {
     let mut errors = Vec::new();
     for (a, answer) in asked.iter().zip(answers) {
         match answer {
-            Ok(done) => crate::output::progress::success(format!("helmrelease {} handed back: {done}", a.name)),
+            Ok(done) => progress::success(format!("helmrelease {} handed back: {done}", a.name)),
             Err(e) => errors.push(e),
         }
     }

@@ -3,25 +3,23 @@
 pub mod complete;
 mod completion;
 mod drift;
-mod get;
-mod reconcile;
 mod status;
-mod suspend;
 mod tree;
 mod version;
 
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
+use cozyhr_shell::lifecycle;
 
 use crate::cli::{Cli, ClusterFlags, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Get(args) => get::run(&connect(&cli.cluster).await?, &args).await,
-        Command::Suspend(args) => suspend::suspend(&connect(&cli.cluster).await?, &args).await,
-        Command::Resume(args) => suspend::resume(&connect(&cli.cluster).await?, &args).await,
-        Command::Reconcile(args) => reconcile::run(&connect(&cli.cluster).await?, &args).await,
+        Command::Get(args) => lifecycle::get(&connect(&cli.cluster).await?, &args).await,
+        Command::Suspend(args) => lifecycle::suspend(&connect(&cli.cluster).await?, &args).await,
+        Command::Resume(args) => lifecycle::resume(&connect(&cli.cluster).await?, &args).await,
+        Command::Reconcile(args) => lifecycle::reconcile(&connect(&cli.cluster).await?, &args).await,
         Command::Status(args) => {
             // status reaches the release's own cluster too, to say whether it can be reached from here.
             let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
