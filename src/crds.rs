@@ -18,8 +18,8 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::runtime::wait::{await_condition, conditions};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::runtime::wait::await_condition;
 use serde_json::{Value, json};
 
 use crate::apply_method::ApplyMethod;
@@ -201,10 +201,11 @@ pub async fn apply(cluster: &Cluster, crds: &[Value], policy: Policy, method: Ap
             Err(e) => return Err(cluster.error(e)),
         }
     }
-    let crds_api: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(cluster.client.clone());
+    // Watched as dynamic objects: the typed CustomResourceDefinition (its recursive JSONSchemaProps) would
+    // bring a deserializer of its own for one condition.
+    let crds_api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &crd_resource());
     for name in &applied {
-        let established = await_condition(crds_api.clone(), name, conditions::is_crd_established());
+        let established = await_condition(crds_api.clone(), name, is_established);
         match tokio::time::timeout(ESTABLISHED_TIMEOUT, established).await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => return Err(Error::Failed(format!("waiting for CustomResourceDefinition {name}: {e}"))),
@@ -218,6 +219,12 @@ pub async fn apply(cluster: &Cluster, crds: &[Value], policy: Policy, method: Ap
         }
     }
     Ok(applied.len())
+}
+
+/// Whether a CustomResourceDefinition, seen as a dynamic object, has condition Established=True.
+fn is_established(crd: Option<&DynamicObject>) -> bool {
+    let conditions = crd.and_then(|c| c.data.pointer("/status/conditions")).and_then(Value::as_array);
+    conditions.is_some_and(|all| all.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
 }
 
 fn crd_resource() -> kube::api::ApiResource {
@@ -278,6 +285,20 @@ pub fn inventory_entries(objects: &[Value]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn established_is_read_from_the_dynamic_object() {
+        let crd = |conditions: Value| -> DynamicObject {
+            serde_json::from_value(json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"}, "status": {"conditions": conditions}}))
+            .unwrap()
+        };
+        let established =
+            crd(json!([{"type": "NamesAccepted", "status": "True"}, {"type": "Established", "status": "True"}]));
+        assert!(is_established(Some(&established)));
+        assert!(!is_established(Some(&crd(json!([{"type": "Established", "status": "False"}])))));
+        assert!(!is_established(Some(&crd(json!([])))) && !is_established(None));
+    }
 
     const OUTPUT: &str = "---\n# Source: app/crds/widgets.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.example.com\n\n---\n# Source: app/charts/sub/crds/parts.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: parts.example.com\n\n---\n# Source: app/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n# Source: app/templates/crds/not-a-crd-dir.yaml\nkind: ConfigMap\n";
 
