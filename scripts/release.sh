@@ -8,7 +8,7 @@
 # Output (in $DIST, default dist/):
 #   kubectl-cozyhr_VERSION_OS_ARCH.tar.gz   LICENSE, kubectl-cozyhr (+ kubectl_complete-cozyhr) at the root:
 #                                           krew installs it (`bin: kubectl-cozyhr`)
-#   helm-cozy-VERSION-OS-ARCH.tar.gz        plugin.yaml, helm-cozy, plugin-hook.sh, completion.yaml and
+#   helm-cozy-VERSION-OS-ARCH.tar.gz        plugin.yaml, helm-cozy, cozyhr, plugin-hook.sh, completion.yaml and
 #                                           LICENSE, flat at the archive root:
 #                                           `helm plugin install <URL>` on Helm 3 and Helm 4
 #   helm-cozy-VERSION-OS-ARCH.tar.gz.prov   with --sign KEY: its provenance file, the format of Helm 4's
@@ -255,7 +255,10 @@ for platform in $TARGETS; do
   install -m 0644 LICENSE "$stage/LICENSE"
   install -m 0755 scripts/plugin-hook.sh "$stage/plugin-hook.sh"
   install -m 0755 "$bindir/helm-cozy" "$stage/helm-cozy"
-  tarball "$DIST/$helm_archive" "$stage" plugin.yaml helm-cozy plugin-hook.sh completion.yaml LICENSE
+  # `cozyhr` beside it (Go cozyhr's command line; cargo binstall installs it from here, and users link
+  # it onto PATH): a launcher, since Helm's extractor takes regular files only.
+  install -m 0755 scripts/cozyhr-launcher.sh "$stage/cozyhr"
+  tarball "$DIST/$helm_archive" "$stage" plugin.yaml helm-cozy cozyhr plugin-hook.sh completion.yaml LICENSE
 
   built+=("$platform")
   note "$platform: $DIST/$krew_archive, $DIST/$helm_archive, $DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz"
@@ -493,6 +496,8 @@ RUBY
   def install
     bin.install "kubectl-cozyhr", "kubectl_complete-cozyhr"
     resource("helm-cozy").stage { (libexec/"helm-cozy").install Dir["*"] }
+    # cozyhr: helm-cozy run by that name takes the Go cozyhr's command line.
+    bin.install_symlink libexec/"helm-cozy/helm-cozy" => "cozyhr"
   end
 
   def caveats
@@ -511,6 +516,7 @@ RUBY
   test do
     assert_equal "kubectl-cozyhr #{version}", shell_output("#{bin}/kubectl-cozyhr version").strip
     assert_equal "helm-cozy #{version}", shell_output("#{libexec}/helm-cozy/helm-cozy version").strip
+    assert_equal "cozyhr #{version}", shell_output("#{bin}/cozyhr version").strip
   end
 end
 RUBY

@@ -111,6 +111,22 @@ pub async fn diff(
     }
 }
 
+/// `diff --plain`: the chart rendered alone (`rendered`, see [`crate::pipeline::Pipeline::render_plain`])
+/// against the stored Helm release `release` in the cluster's namespace, as Go cozyhr's `diff --plain`
+/// compares them: no HelmRelease is read, nothing is dry-run.
+pub async fn plain_against_release(
+    cluster: &Cluster,
+    rendered: &str,
+    release: &str,
+    options: PlanOptions,
+) -> Result<Plan> {
+    let ns = cluster.namespace.as_str();
+    let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
+    let previous = previous_release(cluster, ns, release, ns, &scoped).await?;
+    let objects = desired_objects(rendered, ns, &scoped)?;
+    against_release(objects, previous, options)
+}
+
 /// The plan against the stored release (its manifest and hooks): no cluster reads beyond the release.
 fn against_release(desired: Vec<Manifest>, previous: Previous, options: PlanOptions) -> Result<Plan> {
     let (plain, hooks) = split_hooks(desired);

@@ -247,6 +247,7 @@ impl Pipeline {
         release: &str,
         user: &UserValues,
         dry_run: bool,
+        take_ownership: bool,
     ) -> Result<Vec<u8>> {
         let mut args: Vec<std::ffi::OsString> = vec![
             "upgrade".into(),
@@ -259,6 +260,9 @@ impl Pipeline {
         args.extend(crate::render::values_args(&user.files, &user.sets));
         if dry_run {
             args.push("--dry-run=server".into());
+        }
+        if take_ownership {
+            args.push("--take-ownership".into());
         }
         args.extend(cluster.helm_args());
         Ok(self.helm.run(&args, &[]).await?)

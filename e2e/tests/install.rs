@@ -130,14 +130,25 @@ fn release_archives_are_laid_out_for_krew_and_helm_and_are_reproducible() {
     let helm_archive = rel.path().join(Release::helm_archive_name());
     let helm = tar_entries(&helm_archive);
     let names: Vec<&str> = helm.iter().map(|(_, n)| n.as_str()).collect();
-    for want in ["plugin.yaml", "helm-cozy", "plugin-hook.sh", "completion.yaml", "LICENSE"] {
+    for want in ["plugin.yaml", "helm-cozy", "cozyhr", "plugin-hook.sh", "completion.yaml", "LICENSE"] {
         assert!(names.contains(&want), "{want} missing from the Helm archive: {names:?}");
     }
     assert!(names.iter().all(|n| !n.contains('/')), "the Helm archive is not flat: {names:?}");
     for (mode, name) in &helm {
-        let want = if *name == "helm-cozy" || *name == "plugin-hook.sh" { "-rwxr-xr-x" } else { "-rw-r--r--" };
+        let exec = ["helm-cozy", "cozyhr", "plugin-hook.sh"].contains(&name.as_str());
+        let want = if exec { "-rwxr-xr-x" } else { "-rw-r--r--" };
         assert_eq!(mode, want, "{name} mode");
     }
+    // `cozyhr` beside helm-cozy runs helm-cozy with the Go cozyhr's command line, from wherever it is linked.
+    let unpacked = tempfile::tempdir().expect("tempdir");
+    let mut x = Command::new("tar");
+    x.arg("-xzf").arg(&helm_archive).arg("-C").arg(unpacked.path());
+    run(x).ok();
+    let linked = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(unpacked.path().join("cozyhr"), linked.path().join("cozyhr")).expect("link cozyhr");
+    let mut v = Command::new(linked.path().join("cozyhr"));
+    v.arg("version");
+    assert_eq!(run(v).ok().stdout.trim(), format!("cozyhr {VERSION}"), "the archive's cozyhr");
     let plugin_yaml = tar_file(&helm_archive, "plugin.yaml");
     assert!(plugin_yaml.lines().any(|l| l == format!("version: {VERSION}")), "plugin.yaml:\n{plugin_yaml}");
     assert!(
@@ -408,6 +419,12 @@ fn helm_installs_the_release_archive(helm: Helm) {
 
     let version = home.run(["cozy", "version"]).ok();
     assert_eq!(version.stdout.trim(), format!("helm-cozy {VERSION}"));
+    // The README's one line for `cozyhr`: a link to the installed plugin's cozyhr.
+    let bin = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(home.plugins().join("helm-cozy/cozyhr"), bin.path().join("cozyhr")).expect("link");
+    let mut c = Command::new(bin.path().join("cozyhr"));
+    c.arg("version");
+    assert_eq!(run(c).ok().stdout.trim(), format!("cozyhr {VERSION}"), "the installed plugin's cozyhr");
 
     let subs = helm_completions(&home, &["cozy", ""]);
     for sub in ["show", "diff", "apply", "delete", "values", "completion", "version"] {

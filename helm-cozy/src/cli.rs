@@ -295,6 +295,11 @@ pub struct DiffArgs {
     #[arg(long = "show-secrets")]
     pub show_secrets: bool,
 
+    /// The chart alone (its own values, -f and --set; no HelmRelease is read), against the Helm release
+    /// NAME stored in the namespace, as Go cozyhr's diff --plain compares them.
+    #[arg(long, conflicts_with_all = ["all", "release_file", "watch", "kube_version", "api_versions"])]
+    pub plain: bool,
+
     /// Exit with 2 when there are changes (0 when none, 1 on error).
     #[arg(long = "detailed-exitcode")]
     pub detailed_exitcode: bool,

@@ -17,7 +17,8 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     let pipeline = Pipeline::open(chart_dir).await?;
     let cluster = flags.options_for(&args.target).connect().await?;
     if args.plain {
-        let out = pipeline.apply_plain(&cluster, args.name(), &args.values.user(), args.dry_run).await?;
+        let (user, take) = (args.values.user(), args.take_ownership);
+        let out = pipeline.apply_plain(&cluster, args.name(), &user, args.dry_run, take).await?;
         cozyhr::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -5,10 +5,15 @@ use clap::CommandFactory;
 use crate::cli::{Cli, CompletionArgs};
 
 pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
+    generate(Cli::command(), "helm-cozy", args)
+}
+
+/// The completion script of command line `full`, for the program named `name`.
+pub fn generate(full: clap::Command, name: &'static str, args: &CompletionArgs) -> anyhow::Result<ExitCode> {
     // Generated into memory first: clap_complete writes with unchecked writes that would panic on a
     // closed pipe.
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut completable(), "helm-cozy", &mut script);
+    clap_complete::generate(args.shell, &mut completable(full, name), name, &mut script);
     cozyhr::output::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -16,10 +21,9 @@ pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
 /// The command line without its hidden subcommands (`__post-render`, which helm runs, not people):
 /// clap_complete offers hidden subcommands like any other, and clap cannot remove a subcommand, so the
 /// top level is built again from the full one's parts, leaving them out.
-fn completable() -> clap::Command {
-    let full = Cli::command();
+fn completable(full: clap::Command, name: &'static str) -> clap::Command {
     // Names and versions are static strings to clap: these are the ones cli.rs gives (the test checks).
-    let mut cmd = clap::Command::new("helm-cozy")
+    let mut cmd = clap::Command::new(name)
         .version(cozyhr::VERSION)
         .propagate_version(full.is_propagate_version_set())
         .subcommand_required(full.is_subcommand_required_set())
@@ -45,7 +49,7 @@ mod tests {
 
     #[test]
     fn completable_is_the_full_command_but_its_hidden_subcommands() {
-        let (mut full, mut completable) = (Cli::command(), completable());
+        let (mut full, mut completable) = (Cli::command(), completable(Cli::command(), "helm-cozy"));
         let visible = |cmd: &clap::Command| -> Vec<String> {
             cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| s.get_name().to_owned()).collect()
         };

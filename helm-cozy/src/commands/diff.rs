@@ -20,6 +20,15 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let namespace = flags.options().namespace;
     let user = args.values.user();
     let request = request(args, &user, namespace.as_deref());
+    let options =
+        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
+    if args.plain {
+        let cluster = flags.options().connect().await?;
+        let rendered = pipeline.render_plain(Some(&cluster), &cluster.namespace, args.name(), &user).await?;
+        let plan = cozyhr::compare::plain_against_release(&cluster, &rendered, args.name(), request.options).await?;
+        request.print(&plan, format(args.output), options)?;
+        return Ok(exit_code(&plan, args));
+    }
     // --watch excludes release files, offline capabilities and git: refs (see cli.rs): it needs a cluster.
     let cluster = if request.needs_cluster() {
         Some(flags.options_for(&args.target).connect().await?)
@@ -28,8 +37,6 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
         None
     };
     let format = format(args.output);
-    let options =
-        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
     if args.watch
         && let Some(cluster) = &cluster
     {

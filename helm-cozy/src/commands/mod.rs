@@ -1,7 +1,7 @@
 //! One module per command.
 
 mod apply;
-mod completion;
+pub mod completion;
 mod delete;
 mod diff;
 mod show;
