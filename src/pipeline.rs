@@ -263,6 +263,11 @@ impl Pipeline {
         }
         if take_ownership {
             args.push("--take-ownership".into());
+            // Helm 4 applies server-side: the fields another manager set are taken over too, as
+            // helm-controller's apply forces its conflicts.
+            if self.helm.major >= 4 {
+                args.push("--force-conflicts".into());
+            }
         }
         args.extend(cluster.helm_args());
         Ok(self.helm.run(&args, &[]).await?)
