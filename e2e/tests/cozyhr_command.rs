@@ -99,11 +99,7 @@ fn cozystacks_package_makefile_runs_unchanged() {
     let (ns, chart) = package("cz-make");
 
     let shown = make(&chart, "show").ok();
-    assert!(
-        shown.stdout.contains("name: app-config") && shown.stdout.contains("greeting: hello"),
-        "{}",
-        shown.stdout
-    );
+    assert!(shown.stdout.contains("name: app-config") && shown.stdout.contains("greeting: hello"), "{}", shown.stdout);
 
     let diff = make(&chart, "diff").ok();
     assert!(

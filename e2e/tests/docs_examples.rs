@@ -94,6 +94,18 @@ const NOT_RUN: &[(&str, &str)] = &[
         "links into a krew install of the published 0.1.0; tests/install.rs links release.sh's the same way",
     ),
     (
+        "ln -s \"$(helm env HELM_PLUGINS)/helm-cozy/cozyhr\" ~/.local/bin/cozyhr",
+        "writes into the user's ~/.local/bin; tests/install.rs links the installed plugin's cozyhr the same way",
+    ),
+    (
+        "cargo binstall helm-cozy",
+        "downloads the published release; tests/install.rs checks the cozyhr its archive carries",
+    ),
+    (
+        "scripts/build.sh && export PATH=$PWD/target/shipped:$PATH",
+        "the build this suite runs against; tests/cozyhr_command.rs runs its cozyhr from PATH",
+    ),
+    (
         "git fetch --no-tags origin main",
         "git, not cozyhr: the world's checkout has origin/main already (pushed when it is made)",
     ),
