@@ -189,6 +189,7 @@ fn the_homebrew_formula_names_the_archives_release_sh_writes() {
         }
         let helm = entries(&dist.path().join(&h));
         assert_eq!(helm.get("helm-cozy"), Some(&true), "{h} has no executable helm-cozy");
+        assert_eq!(helm.get("cozyhr"), Some(&true), "{h} has no executable cozyhr (cargo binstall installs it)");
         assert!(helm.contains_key("plugin.yaml"), "{h} has no plugin.yaml for helm plugin install");
     }
     for want in [
@@ -198,6 +199,7 @@ fn the_homebrew_formula_names_the_archives_release_sh_writes() {
         "bin.install \"kubectl-cozyhr\", \"kubectl_complete-cozyhr\"".into(),
         "resource(\"helm-cozy\").stage { (libexec/\"helm-cozy\").install Dir[\"*\"] }".into(),
         "helm plugin install #{opt_libexec}/helm-cozy".into(),
+        "bin.install_symlink libexec/\"helm-cozy/helm-cozy\" => \"cozyhr\"".into(),
     ] {
         assert!(formula.lines().any(|l| l.trim() == want), "the formula lacks `{want}`:\n{formula}");
     }
