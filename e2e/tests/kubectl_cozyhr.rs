@@ -252,7 +252,7 @@ fn suspend_holds_changes_and_resume_waits_for_them() {
         format!("► resuming helmrelease app in {ns} namespace"),
         "◎ waiting for helm-controller to answer the hand-back".to_string(),
         format!(
-            "✔ helmrelease app handed back: helm-controller ran a Helm upgrade: release {ns}/app.v2 with chart app@0.1.0"
+            "✔ helmrelease app handed back: helm-controller ran a Helm upgrade: release {ns}/app.v2 with chart demo@0.1.0"
         ),
     ] {
         assert!(out.stderr.contains(&line), "missing {line:?} in:\n{}", out.stderr);
