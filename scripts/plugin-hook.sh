@@ -34,7 +34,8 @@ if [ -n "$source_checkout" ]; then
     exit 1
   }
   echo "helm-cozy: building from source with cargo in $dir (the first build takes a few minutes)" >&2
-  (cd "$dir" && cargo build --release --locked --workspace >&2) || {
+  # The same build as scripts/build.sh's of helm-cozy, so the two share every artifact.
+  (cd "$dir" && cargo build --release --locked --bin helm-cozy >&2) || {
     echo "helm-cozy: cargo build failed in $dir (see above)" >&2
     exit 1
   }
