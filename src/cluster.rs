@@ -15,8 +15,9 @@ use crate::error::{Error, KubeconfigFrom, Result};
 
 /// How long connecting to an API server may take, TCP and TLS handshake together (kube-rs's default is
 /// 30 s): an address that accepts connections and never answers (a dead load balancer, a half-open
-/// tunnel) fails as soon as client-go's TLS handshake timeout (10 s) would fail it. Requests themselves
-/// are bounded by each command's own timeout; a read timeout would also cut watches that are quiet.
+/// tunnel) fails as soon as client-go's TLS handshake timeout (10 s) would fail it. A request on a
+/// connection made is not bounded here (a read timeout would also cut watches that are quiet): the
+/// waits are bounded by each command's --timeout.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A client for `config`, its connection bounded by [`CONNECT_TIMEOUT`].

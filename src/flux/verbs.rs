@@ -237,14 +237,7 @@ impl<K: FluxObject> Objects<K> {
             return Err(self.suspended_error(name));
         }
         let token = request_token();
-        let mut annotations = serde_json::Map::new();
-        annotations.insert(REQUESTED_AT.into(), token.clone().into());
-        if force {
-            annotations.insert(FORCE_AT.into(), token.clone().into());
-        }
-        if reset {
-            annotations.insert(RESET_AT.into(), token.clone().into());
-        }
+        let annotations = request_annotations(&token, force, reset);
         self.merge_patch(name, json!({ "metadata": { "annotations": annotations } })).await?;
         Ok(token)
     }
@@ -259,11 +252,7 @@ impl<K: FluxObject> Objects<K> {
         // A GET first gives a "not found" that names the namespace instead of a patch 404.
         self.get(name).await?;
         let token = request_token();
-        let mut annotations = serde_json::Map::new();
-        annotations.insert(REQUESTED_AT.into(), token.clone().into());
-        if force {
-            annotations.insert(FORCE_AT.into(), token.clone().into());
-        }
+        let mut annotations = request_annotations(&token, force, false);
         for key in remove {
             annotations.insert((*key).into(), serde_json::Value::Null);
         }
@@ -374,6 +363,20 @@ fn describe_last_seen<K: FluxObject>(obj: &K) -> String {
     };
     let handled = obj.last_handled_reconcile_at().unwrap_or("never");
     format!("generation {generation}, observed {observed}, last handled request {handled}, {state}")
+}
+
+/// The annotations of a reconcile request `token`: requestedAt, and forceAt / resetAt with the same value
+/// (they take effect only when equal to requestedAt).
+fn request_annotations(token: &str, force: bool, reset: bool) -> serde_json::Map<String, serde_json::Value> {
+    let mut annotations = serde_json::Map::new();
+    annotations.insert(REQUESTED_AT.into(), token.into());
+    if force {
+        annotations.insert(FORCE_AT.into(), token.into());
+    }
+    if reset {
+        annotations.insert(RESET_AT.into(), token.into());
+    }
+    annotations
 }
 
 /// A request token like the flux CLI's: the current time, RFC 3339 with nanoseconds.
