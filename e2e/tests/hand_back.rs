@@ -227,8 +227,10 @@ fn kubectl_cozyhr_get_gives_up_on_a_silent_server() {
 fn helm_cozy_diff_gives_up_on_a_silent_server(helm: Helm) {
     let silent = silent_cluster();
     let chart = chart("silent");
+    // The plugin is installed (its hook builds it) before the clock starts.
+    let home = cozyhr_e2e::cozy_home(helm);
     gives_up_quickly(|| {
-        let mut c = cozyhr_e2e::cozy_home(helm).command();
+        let mut c = home.command();
         c.args(["cozy", "diff", "app", "-n", "apps", "-C"]).arg(chart.path());
         c.env("KUBECONFIG", silent.kubeconfig.path());
         cozyhr_e2e::run(c)
