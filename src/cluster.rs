@@ -227,6 +227,11 @@ impl Cluster {
     }
 
     /// Turns a client error into the library's error with this cluster's address attached.
+    /// The API server's version (`v1.37.2`): the one request that says whether the cluster answers.
+    pub async fn server_version(&self) -> Result<String> {
+        Ok(self.client.apiserver_version().await.map_err(|e| self.error(e))?.git_version)
+    }
+
     pub fn error(&self, err: kube::Error) -> Error {
         Error::from_kube(err, &self.server)
     }

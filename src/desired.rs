@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::chart::ChartDir;
 use crate::chart_source::SourceVersion;
 use crate::cluster::Cluster;
+use crate::controller::Controller;
 use crate::discovery::ClusterApis;
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
@@ -46,6 +47,8 @@ pub struct Desired {
     /// The composition with provenance and the defaults it is coalesced with.
     pub composed: Composed,
     pub post_render: PostRenderSpec,
+    /// The helm-controller that will take the release back, whose rules this release follows.
+    pub controller: Controller,
     chart: ChartDir,
     /// The version helm-controller gives the chart from its source (see [`crate::chart_source`]).
     pub source_version: SourceVersion,
@@ -66,15 +69,17 @@ impl Desired {
         user: &UserValues,
         kubectl: PathBuf,
     ) -> Result<Desired> {
-        let (refs, source_version) = tokio::join!(
+        let (refs, source_version, controller) = tokio::join!(
             fetch_values_from(cluster, &hr),
-            crate::chart_source::lookup(cluster, &hr, &chart.meta.version)
+            crate::chart_source::lookup(cluster, &hr, &chart.meta.version),
+            crate::controller::detect(cluster),
         );
-        Self::from_fetched(hr, refs?, chart, user, kubectl, source_version)
+        Self::from_fetched(hr, refs?, chart, user, kubectl, source_version, controller)
     }
 
     /// [`resolve`](Self::resolve) with the `valuesFrom` sources fetched already (from the cluster, or
-    /// from release files: [`crate::release_file`]) and the source's version known (or not).
+    /// from release files: [`crate::release_file`]), the source's version known (or not) and the
+    /// helm-controller whose rules apply.
     pub fn from_fetched(
         hr: HelmRelease,
         refs: Vec<FetchedRef>,
@@ -82,8 +87,10 @@ impl Desired {
         user: &UserValues,
         kubectl: PathBuf,
         source_version: SourceVersion,
+        controller: Controller,
     ) -> Result<Desired> {
-        let composed = compose(&hr, chart, refs, user)?;
+        let rules = controller.rules();
+        let composed = compose(&hr, chart, refs, user, rules.values_from_literal)?;
         let values = Value::Object(composed.values.clone());
         let defaults = (!values_files(&hr).is_empty()).then_some(&composed.defaults);
         let version = source_version.version(&chart.meta.version);
@@ -99,9 +106,11 @@ impl Desired {
                 _ => Vec::new(),
             },
             common_metadata: hr.spec.common_metadata.clone(),
-            post_render_strategy: crate::render::postrender::HookStrategy::from_spec(
-                hr.spec.extra.get("postRenderStrategy").and_then(Value::as_str),
-            ),
+            post_render_strategy: rules.hook_strategy(hr.spec.extra.get("postRenderStrategy").and_then(Value::as_str)),
+            splitting: {
+                let sdk = controller.helm_sdk();
+                crate::render::metadata::Splitting::of_sdk(sdk.major, sdk.minor)
+            },
             kubectl,
         };
         Ok(Desired {
@@ -111,11 +120,26 @@ impl Desired {
             values,
             composed,
             post_render,
+            controller,
             chart: chart.clone(),
             source_version,
             copy,
             hr,
         })
+    }
+
+    /// The lines [`crate::pipeline::note_controller`] prints: the controller's version unknown, and what
+    /// `helm` can render differently from the Helm SDK inside it, for this chart.
+    pub fn controller_notes(&self, helm: &Helm) -> Vec<String> {
+        let mut notes: Vec<String> = self.controller.unknown_line().into_iter().collect();
+        if let Some(local) = crate::controller::Version::parse(&helm.version) {
+            let sdk = self.controller.helm_sdk();
+            let defaults = Value::Object(self.composed.defaults.clone());
+            let found = crate::controller::differences(local, sdk, self.chart.path(), &defaults);
+            let version = self.controller.effective_version();
+            notes.extend(crate::controller::helm_sdk::line(local, sdk, version, &found));
+        }
+        notes
     }
 
     /// The chart's version as helm-controller would record it: the source's (see
@@ -357,7 +381,14 @@ fn read_values_file(path: &Path, label: &str) -> Result<Values> {
 }
 
 /// Flux's composition over what was fetched, plus the user's -f/--set.
-fn compose(hr: &HelmRelease, chart: &ChartDir, refs: Vec<FetchedRef>, user: &UserValues) -> Result<Composed> {
+/// `literal`: whether helm-controller knows `valuesFrom[].literal` (1.6); before, the field is ignored.
+fn compose(
+    hr: &HelmRelease,
+    chart: &ChartDir,
+    refs: Vec<FetchedRef>,
+    user: &UserValues,
+    literal: bool,
+) -> Result<Composed> {
     let text =
         chart.default_values_text().map_err(|e| Error::Invalid { what: "chart".into(), reason: e.to_string() })?;
     let chart_defaults = crate::values::parse_values(&text, "chart values.yaml").map_err(values_error)?;
@@ -381,7 +412,10 @@ fn compose(hr: &HelmRelease, chart: &ChartDir, refs: Vec<FetchedRef>, user: &Use
         namespace: hr.namespace().to_string(),
         chart_defaults,
         values_files: files,
-        refs: refs.into_iter().map(|r| RefData { reference: r.reference, data: r.data, literal: false }).collect(),
+        refs: refs
+            .into_iter()
+            .map(|r| RefData { literal: literal && r.reference.literal, reference: r.reference, data: r.data })
+            .collect(),
         inline: hr.spec.values.clone(),
         user_files,
         user_sets: user.sets.clone(),

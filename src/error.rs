@@ -324,14 +324,15 @@ pub enum RenderError {
     #[error("cannot run {program}: {reason}")]
     Spawn { program: String, reason: std::io::Error },
 
-    /// The helm binary found (or named by HELM_BIN) does not work: what failed, and what to do about it.
+    /// The helm binary found (or named by COZYHR_HELM or HELM_BIN) does not work: what failed, and what to
+    /// do about it.
     #[error(
         "{what} {}{}: {reason}; {}",
         bin.display(),
-        if *from_env { " (from HELM_BIN)" } else { "" },
+        from_env.map(|v| format!(" (from {v})")).unwrap_or_default(),
         helm_hint(*from_env)
     )]
-    BadHelm { what: &'static str, bin: std::path::PathBuf, from_env: bool, reason: String },
+    BadHelm { what: &'static str, bin: std::path::PathBuf, from_env: Option<&'static str>, reason: String },
 
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -353,12 +354,12 @@ pub enum RenderError {
     Interrupted { signal: String, detail: String },
 }
 
-/// What to do about a helm that does not work, by whether HELM_BIN named it.
-fn helm_hint(from_env: bool) -> &'static str {
-    if from_env {
-        "set HELM_BIN to a Helm 3.9+ or Helm 4 binary, or unset it to use helm on PATH"
-    } else {
-        "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN to one"
+/// What to do about a helm that does not work, by which environment variable named it.
+fn helm_hint(from_env: Option<&'static str>) -> &'static str {
+    match from_env {
+        Some("COZYHR_HELM") => "set COZYHR_HELM to a Helm 3.9+ or Helm 4 binary, or unset it",
+        Some(_) => "set HELM_BIN to a Helm 3.9+ or Helm 4 binary, or unset it to use helm on PATH",
+        None => "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN to one",
     }
 }
 

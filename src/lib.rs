@@ -27,6 +27,8 @@
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.
 //!
 //! Around it:
+//! - [`controller`]: the cluster's helm-controller (its version, found as a user can find it) and its
+//!   rules, which every command above follows, and the Helm SDK inside it.
 //! - [`flux`]: the HelmRelease and source models, conditions, the verbs (get, suspend, resume, reconcile,
 //!   wait) written once over [`flux::FluxObject`] and their bulk forms (by name or `--all`, in
 //!   [`flux::bulk`]), the `status` report, what `get` prints and follows (table, documents, `-w`), the
@@ -49,6 +51,7 @@ pub mod chart;
 pub mod chart_source;
 pub mod cluster;
 pub mod compare;
+pub mod controller;
 pub mod crds;
 pub mod desired;
 pub mod diff;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::chart::ChartDir;
 use crate::cluster::Cluster;
 use crate::compare::Against;
+use crate::controller::Controller;
 use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
 use crate::error::{Error, Result};
@@ -74,7 +75,7 @@ impl Pipeline {
         let refs = from.files.values_from(&hr)?;
         let kubectl = crate::render::locate_kubectl()?;
         let source_version = crate::chart_source::offline(&hr);
-        Desired::from_fetched(hr, refs, &self.chart, user, kubectl, source_version)
+        Desired::from_fetched(hr, refs, &self.chart, user, kubectl, source_version, Controller::offline())
     }
 
     /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
@@ -148,8 +149,11 @@ impl Pipeline {
                         // The HelmRelease from files, its source from the cluster.
                         let refs = from.files.values_from(&hr)?;
                         let kubectl = crate::render::locate_kubectl()?;
-                        let version = crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version).await;
-                        Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl, version)
+                        let (version, controller) = tokio::join!(
+                            crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
+                            crate::controller::detect(cluster),
+                        );
+                        Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl, version, controller)
                     }
                     None => self.resolve(cluster, hr.clone(), user).await,
                 }
@@ -160,6 +164,7 @@ impl Pipeline {
         let (home_apis, release) = tokio::join!(discovery, release);
         let (desired, action, target) = release?;
         note_version(&desired, &self.chart);
+        note_controller(&desired, &self.helm);
         let apis = if target.shares_discovery_with_home() {
             home_apis?
         } else {
@@ -378,15 +383,27 @@ impl Pipeline {
                 ));
             };
             let hr = helmrelease(cluster, git.name).await?;
-            let refs = crate::desired::fetch_values_from(cluster, &hr).await?;
-            let new_version = crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version).await;
-            let new =
-                Desired::from_fetched(hr.clone(), refs.clone(), &self.chart, git.user, kubectl.clone(), new_version)?;
+            let (refs, new_version, controller) = tokio::join!(
+                crate::desired::fetch_values_from(cluster, &hr),
+                crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
+                crate::controller::detect(cluster),
+            );
+            let refs = refs?;
+            let new = Desired::from_fetched(
+                hr.clone(),
+                refs.clone(),
+                &self.chart,
+                git.user,
+                kubectl.clone(),
+                new_version,
+                controller.clone(),
+            )?;
             note_version(&new, &self.chart);
+            note_controller(&new, &self.helm);
             let old = match &old_chart {
                 Some(chart) => {
                     let old_version = crate::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
-                    Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version)?)
+                    Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version, controller)?)
                 }
                 None => None,
             };
@@ -415,7 +432,7 @@ impl Pipeline {
                 let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
                 let refs = files.values_from(&hr)?;
                 let version = crate::chart_source::offline(&hr);
-                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version)
+                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version, Controller::offline())
             };
             let new = side(&new_files, &self.chart)?;
             let old = match &old_chart {
@@ -482,6 +499,14 @@ pub fn note_version(desired: &Desired, chart: &ChartDir) {
 /// [`note_version`] whatever the templates read: for apply, which records the version in the release.
 pub fn note_recorded_version(desired: &Desired, chart: &ChartDir) {
     if let Some(note) = desired.source_version.note(&chart.meta.version) {
+        crate::output::progress::warning(note);
+    }
+}
+
+/// What to know about the helm-controller whose rules the release follows: that its version is unknown,
+/// or that the local Helm can render this chart differently from the Helm inside it (one line each).
+pub fn note_controller(desired: &Desired, helm: &Helm) {
+    for note in desired.controller_notes(helm) {
         crate::output::progress::warning(note);
     }
 }

@@ -114,9 +114,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Chart(crate::cli::Command::Completion(args)) => {
             crate::commands::completion::generate(Cli::command(), NAME, &args)
         }
-        Command::Chart(crate::cli::Command::Version) => {
-            cozyhr::output::write_stdout(format!("{NAME} {}\n", cozyhr::VERSION))?;
-            Ok(ExitCode::SUCCESS)
+        Command::Chart(crate::cli::Command::Version(args)) => {
+            cozyhr_shell::version::version(NAME, &args, &flags.options(), true).await
         }
         Command::Chart(command) => {
             let helm = crate::cli::Cli { cluster: flags.clone(), chart_dir: cluster.chart_dir, command };

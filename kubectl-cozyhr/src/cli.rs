@@ -102,8 +102,8 @@ pub enum Command {
     Drift(DriftArgs),
     /// Print shell completion code (bash, zsh, fish, elvish, powershell).
     Completion(CompletionArgs),
-    /// Print the version.
-    Version,
+    /// Print the version, and the cluster's helm-controller with the Helm inside it.
+    Version(cozyhr_shell::version::VersionArgs),
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@
 
 pub mod complete;
 pub mod lifecycle;
+pub mod version;
 
 use std::process::ExitCode;
 

@@ -40,6 +40,7 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     if voice.says() {
         crate::pipeline::note_recorded_version(&desired, chart);
+        crate::pipeline::note_controller(&desired, &req.pipeline.helm);
     }
     // Any failure to reach the release's cluster is before anything changes, in either cluster.
     let target = if voice.says() {
@@ -81,16 +82,50 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
     let crd_objects = crate::crds::objects(&rendered.crds)?;
     let ignored = crate::crds::ignored(&crd_objects);
     if voice.says() && !ignored.is_empty() {
-        progress::warning(format!(
-            "ignoring what is not a CustomResourceDefinition in the chart's crds/ (as helm-controller does; move it to templates/): {}",
-            ignored.join(", ")
-        ));
+        let rules = desired.controller.rules();
+        progress::warning(if rules.creates_non_crds_from_crds_dir {
+            format!(
+                "helm-controller {} creates what is not a CustomResourceDefinition in the chart's crds/, helm cozy does not apply it (later helm-controllers drop it too: move it to templates/): {}",
+                rules.version,
+                ignored.join(", ")
+            )
+        } else {
+            format!(
+                "ignoring what is not a CustomResourceDefinition in the chart's crds/ (as helm-controller does; move it to templates/): {}",
+                ignored.join(", ")
+            )
+        });
     }
     let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
+    refuse_what_the_controller_fails(release).await?;
     for installed in [false, true] {
         crate::crds::policy(&desired.hr, installed)?;
         // An unknown wait strategy or an invalid healthCheckExprs is refused now.
         req.options.waiting(&desired.hr, installed)?;
     }
     Ok(Checked { apis, manifests: rendered.manifests, crd_objects, crds })
+}
+
+/// What helm-controller's version would fail, refused before anything changes: an upgrade with
+/// `spec.upgrade.force` applied server-side under v1.5.0–v1.5.3, whose Helm is asked to force conflicts
+/// and to replace at once.
+async fn refuse_what_the_controller_fails(release: &Release) -> Result<()> {
+    let (cluster, desired) = (&release.target.cluster, &release.desired);
+    let rules = desired.controller.rules();
+    let force =
+        desired.hr.spec.extra.get("upgrade").and_then(|u| u.get("force")).and_then(Value::as_bool) == Some(true);
+    if rules.force_with_ssa != crate::controller::ForceWithSsa::Fails || !force {
+        return Ok(());
+    }
+    let installed = super::plan::installed(cluster, desired).await?;
+    if !installed || !super::plan::method(cluster, desired, installed).await?.server_side() {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        what: format!("helmrelease {}/{}", desired.hr.namespace(), desired.hr.name()),
+        reason: format!(
+            "helm-controller {} fails this upgrade (spec.upgrade.force with server-side apply: \"cannot use force conflicts and force replace together\"), so nothing was changed: set spec.upgrade.force to false or spec.upgrade.serverSideApply to disabled",
+            rules.version
+        ),
+    })
 }

@@ -161,6 +161,9 @@ pub struct ValuesReference {
     pub target_path: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// helm-controller 1.6: the value at `targetPath` is written verbatim, as a string.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub literal: bool,
 }
 
 impl ValuesReference {

@@ -62,6 +62,8 @@ pub struct Report {
     pub home_server: String,
     /// Where the release itself is, when `spec.kubeConfig` names another cluster: reached, or why not.
     pub target: Option<std::result::Result<crate::target::Target, String>>,
+    /// The helm-controller that reconciles it, whose rules helm cozy follows.
+    pub controller: crate::controller::Controller,
 }
 
 impl Report {
@@ -73,8 +75,11 @@ impl Report {
             Ok(listing) => (listing.graph().dependents_of(&Ref::of(&hr)), listing.note()),
             Err(e) => (Vec::new(), Some(format!("dependents unknown: {e}"))),
         };
-        let events =
-            events::for_object(cluster, kind::HELM_RELEASE.kind, hr.namespace(), hr.name(), EVENTS_LIMIT).await?;
+        let (events, controller) = tokio::join!(
+            events::for_object(cluster, kind::HELM_RELEASE.kind, hr.namespace(), hr.name(), EVENTS_LIMIT),
+            crate::controller::detect(cluster),
+        );
+        let events = events?;
         // Reaching the release's own cluster is part of the answer, not a reason to fail the screen.
         let target = match (&hr.spec.kube_config, &hr.spec.service_account_name) {
             (None, None) => None,
@@ -88,6 +93,7 @@ impl Report {
             events,
             home_server: cluster.server.clone(),
             target,
+            controller,
         })
     }
 
@@ -115,6 +121,10 @@ impl Report {
             format!("{}/{} (storage namespace {})", hr.release_namespace(), hr.release_name(), hr.storage_namespace()),
         );
         field("Lives in", format!("{} (the HelmRelease)", self.home_server));
+        field(
+            "Reconciled by",
+            format!("helm-controller {} with Helm {}", self.controller.describe(), self.controller.helm_sdk()),
+        );
         if let Some(kind) = hr.target_cluster() {
             let target = match &self.target {
                 Some(Ok(t)) => match &t.place {
@@ -355,6 +365,7 @@ mod tests {
             }],
             home_server: "https://mgmt:6443/".into(),
             target: None,
+            controller: crate::controller::Controller::offline(),
         };
         let now: jiff::Timestamp = "2026-01-01T00:05:00Z".parse().unwrap();
         let out = report.render(Paint(false), now);
@@ -388,6 +399,7 @@ mod tests {
             events: vec![],
             home_server: "https://mgmt:6443/".into(),
             target: None,
+            controller: crate::controller::Controller::offline(),
         };
         let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
         assert!(out.contains("prod/prod-app (storage namespace apps)"), "{out}");
@@ -412,6 +424,7 @@ mod tests {
             events: vec![],
             home_server: "https://mgmt:6443/".into(),
             target: Some(Err("cannot reach https://k8s.tenant-a.svc:6443/".into())),
+            controller: crate::controller::Controller::offline(),
         };
         let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
         assert!(

@@ -17,16 +17,26 @@ pub struct Helm {
     pub major: u32,
 }
 
+/// The environment variable that names the Helm to render and install with, whatever runs helm cozy
+/// (see [`crate::controller::helm_sdk`] for why one would).
+pub const HELM_ENV: &str = "COZYHR_HELM";
+
 /// Helm 3.8 is the oldest that runs our plugin manifest and `--post-renderer-args` (3.9 for the latter is
 /// only needed by our Helm 3 path; 3.8 users get a clear error from Helm). We require 3.9.
 const MIN_HELM: (u32, u32) = (3, 9);
 
 impl Helm {
+    /// `$COZYHR_HELM` (a Helm chosen to render as helm-controller's does, under either plugin), else
     /// `$HELM_BIN` when run by Helm as a plugin, else `helm` on PATH.
     pub async fn locate() -> Result<Helm, RenderError> {
+        if let Some(b) = std::env::var_os(HELM_ENV).filter(|v| !v.is_empty()) {
+            return Self::check(which::which(&b).unwrap_or_else(|_| PathBuf::from(b)), Some(HELM_ENV)).await;
+        }
         let bin = match std::env::var_os("HELM_BIN").filter(|v| !v.is_empty()) {
             // Helm sets HELM_BIN to os.Args[0], which may be a bare "helm": resolve it on PATH.
-            Some(b) => return Self::check(which::which(&b).unwrap_or_else(|_| PathBuf::from(b)), true).await,
+            Some(b) => {
+                return Self::check(which::which(&b).unwrap_or_else(|_| PathBuf::from(b)), Some("HELM_BIN")).await;
+            }
             None => which::which("helm").map_err(|_| RenderError::Missing {
                 program: "helm",
                 hint: "install Helm 3.9+ or Helm 4 (https://helm.sh/docs/intro/install/) or set HELM_BIN",
@@ -37,11 +47,11 @@ impl Helm {
 
     /// A specific helm binary; asks it for its version (remembered per binary, see `version_cache`).
     pub async fn at(bin: PathBuf) -> Result<Helm, RenderError> {
-        Self::check(bin, false).await
+        Self::check(bin, None).await
     }
 
     /// [`at`](Self::at), with whether HELM_BIN named the binary, for what to do when it does not work.
-    async fn check(bin: PathBuf, from_env: bool) -> Result<Helm, RenderError> {
+    async fn check(bin: PathBuf, from_env: Option<&'static str>) -> Result<Helm, RenderError> {
         let bad = |what, reason| RenderError::BadHelm { what, bin: bin.clone(), from_env, reason };
         let version = match version_cache::lookup(&bin) {
             Some(v) => v,

@@ -63,15 +63,20 @@ pub struct Document {
     pub hook: bool,
 }
 
-/// The non-blank documents of `stream`, each cut as helm-controller's Helm reads it given where the stream
-/// comes from.
+/// The non-blank documents of `stream`, each cut as helm-controller's Helm (splitting as Helm 4.2 does)
+/// reads it given where the stream comes from.
 pub fn documents(stream: &str, origin: Origin) -> Vec<Document> {
-    documents_of(split_documents(stream), origin)
+    documents_split(stream, origin, Splitting::Cut)
 }
 
-/// [`documents`] of a stream already split.
-pub(crate) fn documents_of(docs: Vec<RawDocument>, origin: Origin) -> Vec<Document> {
-    let ends = document_ends(&docs, origin);
+/// [`documents`], for the Helm SDK whose `splitting` is given.
+pub fn documents_split(stream: &str, origin: Origin, splitting: Splitting) -> Vec<Document> {
+    documents_of(split_documents(stream), origin, splitting)
+}
+
+/// [`documents_split`] of a stream already split.
+pub(crate) fn documents_of(docs: Vec<RawDocument>, origin: Origin, splitting: Splitting) -> Vec<Document> {
+    let ends = document_ends(&docs, origin, splitting);
     docs.into_iter()
         .zip(ends)
         .filter(|(d, _)| !is_blank_document(&d.text))
@@ -173,6 +178,27 @@ pub enum Origin {
     Kustomize,
 }
 
+/// How the Helm SDK inside helm-controller cuts a template's output into documents before its
+/// post-renderers, which decides the end of a block scalar that ends a document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Splitting {
+    /// Helm 4.2 and later (helm-controller 1.5.5, 1.6): `SplitManifests` cuts at `\s*\n---\s*`, so a
+    /// document that is not its template's last loses its trailing whitespace.
+    #[default]
+    Cut,
+    /// Helm 4.1 (helm-controller 1.5.0–1.5.4): each template's output is parsed whole as a YAML stream,
+    /// so every document keeps its ending as YAML reads it (a block scalar keeps its final newline).
+    Yaml,
+}
+
+impl Splitting {
+    /// The splitting of a Helm SDK version.
+    pub fn of_sdk(major: u64, minor: u64) -> Splitting {
+        if (major, minor) < (4, 2) { Splitting::Yaml } else { Splitting::Cut }
+    }
+}
+
 /// How much of a document's end to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum End {
@@ -197,7 +223,11 @@ impl End {
 /// document is taken to be the last one naming it in the stream: documents keep their order within a
 /// template, but Helm sorts by kind, so with several kinds in one template this is a guess
 /// ([`template_order_matters`] says when the guess could change a value).
-fn document_ends(docs: &[RawDocument], origin: Origin) -> Vec<End> {
+fn document_ends(docs: &[RawDocument], origin: Origin, splitting: Splitting) -> Vec<End> {
+    let other_end = match splitting {
+        Splitting::Cut => End::Trim,
+        Splitting::Yaml => End::AsIs,
+    };
     let last_end = match origin {
         Origin::Kustomize => return vec![End::AsIs; docs.len()],
         Origin::Helm => End::AsIs,
@@ -208,7 +238,7 @@ fn document_ends(docs: &[RawDocument], origin: Origin) -> Vec<End> {
     for (i, doc) in docs.iter().enumerate().rev() {
         if let Some(t) = template_of(doc) {
             // Going backwards, the first document of a template met is its last.
-            ends[i] = if seen.insert(t) { last_end } else { End::Trim };
+            ends[i] = if seen.insert(t) { last_end } else { other_end };
         }
     }
     ends
@@ -462,6 +492,21 @@ mod tests {
         assert!(out.contains("a: x\n") && out.contains("a: |\n    x\n"), "{out}");
         // Without Helm's view of templates (after a kustomize build) nothing is trimmed.
         assert_eq!(run(&stream, &[]).matches("a: |\n    x\n").count(), 3);
+    }
+
+    #[test]
+    fn helm_4_1_keeps_the_newline_of_every_document() {
+        // helm-controller 1.5.0-1.5.4: Helm 4.1 parses each template's output whole as YAML.
+        let stream = "---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: a1\nstringData:\n  a: |\n    x\n---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: a2\nstringData:\n  a: |\n    x\n";
+        for (splitting, first) in [(Splitting::Cut, "x"), (Splitting::Yaml, "x\n")] {
+            let docs = documents_split(stream, Origin::Helm, splitting);
+            let Outcome::Done(out) = apply(&docs, &[]) else { panic!("unsupported") };
+            let objs = crate::manifests::parse_manifests(&out).unwrap();
+            assert_eq!(objs[0].object["stringData"]["a"], first, "{splitting:?}: {out}");
+            assert_eq!(objs[1].object["stringData"]["a"], "x\n", "{splitting:?}: {out}");
+        }
+        assert_eq!(Splitting::of_sdk(4, 1), Splitting::Yaml);
+        assert_eq!(Splitting::of_sdk(4, 2), Splitting::Cut);
     }
 
     #[test]

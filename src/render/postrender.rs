@@ -47,9 +47,13 @@ pub struct PostRenderSpec {
     pub post_renderers: Vec<Value>,
     #[serde(default)]
     pub common_metadata: Option<CommonMetadata>,
-    /// `spec.postRenderStrategy`.
+    /// How hooks meet the chain: `spec.postRenderStrategy` as helm-controller's version reads it
+    /// ([`crate::controller::Rules::hook_strategy`]).
     #[serde(default)]
     pub post_render_strategy: HookStrategy,
+    /// How helm-controller's Helm SDK cuts documents ([`metadata::Splitting`]).
+    #[serde(default)]
+    pub splitting: metadata::Splitting,
     /// The kubectl whose embedded kustomize runs the chain.
     pub kubectl: PathBuf,
 }
@@ -85,7 +89,7 @@ impl HookStrategy {
 /// read as it is, as helm-controller reads it. Hooks go through the chain as `spec.postRenderStrategy`
 /// says ([`HookStrategy`]).
 pub async fn run(spec: &PostRenderSpec, manifests: &str, origin: Origin) -> Result<String, RenderError> {
-    run_documents(spec, metadata::documents(manifests, origin), manifests).await
+    run_documents(spec, metadata::documents_split(manifests, origin, spec.splitting), manifests).await
 }
 
 /// [`run`] over the documents of `manifests`.
@@ -199,7 +203,7 @@ pub async fn run_on_template_output(
     if origin == Origin::Helm4Template && metadata::template_order_matters(&split) {
         return Ok(None);
     }
-    run_documents(spec, metadata::documents_of(split, origin), manifests).await.map(Some)
+    run_documents(spec, metadata::documents_of(split, origin, spec.splitting), manifests).await.map(Some)
 }
 
 /// kustomize drops comments, and with them Helm 3's `# Source: <template>` lines, which `--show-only`
@@ -456,6 +460,7 @@ mod tests {
             post_renderers: Vec::new(),
             common_metadata: None,
             post_render_strategy: strategy,
+            splitting: Default::default(),
             // Never run: without kustomize postRenderers these documents stay in process.
             kubectl: "/nonexistent/kubectl".into(),
         }

@@ -310,6 +310,7 @@ mod tests {
                 values_key: None,
                 target_path: target_path.map(str::to_string),
                 optional: false,
+                literal: false,
             },
             data: Some(data.into()),
             literal: false,

@@ -26,7 +26,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Completion(args) => completion::run(args),
-        Command::Version => version::run(),
+        Command::Version(args) => version::run(args, &cli.cluster.options()).await,
     }
 }
 

@@ -1,6 +1,8 @@
 use std::process::ExitCode;
 
-pub fn run() -> anyhow::Result<ExitCode> {
-    cozyhr::output::write_stdout(format!("helm-cozy {}\n", cozyhr::VERSION))?;
-    Ok(ExitCode::SUCCESS)
+use cozyhr::cluster::ClusterOptions;
+use cozyhr_shell::version::VersionArgs;
+
+pub async fn run(args: &VersionArgs, cluster: &ClusterOptions) -> anyhow::Result<ExitCode> {
+    cozyhr_shell::version::version("helm-cozy", args, cluster, true).await
 }

@@ -32,7 +32,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             drift::run(&options.connect().await?, &args).await
         }
         Command::Completion(args) => completion::run(&args),
-        Command::Version => version::run(),
+        Command::Version(args) => version::run(&args, &cli.cluster.options()).await,
     }
 }
 

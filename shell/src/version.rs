@@ -1,0 +1,70 @@
+//! `version` of every face: the client, and the cluster's helm-controller with the Helm SDK inside it
+//! (as `flux version` names the controllers), so a user sees which rules helm cozy follows.
+
+use std::process::ExitCode;
+
+use cozyhr::cluster::ClusterOptions;
+use cozyhr::controller::{self, Controller};
+
+/// `version`'s flags.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct VersionArgs {
+    /// Print the client's version only, without asking the cluster.
+    #[arg(long)]
+    pub client: bool,
+}
+
+/// Prints `client` (`helm-cozy 0.1.0`), then, with `renders_with_helm`, the Helm that renders, then the
+/// cluster's helm-controller and its Helm. No cluster configured: the client only. A cluster configured
+/// and not reachable is an error, as for `kubectl version`.
+pub async fn version(
+    client: &str,
+    args: &VersionArgs,
+    cluster: &ClusterOptions,
+    renders_with_helm: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut out = format!("{client} {}\n", cozyhr::VERSION);
+    if args.client {
+        cozyhr::output::write_stdout(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let helm = if renders_with_helm { cozyhr::render::Helm::locate().await.ok() } else { None };
+    if let Some(helm) = &helm {
+        out.push_str(&format!("helm: {} ({})\n", helm.version, helm.bin.display()));
+    }
+    if !cluster.is_configured() {
+        out.push_str("helm-controller: no cluster configured\n");
+        cozyhr::output::write_stdout(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let connected = cluster.connect().await?;
+    // A cluster that cannot be reached is said as any command says it, after the client's lines.
+    match connected.server_version().await {
+        Ok(v) => out.push_str(&format!("kubernetes: {v} ({})\n", connected.server)),
+        Err(e) => {
+            cozyhr::output::write_stdout(out)?;
+            return Err(e.into());
+        }
+    }
+    let found = controller::detect(&connected).await;
+    out.push_str(&controller_lines(&found, helm.as_ref()));
+    cozyhr::output::write_stdout(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `helm-controller: …`, `helm-controller's Helm: …`, and a note when the local Helm is another minor.
+fn controller_lines(found: &Controller, helm: Option<&cozyhr::render::Helm>) -> String {
+    let sdk = found.helm_sdk();
+    let mut out = format!("helm-controller: {}\n", found.describe());
+    let known = if found.version.is_some() { "" } else { " (the newest known)" };
+    out.push_str(&format!("helm-controller's Helm: {sdk}{known}\n"));
+    if let Some(local) = helm.and_then(|h| controller::Version::parse(&h.version))
+        && !local.same_minor(&sdk)
+    {
+        out.push_str(&format!(
+            "note: the Helm that renders here ({local}) is not helm-controller's ({sdk}): chart-default nulls, .Capabilities.HelmVersion and template functions can differ (each render names what applies to its chart); set COZYHR_HELM to a Helm v{}.{} to render exactly as helm-controller does\n",
+            sdk.major, sdk.minor
+        ));
+    }
+    out
+}

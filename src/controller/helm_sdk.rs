@@ -1,0 +1,206 @@
+//! The Helm SDK built into each helm-controller, and what a local Helm of another minor version can
+//! render differently.
+//!
+//! helm cozy renders with the local `helm` (`COZYHR_HELM`, else Helm's own `HELM_BIN`, else `helm` on
+//! PATH) and reproduces helm-controller's post-render chain itself, so what stays is what the Helm
+//! *template engine* does differently. The known list, each with the versions that differ:
+//! - `.Capabilities.HelmVersion` is the rendering Helm's own version;
+//! - Helm 4.1 copies a chart default's `null` into the values the templates see (`{a: 1, b: null}`
+//!   stays so when a user value is merged into the map); Helm 4.2 drops it (helm/helm#31919);
+//! - template functions: `mustToToml` arrived with Helm 4.2.
+//!
+//! What helm cozy can make exact without that Helm it makes exact (how a document's end is read, in
+//! [`crate::render::metadata`]); for the rest, [`differences`] names what applies to the chart at hand,
+//! so a user sees one line only when the render can differ.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Version;
+
+/// The Helm SDK (`helm.sh/helm/v4`, or the fluxcd fork of it) of a helm-controller version (its go.mod).
+pub fn sdk_of(controller: Version) -> Version {
+    let v = Version::new;
+    match (controller.major, controller.minor, controller.patch) {
+        (1, 5, 0..=1) => v(4, 1, 1),
+        (1, 5, 2) => v(4, 1, 3),
+        (1, 5, 3..=4) => v(4, 1, 4),
+        (1, 5, _) => v(4, 2, 0),
+        (1, 6, 0) => v(4, 2, 1),
+        (1, 6, 1..=2) => v(4, 2, 2),
+        (1, 6, _) => v(4, 2, 4),
+        // Older than 1.5 is Helm 3 (not followed here); newer: the newest known.
+        _ => v(4, 2, 4),
+    }
+}
+
+/// Whether a Helm copies chart-default nulls into the coalesced values (before 4.2 in Helm 4).
+fn keeps_chart_default_nulls(helm: Version) -> Option<bool> {
+    match helm.major {
+        4 => Some(helm.minor < 2),
+        // Helm 3's coalescing is not compared here.
+        _ => None,
+    }
+}
+
+/// Whether a Helm's template engine has `mustToToml`.
+fn has_must_to_toml(helm: Version) -> bool {
+    helm >= Version::new(4, 2, 0)
+}
+
+/// One way the local Helm can render this chart differently from helm-controller's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelmDifference {
+    /// The chart reads `.Capabilities.HelmVersion`.
+    HelmVersion,
+    /// The chart's defaults hold a `null` (at this path) that one of the two keeps and the other drops.
+    ChartDefaultNull { path: String, kept_by_controller: bool },
+    /// The chart calls a template function only one of the two has.
+    Function { name: &'static str, in_controller: bool },
+}
+
+impl HelmDifference {
+    pub fn describe(&self, local: Version, sdk: Version) -> String {
+        match self {
+            HelmDifference::HelmVersion => format!(
+                ".Capabilities.HelmVersion is v{}.{} there, v{}.{} here",
+                sdk.major, sdk.minor, local.major, local.minor
+            ),
+            HelmDifference::ChartDefaultNull { path, kept_by_controller: true } => {
+                format!("the chart default {path}: null is kept there, dropped here")
+            }
+            HelmDifference::ChartDefaultNull { path, kept_by_controller: false } => {
+                format!("the chart default {path}: null is dropped there, kept here")
+            }
+            HelmDifference::Function { name, in_controller: false } => {
+                format!("{name} does not exist there (helm-controller fails to render)")
+            }
+            HelmDifference::Function { name, in_controller: true } => format!("{name} does not exist here"),
+        }
+    }
+}
+
+/// What can differ between rendering `chart_dir` (with the coalesced chart `defaults`) with the `local`
+/// Helm and with the `sdk` inside helm-controller. Empty when both are the same minor version or when
+/// the chart touches none of the known differences.
+pub fn differences(local: Version, sdk: Version, chart_dir: &Path, defaults: &Value) -> Vec<HelmDifference> {
+    if local.same_minor(&sdk) {
+        return Vec::new();
+    }
+    let templates = template_texts(chart_dir);
+    let mut found = Vec::new();
+    if templates.iter().any(|t| t.contains("Capabilities.HelmVersion")) {
+        found.push(HelmDifference::HelmVersion);
+    }
+    if let (Some(there), Some(here)) = (keeps_chart_default_nulls(sdk), keeps_chart_default_nulls(local))
+        && there != here
+        && let Some(path) = first_null_in_map(defaults, &mut Vec::new())
+    {
+        found.push(HelmDifference::ChartDefaultNull { path, kept_by_controller: there });
+    }
+    if has_must_to_toml(sdk) != has_must_to_toml(local) && templates.iter().any(|t| t.contains("mustToToml")) {
+        found.push(HelmDifference::Function { name: "mustToToml", in_controller: has_must_to_toml(sdk) });
+    }
+    found
+}
+
+/// The one line for [`differences`], or None when there are none.
+pub fn line(local: Version, sdk: Version, controller: Version, found: &[HelmDifference]) -> Option<String> {
+    if found.is_empty() {
+        return None;
+    }
+    let what: Vec<String> = found.iter().map(|d| d.describe(local, sdk)).collect();
+    Some(format!(
+        "helm-controller {controller} renders with Helm {sdk}, this render with Helm {local}, and this chart can differ: {}; set COZYHR_HELM to a Helm v{}.{} to render exactly as it does",
+        what.join("; "),
+        sdk.major,
+        sdk.minor
+    ))
+}
+
+/// The first `null` that sits in a map of the defaults (dotted path), as a user's map merged into it
+/// would keep or drop it. A top-level null counts too.
+fn first_null_in_map(value: &Value, path: &mut Vec<String>) -> Option<String> {
+    let Value::Object(map) = value else { return None };
+    for (k, v) in map {
+        path.push(k.clone());
+        let hit = match v {
+            Value::Null => Some(path.join(".")),
+            Value::Object(_) => first_null_in_map(v, path),
+            _ => None,
+        };
+        path.pop();
+        if hit.is_some() {
+            return hit;
+        }
+    }
+    None
+}
+
+/// The text of every template of the chart and its subcharts (`templates/` under the chart and under
+/// each `charts/*` directory, followed through links); unreadable files are skipped.
+fn template_texts(chart_dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![chart_dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        collect(&dir.join("templates"), &mut out, 0);
+        if let Ok(subcharts) = std::fs::read_dir(dir.join("charts")) {
+            dirs.extend(subcharts.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+    }
+    out
+}
+
+fn collect(dir: &Path, out: &mut Vec<String>, depth: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() && depth < 8 {
+            collect(&path, out, depth + 1);
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push(text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_controller_names_its_helm() {
+        let sdk = |v| sdk_of(Version::parse(v).unwrap()).to_string();
+        assert_eq!(sdk("v1.5.0"), "v4.1.1");
+        assert_eq!(sdk("v1.5.5"), "v4.2.0");
+        assert_eq!(sdk("v1.6.2"), "v4.2.2");
+    }
+
+    #[test]
+    fn only_what_the_chart_touches_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("templates")).unwrap();
+        std::fs::write(dir.path().join("templates/cm.yaml"), "v: {{ .Capabilities.HelmVersion.Version }}").unwrap();
+        let (h41, h42, h43) = (Version::new(4, 1, 1), Version::new(4, 2, 2), Version::new(4, 3, 1));
+        let defaults = json!({"m": {"a": 1, "b": null}});
+        assert!(differences(h42, Version::new(4, 2, 0), dir.path(), &defaults).is_empty());
+        let found = differences(h43, h41, dir.path(), &defaults);
+        assert_eq!(
+            found,
+            vec![
+                HelmDifference::HelmVersion,
+                HelmDifference::ChartDefaultNull { path: "m.b".into(), kept_by_controller: true }
+            ]
+        );
+        // 4.2 and 4.3 agree about nulls: only the version differs.
+        assert_eq!(differences(h43, h42, dir.path(), &defaults), vec![HelmDifference::HelmVersion]);
+        let line = line(h43, h41, Version::new(1, 5, 0), &found).unwrap();
+        assert!(line.contains("Helm v4.1.1") && line.contains("m.b: null is kept there"), "{line}");
+        std::fs::write(dir.path().join("templates/cm.yaml"), "v: {{ .Values | mustToToml }}").unwrap();
+        assert_eq!(
+            differences(h43, h41, dir.path(), &json!({})),
+            vec![HelmDifference::Function { name: "mustToToml", in_controller: false }]
+        );
+    }
+}
