@@ -896,3 +896,35 @@ impl ServedRelease {
         }
     }
 }
+
+/// The Flux the local control plane runs (`scripts/cluster.sh up --flux 2.8|2.9`).
+#[derive(Debug, Clone)]
+pub struct Flux {
+    /// `2.8` or `2.9`.
+    pub line: String,
+    /// helm-controller's version, `v1.5.0` or `v1.6.2`.
+    pub helm_controller: String,
+    /// A Helm built at the SDK version that helm-controller embeds, and that version (`v4.1.1`, `v4.2.2`).
+    pub controller_helm: PathBuf,
+    pub controller_helm_version: String,
+}
+
+impl Flux {
+    /// Flux 2.8 (helm-controller v1.5.x), as Cozystack runs it.
+    pub fn is_2_8(&self) -> bool {
+        self.line == "2.8"
+    }
+}
+
+pub fn flux() -> &'static Flux {
+    static FLUX: OnceLock<Flux> = OnceLock::new();
+    FLUX.get_or_init(|| {
+        let how = "scripts/cluster.sh up [--flux 2.8|2.9]";
+        Flux {
+            line: need_var("COZYHR_FLUX", how),
+            helm_controller: need_var("HELM_CONTROLLER_VERSION", how),
+            controller_helm: need_var("HELM_CONTROLLER_HELM", how).into(),
+            controller_helm_version: need_var("HELM_CONTROLLER_HELM_VERSION", how),
+        }
+    })
+}

@@ -1,0 +1,408 @@
+//! helm cozy follows the helm-controller the cluster runs: run against Flux 2.9 (helm-controller v1.6.2,
+//! Helm SDK v4.2.2) and against Flux 2.8.0 as Cozystack runs it (helm-controller v1.5.0, Helm SDK v4.1.1):
+//! `scripts/test.sh` runs this suite on each (`scripts/cluster.sh up --flux 2.8|2.9`). Every expectation
+//! that differs between the two is read off the real controller first (what it stored), then helm cozy
+//! is held to it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use cozyhr_e2e::{
+    Chart, Helm, Run, apply, assert_same_objects, cozy_home, find, flux, get_json, helm_get, helm_revision, helm_tests,
+    helmrelease, kubectl, namespace, objects, resume_without_an_upgrade, run, wait_hr_ready,
+};
+use serde_json::Value;
+
+const READY_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Which Helm renders: the plugin's own (`HELM_BIN`), or the Helm helm-controller embeds (`COZYHR_HELM`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Renders {
+    PluginsHelm,
+    ControllersHelm,
+}
+
+/// `helm cozy ARGS -C CHART -n NS` through the real Helm's plugin dispatch.
+fn cozy(helm: Helm, renders: Renders, chart: &Path, ns: &str, args: &[&str]) -> Run {
+    let mut c = cozy_home(helm).command();
+    if renders == Renders::ControllersHelm {
+        c.env("COZYHR_HELM", &flux().controller_helm);
+    }
+    c.arg("cozy").args(args).arg("-C").arg(chart).args(["-n", ns]);
+    run(c)
+}
+
+/// The objects and hooks helm-controller stored for release NS/NAME.
+fn stored(ns: &str, name: &str) -> std::collections::BTreeMap<String, Value> {
+    let manifest = helm_get(&["manifest", name, "-n", ns]).stdout;
+    let hooks = helm_get(&["hooks", name, "-n", ns]).stdout;
+    objects(&format!("{manifest}\n---\n{hooks}"))
+}
+
+/// The line helm cozy prints when the rendering Helm can differ from helm-controller's for this chart.
+fn helm_line(stderr: &str) -> Option<&str> {
+    stderr.lines().find(|l| l.contains("renders with Helm"))
+}
+
+#[track_caller]
+fn assert_in_sync(helm: Helm, renders: Renders, chart: &Path, ns: &str, name: &str) {
+    let shown = cozy(helm, renders, chart, ns, &["show", name]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored(ns, name), &format!("{helm:?} {renders:?} {name}"));
+    let diff = cozy(helm, renders, chart, ns, &["diff", name, "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?} {renders:?} {name}:\n{}\n{}", diff.stdout, diff.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the cluster runs
+
+#[test]
+fn version_and_status_name_the_controller_and_its_helm() {
+    let f = flux();
+    let out = kubectl(["cozyhr", "version"]).ok();
+    let expected = format!(
+        "helm-controller: {hc} (image ghcr.io/fluxcd/helm-controller:{hc} of Deployment flux-system/helm-controller)",
+        hc = f.helm_controller
+    );
+    assert!(out.stdout.contains(&expected), "{}", out.stdout);
+    assert!(out.stdout.contains(&format!("helm-controller's Helm: {}\n", f.controller_helm_version)), "{}", out.stdout);
+    assert!(kubectl(["cozyhr", "version", "--client"]).ok().stdout.lines().count() == 1);
+
+    // helm cozy also names the Helm that renders, and says when it is not helm-controller's.
+    let plain = cozy_home(Helm::V4).run(["cozy", "version"]).ok();
+    assert!(plain.stdout.contains(&expected), "{}", plain.stdout);
+    assert!(plain.stdout.contains("note: the Helm that renders here"), "{}", plain.stdout);
+    let mut matching = cozy_home(Helm::V4).command();
+    matching.env("COZYHR_HELM", &f.controller_helm).args(["cozy", "version"]);
+    let matching = run(matching).ok();
+    assert!(matching.stdout.contains(&format!("helm: {} (", f.controller_helm_version)), "{}", matching.stdout);
+    assert!(!matching.stdout.contains("note:"), "{}", matching.stdout);
+
+    // status says who reconciles the release.
+    let ns = namespace("fx-status");
+    let chart = simple_chart("status");
+    chart.publish("status", &ns);
+    apply(&helmrelease(&ns, "status", "status", ""));
+    let status = kubectl(["cozyhr", "status", "status", "-n", &ns]).ok();
+    assert!(
+        status.stdout.contains(&format!("Reconciled by: helm-controller {}", f.helm_controller)),
+        "{}",
+        status.stdout
+    );
+}
+
+#[test]
+fn without_the_deployment_the_crd_names_the_flux() {
+    // A user who may not read Deployments: the HelmRelease CRD's Flux version label still says it.
+    let f = flux();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kubeconfig = restricted_kubeconfig(dir.path());
+    let mut c = cozyhr_e2e::command(&cozyhr_e2e::env().kubectl);
+    c.env("KUBECONFIG", &kubeconfig).args(["cozyhr", "version"]);
+    let out = run(c).ok();
+    assert!(
+        out.stdout.contains(&format!("helm-controller: {} (Flux v{}", f.helm_controller, flux_version())),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The Flux version label cluster.sh puts on the CRDs, as Flux's install does.
+fn flux_version() -> String {
+    std::env::var("COZYHR_FLUX_VERSION")
+        .expect("COZYHR_FLUX_VERSION is set by scripts/cluster.sh env")
+        .trim_start_matches('v')
+        .to_string()
+}
+
+/// A kubeconfig for user `reader`, impersonated by the admin: a ClusterRole that reads CRDs only.
+fn restricted_kubeconfig(dir: &Path) -> std::path::PathBuf {
+    apply(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cozyhr-e2e-crd-reader\nrules:\n- \
+         apiGroups: [apiextensions.k8s.io]\n  resources: [customresourcedefinitions]\n  verbs: [get]\n---\napiVersion: \
+         rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: cozyhr-e2e-crd-reader\nroleRef:\n  \
+         apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cozyhr-e2e-crd-reader\nsubjects:\n- kind: User\n  \
+         name: crd-reader\n  apiGroup: rbac.authorization.k8s.io\n",
+    );
+    let admin = std::fs::read_to_string(&cozyhr_e2e::env().kubeconfig).expect("read the kubeconfig");
+    let mut config: Value = serde_json::to_value(kubeconfig_json(&admin)).expect("kubeconfig");
+    for user in config["users"].as_array_mut().expect("users") {
+        user["user"]["as"] = "crd-reader".into();
+    }
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, serde_json::to_string(&config).expect("json")).expect("write kubeconfig");
+    path
+}
+
+/// The kubeconfig as JSON, converted by kubectl (which reads YAML as the API machinery does).
+fn kubeconfig_json(yaml: &str) -> Value {
+    let r = cozyhr_e2e::kubectl_stdin(&["config", "view", "--raw", "-o", "json", "--kubeconfig", "/dev/stdin"], yaml);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("kubectl config view: {e}\n{}", r.stderr))
+}
+
+fn simple_chart(name: &str) -> Chart {
+    Chart::new(
+        name,
+        "0.1.0",
+        "greeting: hello\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  g: {{ .Values.greeting }}\n",
+        )],
+    )
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The chart of the issue: a chart-default null, a hook, postRenderers, commonMetadata, HelmVersion
+
+fn issue_chart() -> Chart {
+    let data = "  m: {{ toJson .Values.m | quote }}\n  helm: {{ .Capabilities.HelmVersion.Version | quote }}\n";
+    Chart::new(
+        "fluxy",
+        "0.1.0",
+        "m:\n  a: 1\n  b: null\n",
+        &[
+            (
+                "cm.yaml",
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}\ndata:\n{data}"),
+            ),
+            (
+                "hook.yaml",
+                &format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}-hook\n  annotations:\n    \
+                     helm.sh/hook: post-install,post-upgrade\ndata:\n{data}"
+                ),
+            ),
+        ],
+    )
+}
+
+const ISSUE_SPEC: &str = "values:\n  m:\n    c: 3\ncommonMetadata:\n  labels:\n    team: platform\npostRenderers:\n- \
+                          kustomize:\n    patches:\n    - target:\n        kind: ConfigMap\n      patch: |\n        \
+                          apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: any\n          \
+                          labels:\n            patched: \"yes\"\n";
+
+fn the_issue_chart(helm: Helm) {
+    let f = flux();
+    let ns = namespace("fx-issue");
+    let name = "fluxy";
+    let chart = issue_chart();
+    chart.publish_digested(name, &ns);
+    apply(&helmrelease(&ns, name, name, ISSUE_SPEC));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+
+    // What helm-controller made: its Helm's coalescing and version; the hook post-rendered (v1.5.0 always,
+    // v1.6 by the default strategy, combined).
+    let theirs = stored(&ns, name);
+    let cm = find(&theirs, "ConfigMap", name);
+    let expected_m = if f.is_2_8() { r#"{"a":1,"b":null,"c":3}"# } else { r#"{"a":1,"c":3}"# };
+    assert_eq!(cm["data"]["m"], expected_m, "{cm}");
+    let minor = f.controller_helm_version.rsplit_once('.').map(|(mm, _)| mm.to_string()).unwrap_or_default();
+    assert_eq!(cm["data"]["helm"], minor, "{cm}");
+    let hook = find(&theirs, "ConfigMap", &format!("{name}-hook"));
+    assert_eq!(hook.pointer("/metadata/labels/team"), Some(&Value::from("platform")), "{hook}");
+    assert_eq!(hook.pointer("/metadata/labels/patched"), Some(&Value::from("yes")), "{hook}");
+
+    // Rendered with the Helm helm-controller embeds: exact, hooks too, and nothing to say.
+    assert_in_sync(helm, Renders::ControllersHelm, chart.path(), &ns, name);
+    let quiet = cozy(helm, Renders::ControllersHelm, chart.path(), &ns, &["diff", name]).ok();
+    assert_eq!(helm_line(&quiet.stderr), None, "{}", quiet.stderr);
+
+    // Rendered with the plugin's own Helm (3.22 or 4.3): one line names what differs for this chart.
+    let other = cozy(helm, Renders::PluginsHelm, chart.path(), &ns, &["diff", name, "--detailed-exitcode"]);
+    assert_eq!(other.code, Some(2), "{}\n{}", other.stdout, other.stderr);
+    let line =
+        helm_line(&other.stderr).unwrap_or_else(|| panic!("no line names the Helm difference:\n{}", other.stderr));
+    assert!(
+        line.contains(&format!(
+            "helm-controller {} renders with Helm {}",
+            f.helm_controller, f.controller_helm_version
+        )) && line.contains(".Capabilities.HelmVersion")
+            && line.contains("COZYHR_HELM"),
+        "{line}"
+    );
+    if f.is_2_8() && helm == Helm::V4 {
+        assert!(line.contains("m.b: null is kept there"), "{line}");
+    }
+    assert_eq!(other.stderr.lines().filter(|l| l.contains("renders with Helm")).count(), 1, "{}", other.stderr);
+
+    // apply with the matching Helm, then resume: helm-controller finds it in sync.
+    let before = helm_revision(&ns, name);
+    cozy(helm, Renders::ControllersHelm, chart.path(), &ns, &["apply", name]).ok();
+    assert_eq!(helm_revision(&ns, name), before + 1);
+    resume_without_an_upgrade(&ns, name);
+}
+
+helm_tests! {
+    the_issue_chart_is_exact_under_the_clusters_flux => the_issue_chart;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Each version rule, against the controller that has it
+
+/// Hooks and the post-renderers: v1.5.0 post-renders hooks whatever the HelmRelease says (its CRD has no
+/// `postRenderStrategy`: the API server prunes it), v1.6 leaves them alone under `nohooks`.
+fn hooks_by_version(helm: Helm) {
+    let ns = namespace("fx-hooks");
+    let name = "hooked";
+    let chart = Chart::new(
+        name,
+        "0.1.0",
+        "{}\n",
+        &[
+            (
+                "hook.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \
+             helm.sh/hook: post-install,post-upgrade\ndata:\n  a: b\n",
+            ),
+            ("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: b\n"),
+        ],
+    );
+    chart.publish(name, &ns);
+    apply(&helmrelease(
+        &ns,
+        name,
+        name,
+        "postRenderStrategy: nohooks\ncommonMetadata:\n  labels:\n    team: platform\n",
+    ));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let theirs = stored(&ns, name);
+    let hook = find(&theirs, "ConfigMap", &format!("{name}-hook"));
+    assert_eq!(hook.pointer("/metadata/labels/team").is_some(), flux().is_2_8(), "{hook}");
+    assert_in_sync(helm, Renders::PluginsHelm, chart.path(), &ns, name);
+}
+
+/// `valuesFrom[].literal`: v1.6 writes the value as a string; v1.5 has no such field and parses it with
+/// Helm's `--set` rules (an integer).
+fn literal_by_version(helm: Helm) {
+    let ns = namespace("fx-literal");
+    let name = "literal";
+    let chart = Chart::new(
+        name,
+        "0.1.0",
+        "{}\n",
+        &[(
+            "cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  kind: {{ kindOf .Values.x | quote }}\n",
+        )],
+    );
+    chart.publish(name, &ns);
+    apply(&format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lit\n  namespace: {ns}\ndata:\n  x: \"42\"\n"));
+    apply(&helmrelease(
+        &ns,
+        name,
+        name,
+        "valuesFrom:\n- kind: ConfigMap\n  name: lit\n  valuesKey: x\n  targetPath: x\n  literal: true\n",
+    ));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let theirs = stored(&ns, name);
+    let kind = &find(&theirs, "ConfigMap", name)["data"]["kind"];
+    assert_eq!(kind, if flux().is_2_8() { "int64" } else { "string" });
+    assert_in_sync(helm, Renders::PluginsHelm, chart.path(), &ns, name);
+}
+
+/// A block scalar that ends a document which is not its template's last (Cozystack's `vpn` Secret):
+/// Helm 4.1 keeps its final newline, Helm 4.2 drops it.
+fn block_scalar_by_version(helm: Helm) {
+    let ns = namespace("fx-vpn");
+    let name = "vpn";
+    let chart = Chart::new(
+        name,
+        "0.1.0",
+        "port: 40000\n",
+        &[(
+            "secret.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-config\nstringData:\n  \
+             shadowbox_config.json: |\n    {\"portForNewAccessKeys\": {{ .Values.port }}}\n---\napiVersion: v1\nkind: \
+             Secret\nmetadata:\n  name: {{ .Release.Name }}-keys\nstringData:\n  keys: |\n    one\n",
+        )],
+    );
+    chart.publish(name, &ns);
+    apply(&helmrelease(&ns, name, name, ""));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let theirs = stored(&ns, name);
+    let config = find(&theirs, "Secret", &format!("{name}-config"))["stringData"]["shadowbox_config.json"]
+        .as_str()
+        .expect("the value")
+        .to_string();
+    assert_eq!(config.ends_with('\n'), flux().is_2_8(), "{config:?}");
+    assert_in_sync(helm, Renders::PluginsHelm, chart.path(), &ns, name);
+}
+
+helm_tests! {
+    hooks_are_post_rendered_as_the_controller_does => hooks_by_version;
+    values_from_literal_as_the_controller_reads_it => literal_by_version;
+    a_block_scalar_ending_a_document_as_the_controllers_helm_reads_it => block_scalar_by_version;
+}
+
+/// `spec.upgrade.force` with server-side apply: helm-controller v1.5.0 fails the upgrade, so helm cozy
+/// refuses it and changes nothing; from v1.5.4 force is ignored for server-side apply and both upgrade.
+#[test]
+fn force_with_server_side_apply_as_the_controller_does() {
+    let f = flux();
+    let ns = namespace("fx-force");
+    let name = "forced";
+    let chart = simple_chart(name);
+    chart.publish(name, &ns);
+    let hr = |greeting: &str| {
+        format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  \
+             interval: 1h\n  chartRef:\n    kind: ExternalArtifact\n    name: {name}\n  install:\n    disableWait: true\n  \
+             upgrade:\n    disableWait: true\n    force: true\n  values:\n    greeting: {greeting}\n"
+        )
+    };
+    apply(&hr("hello"));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let before = helm_revision(&ns, name);
+    let applied = cozy(Helm::V4, Renders::PluginsHelm, chart.path(), &ns, &["apply", name]);
+    let suspended =
+        get_json("helmrelease", &ns, name).and_then(|h| h.pointer("/spec/suspend").and_then(Value::as_bool));
+    if f.is_2_8() {
+        assert_eq!(applied.code, Some(1), "{}\n{}", applied.stdout, applied.stderr);
+        assert!(
+            applied.stderr.contains(&format!("helm-controller {} fails this upgrade", f.helm_controller))
+                && applied.stderr.trim().lines().count() == 1,
+            "{}",
+            applied.stderr
+        );
+        assert_eq!(helm_revision(&ns, name), before, "nothing was changed");
+        assert_ne!(suspended, Some(true), "the HelmRelease is not left suspended");
+        // The real controller does fail it.
+        apply(&hr("changed"));
+        cozyhr_e2e::eventually("helm-controller to fail the forced upgrade", READY_TIMEOUT, || {
+            let hr = get_json("helmrelease", &ns, name).unwrap_or_default();
+            match cozyhr_e2e::condition(&hr, "Ready") {
+                Some((s, _, m)) if s == "False" && m.contains("force") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        });
+    } else {
+        assert_eq!(applied.code, Some(0), "{}\n{}", applied.stdout, applied.stderr);
+        assert_eq!(helm_revision(&ns, name), before + 1);
+        resume_without_an_upgrade(&ns, name);
+    }
+}
+
+/// A document in `crds/` that is not a CRD: helm-controller v1.5.0 creates it, v1.5.5 and v1.6 drop it;
+/// helm cozy says which.
+#[test]
+fn non_crds_in_the_crds_directory_as_the_controller_does() {
+    let f = flux();
+    let ns = namespace("fx-crds");
+    let name = "crdsdir";
+    let chart = simple_chart(name);
+    chart.write(
+        "crds/extra.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-crds\n  namespace: {ns}\ndata:\n  a: b\n"),
+    );
+    chart.publish(name, &ns);
+    apply(&helmrelease(&ns, name, name, ""));
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    assert_eq!(get_json("configmap", &ns, "from-crds").is_some(), f.is_2_8(), "helm-controller {}", f.helm_controller);
+    let dry = cozy(Helm::V4, Renders::PluginsHelm, chart.path(), &ns, &["apply", name, "--dry-run"]).ok();
+    let said = if f.is_2_8() {
+        format!("helm-controller {} creates what is not a CustomResourceDefinition", f.helm_controller)
+    } else {
+        "ignoring what is not a CustomResourceDefinition".to_string()
+    };
+    assert!(dry.stderr.contains(&said) && dry.stderr.contains("from-crds"), "{}", dry.stderr);
+}
