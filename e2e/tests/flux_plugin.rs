@@ -134,8 +134,14 @@ fn flux_installs_cozyhr_from_the_release_catalog_and_runs_it() {
         "flux plugin list:\n{}",
         list.stdout
     );
-    let version = flux.run(&["cozyhr", "version"]).ok();
-    assert_eq!(version.stdout.trim(), format!("kubectl-cozyhr {v}"));
+    let version = flux.run(&["cozyhr", "version", "--client"]).ok();
+    assert_eq!(version.stdout.trim(), format!("flux-cozyhr {v}"));
+    // It names itself as it was called, in help and in errors.
+    let help = flux.run(&["cozyhr", "--help"]).ok();
+    assert!(help.stdout.contains("flux cozyhr") && !help.stdout.contains("kubectl cozyhr"), "{}", help.stdout);
+    let bad = flux.run(&["cozyhr", "get", "--bogus"]);
+    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+    assert!(bad.stderr.contains("flux cozyhr") && !bad.stderr.contains("kubectl cozyhr"), "{}", bad.stderr);
 
     // A HelmRelease that the real helm-controller installed.
     let ns = namespace("flux-plugin");

@@ -67,7 +67,7 @@ fn helm_controller_installs_a_chart_from_an_external_artifact() {
 #[test]
 fn kubectl_dispatches_to_kubectl_cozyhr() {
     let out = kubectl(["cozyhr", "version"]).ok();
-    assert_eq!(out.stdout.trim(), format!("kubectl-cozyhr {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(out.stdout.lines().next().unwrap_or_default(), format!("kubectl-cozyhr {}", env!("CARGO_PKG_VERSION")));
     let list = kubectl(["plugin", "list"]);
     assert!(list.stdout.contains("kubectl-cozyhr"), "kubectl plugin list:\n{}\n{}", list.stdout, list.stderr);
 }
@@ -78,7 +78,7 @@ fn helm_cozy_version_after_plugin_install(helm: Helm) {
     let list = home.run(["plugin", "list"]).ok();
     assert!(list.stdout.lines().any(|l| l.starts_with("cozy")), "helm plugin list:\n{}", list.stdout);
     let out = home.run(["cozy", "version"]).ok();
-    assert_eq!(out.stdout.trim(), format!("helm-cozy {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(out.stdout.lines().next().unwrap_or_default(), format!("helm-cozy {}", env!("CARGO_PKG_VERSION")));
     home.run(["plugin", "uninstall", "cozy"]).ok();
     let list = home.run(["plugin", "list"]).ok();
     assert!(!list.stdout.lines().any(|l| l.starts_with("cozy")), "still installed:\n{}", list.stdout);

@@ -148,7 +148,11 @@ fn release_archives_are_laid_out_for_krew_and_helm_and_are_reproducible() {
     std::os::unix::fs::symlink(unpacked.path().join("cozyhr"), linked.path().join("cozyhr")).expect("link cozyhr");
     let mut v = Command::new(linked.path().join("cozyhr"));
     v.arg("version");
-    assert_eq!(run(v).ok().stdout.trim(), format!("cozyhr {VERSION}"), "the archive's cozyhr");
+    assert_eq!(
+        run(v).ok().stdout.lines().next().unwrap_or_default(),
+        format!("cozyhr {VERSION}"),
+        "the archive's cozyhr"
+    );
     let plugin_yaml = tar_file(&helm_archive, "plugin.yaml");
     assert!(plugin_yaml.lines().any(|l| l == format!("version: {VERSION}")), "plugin.yaml:\n{plugin_yaml}");
     assert!(
@@ -274,7 +278,7 @@ fn krew_installs_the_release_archive_and_uninstalls_it() {
     let link = krew.bin().join("kubectl-cozyhr");
     assert!(link.exists(), "krew linked {}", link.display());
     let version = krew.kubectl(["cozyhr", "version"]).ok();
-    assert_eq!(version.stdout.trim(), format!("kubectl-cozyhr {VERSION}"));
+    assert_eq!(version.stdout.lines().next().unwrap_or_default(), format!("kubectl-cozyhr {VERSION}"));
 
     let list = krew.kubectl(["plugin", "list"]);
     assert!(
@@ -418,13 +422,17 @@ fn helm_installs_the_release_archive(helm: Helm) {
     assert!(listed.split_whitespace().nth(1) == Some(VERSION), "helm plugin list: {listed}");
 
     let version = home.run(["cozy", "version"]).ok();
-    assert_eq!(version.stdout.trim(), format!("helm-cozy {VERSION}"));
+    assert_eq!(version.stdout.lines().next().unwrap_or_default(), format!("helm-cozy {VERSION}"));
     // The README's one line for `cozyhr`: a link to the installed plugin's cozyhr.
     let bin = tempfile::tempdir().expect("tempdir");
     std::os::unix::fs::symlink(home.plugins().join("helm-cozy/cozyhr"), bin.path().join("cozyhr")).expect("link");
     let mut c = Command::new(bin.path().join("cozyhr"));
     c.arg("version");
-    assert_eq!(run(c).ok().stdout.trim(), format!("cozyhr {VERSION}"), "the installed plugin's cozyhr");
+    assert_eq!(
+        run(c).ok().stdout.lines().next().unwrap_or_default(),
+        format!("cozyhr {VERSION}"),
+        "the installed plugin's cozyhr"
+    );
 
     let subs = helm_completions(&home, &["cozy", ""]);
     for sub in ["show", "diff", "apply", "delete", "values", "completion", "version"] {
@@ -443,12 +451,18 @@ fn helm_installs_the_release_archive(helm: Helm) {
 
     // Installing the same URL again works (Helm 3 re-extracts into the cache directory it kept).
     helm_install_url(&home, &url).ok();
-    assert_eq!(home.run(["cozy", "version"]).ok().stdout.trim(), format!("helm-cozy {VERSION}"));
+    assert_eq!(
+        home.run(["cozy", "version"]).ok().stdout.lines().next().unwrap_or_default(),
+        format!("helm-cozy {VERSION}")
+    );
     // And a second install over it is refused instead of making two plugins called cozy.
     let again = helm_install_url(&home, &url);
     assert_ne!(again.code, Some(0), "a second install succeeded");
     assert!(again.stderr.contains("plugin already exists"), "{}", again.stderr);
-    assert_eq!(home.run(["cozy", "version"]).ok().stdout.trim(), format!("helm-cozy {VERSION}"));
+    assert_eq!(
+        home.run(["cozy", "version"]).ok().stdout.lines().next().unwrap_or_default(),
+        format!("helm-cozy {VERSION}")
+    );
 }
 
 #[test]
@@ -551,7 +565,7 @@ fn helm_installs_the_source_checkout(helm: Helm) {
     let listed = plugin_listed(&home).expect("helm plugin list shows cozy");
     assert!(listed.split_whitespace().nth(1) == Some(VERSION), "helm plugin list: {listed}");
     let version = home.run(["cozy", "version"]).ok();
-    assert_eq!(version.stdout.trim(), format!("helm-cozy {VERSION}"));
+    assert_eq!(version.stdout.lines().next().unwrap_or_default(), format!("helm-cozy {VERSION}"));
     let subs = helm_completions(&home, &["cozy", ""]);
     assert!(subs.iter().any(|s| s == "apply"), "helm __complete cozy offers {subs:?}");
 

@@ -103,7 +103,7 @@ fn helm4_verifies_a_signed_archive_with_the_shipped_keyring_and_helm3_installs_i
     assert!(out.contains("Signed by: cozyhr e2e signer"), "{out}");
     assert!(installed(&h4), "Helm 4 does not list the verified plugin");
     let version = h4.run(["cozy", "version"]).ok();
-    assert_eq!(version.stdout.trim(), format!("helm-cozy {}", rel.version));
+    assert_eq!(version.stdout.lines().next().unwrap_or_default(), format!("helm-cozy {}", rel.version));
     // `helm plugin verify` agrees about the archive as downloaded.
     h4.run(["plugin", "verify", &rel.path(&archive).to_string_lossy(), "--keyring", &keyring_arg]).ok();
 
@@ -111,7 +111,10 @@ fn helm4_verifies_a_signed_archive_with_the_shipped_keyring_and_helm3_installs_i
     let h3 = home(Helm::V3);
     h3.run(["plugin", "install", &url]).ok();
     assert!(installed(&h3), "Helm 3 does not list the plugin");
-    assert_eq!(h3.run(["cozy", "version"]).ok().stdout.trim(), format!("helm-cozy {}", rel.version));
+    assert_eq!(
+        h3.run(["cozy", "version"]).ok().stdout.lines().next().unwrap_or_default(),
+        format!("helm-cozy {}", rel.version)
+    );
 
     // A key ring without the signer's key: refused.
     let stranger = Gpg::new("someone else <else@cozyhr.invalid>");

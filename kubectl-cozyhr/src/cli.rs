@@ -1,10 +1,47 @@
 //! Every flag of `kubectl cozyhr`, defined once, with its docs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use cozyhr_shell::Color;
 pub use cozyhr_shell::lifecycle::{GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
+
+/// The name the binary answers to: kubectl's plugin (`kubectl-cozyhr`, also under krew) or the flux CLI's
+/// (`flux-cozyhr`, which `flux cozyhr` runs). Help, errors and `version` say the name it was called by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    Kubectl,
+    Flux,
+}
+
+impl Face {
+    /// By the file name the binary was started as (`argv[0]`).
+    pub fn of(argv0: Option<&std::ffi::OsString>) -> Face {
+        let name = argv0.map(Path::new).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.starts_with("flux-")) { Face::Flux } else { Face::Kubectl }
+    }
+
+    /// The program's file name, as `version` prints it.
+    pub fn program(self) -> &'static str {
+        match self {
+            Face::Kubectl => "kubectl-cozyhr",
+            Face::Flux => "flux-cozyhr",
+        }
+    }
+
+    /// How users type it.
+    pub fn bin_name(self) -> &'static str {
+        match self {
+            Face::Kubectl => "kubectl cozyhr",
+            Face::Flux => "flux cozyhr",
+        }
+    }
+
+    /// The command line under this name.
+    pub fn command(self) -> clap::Command {
+        <Cli as clap::CommandFactory>::command().name(self.program()).bin_name(self.bin_name())
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(

@@ -13,10 +13,11 @@ fn main() -> std::process::ExitCode {
         let words = args.iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect();
         return cozyhr_shell::run(commands::complete::run(words));
     }
-    let cli: cli::Cli = cozyhr_shell::parse(cli::Cli::with_scope_merged);
+    let face = cli::Face::of(args.first());
+    let cli: cli::Cli = cozyhr_shell::parse_as(face.command(), cli::Cli::with_scope_merged);
     cozyhr::output::set_color(cli.cluster.color.into());
     init_logging(cli.cluster.verbosity);
-    cozyhr_shell::run(commands::run(cli))
+    cozyhr_shell::run(commands::run(cli, face))
 }
 
 /// `-v LEVEL` like kubectl: nothing by default (failures are reported as one `error:` line, so the

@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use cozyhr::cluster::Cluster;
 use cozyhr_shell::lifecycle;
 
-use crate::cli::{Cli, ClusterFlags, Command};
+use crate::cli::{Cli, ClusterFlags, Command, Face};
 
-pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub async fn run(cli: Cli, face: Face) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Get(args) => lifecycle::get(&connect(&cli.cluster).await?, &args).await,
         Command::Suspend(args) => lifecycle::suspend(&connect(&cli.cluster).await?, &args).await,
@@ -31,8 +31,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
             drift::run(&options.connect().await?, &args).await
         }
-        Command::Completion(args) => completion::run(&args),
-        Command::Version(args) => version::run(&args, &cli.cluster.options()).await,
+        Command::Completion(args) => completion::run(face, &args),
+        Command::Version(args) => version::run(face, &args, &cli.cluster.options()).await,
     }
 }
 
