@@ -334,9 +334,11 @@ pub fn assert_version(bin: &str, name: &str) {
     assert_eq!(cozyhr::VERSION, env!("CARGO_PKG_VERSION"));
     let expected = format!("{name} {}\n", cozyhr::VERSION);
     let sandbox = Sandbox::new();
-    for args in [&["version"][..], &["--version"], &["-V"]] {
+    for args in [&["version", "--client"][..], &["--version"], &["-V"]] {
         assert_eq!(sandbox.run(bin, args).printed(), expected, "{args:?}");
     }
+    // `version` also asks the cluster: the sandbox's kubeconfig cannot be read, which is said in one line.
+    sandbox.run(bin, &["version"]).one_error_line(&["kubeconfig"]);
 }
 
 /// `completion SHELL` prints, for every shell, a script that has each of `names` as a word.

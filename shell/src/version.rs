@@ -16,7 +16,7 @@ pub struct VersionArgs {
 
 /// Prints `client` (`helm-cozy 0.1.0`), then, with `renders_with_helm`, the Helm that renders, then the
 /// cluster's helm-controller and its Helm. No cluster configured: the client only. A cluster configured
-/// and not reachable is an error, as for `kubectl version`.
+/// and not reachable is an error, as for `flux version`.
 pub async fn version(
     client: &str,
     args: &VersionArgs,
@@ -37,15 +37,11 @@ pub async fn version(
         cozyhr::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    // A cluster that cannot be read or reached is one error line, as for any command (`--client` prints
+    // the client alone).
     let connected = cluster.connect().await?;
-    // A cluster that cannot be reached is said as any command says it, after the client's lines.
-    match connected.server_version().await {
-        Ok(v) => out.push_str(&format!("kubernetes: {v} ({})\n", connected.server)),
-        Err(e) => {
-            cozyhr::output::write_stdout(out)?;
-            return Err(e.into());
-        }
-    }
+    let server = connected.server_version().await?;
+    out.push_str(&format!("kubernetes: {server} ({})\n", connected.server));
     let found = controller::detect(&connected).await;
     out.push_str(&controller_lines(&found, helm.as_ref()));
     cozyhr::output::write_stdout(out)?;
