@@ -406,3 +406,119 @@ fn non_crds_in_the_crds_directory_as_the_controller_does() {
     };
     assert!(dry.stderr.contains(&said) && dry.stderr.contains("from-crds"), "{}", dry.stderr);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// A chart delivered by a real ArtifactGenerator (source-watcher), the way Cozystack's PackageSources
+// deliver theirs: a component directory of a Git repository, a library copied into `charts/`, and two
+// values files merged into values.yaml.
+
+/// A repository laid out like Cozystack's: `apps/demo` (the chart; its `charts/lib` is a link to the
+/// library in the developer's checkout, not in Git) and `library/lib` (a library chart).
+struct PackageRepo {
+    checkout: tempfile::TempDir,
+}
+
+impl PackageRepo {
+    fn new() -> PackageRepo {
+        let checkout = tempfile::tempdir().expect("tempdir");
+        let root = checkout.path();
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        };
+        write("library/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n");
+        write(
+            "library/lib/templates/_labels.tpl",
+            "{{- define \"lib.labels\" -}}\napp.kubernetes.io/part-of: demo\ntier: {{ .Values.tier }}\n{{- end -}}\n",
+        );
+        write("apps/demo/Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+        write("apps/demo/values.yaml", "tier: web\nreplicas: 1\ngreeting: hello\n");
+        write("apps/demo/values-platform.yaml", "replicas: 3\n");
+        write(
+            "apps/demo/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    \
+             {{- include \"lib.labels\" . | nindent 4 }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n  \
+             greeting: {{ .Values.greeting | quote }}\n",
+        );
+        PackageRepo { checkout }
+    }
+
+    fn chart(&self) -> std::path::PathBuf {
+        self.checkout.path().join("apps/demo")
+    }
+
+    /// Commits the checkout (without the library link) to Git repository `name` of the local Git server.
+    fn push(&self, name: &str) -> String {
+        let root = std::path::PathBuf::from(std::env::var("COZYHR_GIT_DIR").expect("COZYHR_GIT_DIR"));
+        let bare = root.join(format!("{name}.git"));
+        let git = |dir: &Path, args: &[&str]| {
+            let mut c = std::process::Command::new("git");
+            c.arg("-C").arg(dir).args(["-c", "user.name=e2e", "-c", "user.email=e2e@cozyhr.invalid"]).args(args);
+            run(c).ok();
+        };
+        std::fs::create_dir_all(&bare).expect("mkdir");
+        git(&bare, &["init", "-q", "--bare", "-b", "main"]);
+        let work = self.checkout.path();
+        git(work, &["init", "-q", "-b", "main"]);
+        git(work, &["add", "apps", "library"]);
+        git(work, &["commit", "-q", "-m", "packages"]);
+        git(work, &["push", "-q", "--force", &bare.to_string_lossy(), "main"]);
+        // The developer's checkout links the library, as Cozystack's does (charts/cozy-lib).
+        std::fs::create_dir_all(self.chart().join("charts")).expect("mkdir charts");
+        std::os::unix::fs::symlink("../../../library/lib", self.chart().join("charts/lib")).expect("link the library");
+        format!("{}/{name}.git", std::env::var("COZYHR_GIT_URL").expect("COZYHR_GIT_URL"))
+    }
+}
+
+fn artifact_generator(helm: Helm) {
+    let ns = namespace("fx-ag");
+    let repo = PackageRepo::new();
+    let url = repo.push(&ns);
+    apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: packages\n  namespace: {ns}\n\
+         spec:\n  interval: 1h\n  url: {url}\n  ref:\n    branch: main\n---\n\
+         apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: packages\n  \
+         namespace: {ns}\nspec:\n  sources:\n  - alias: repo\n    kind: GitRepository\n    name: packages\n  artifacts:\n  \
+         - name: demo\n    originRevision: \"@repo\"\n    copy:\n    - from: \"@repo/apps/demo/**\"\n      to: \"@artifact/\"\n    \
+         - from: \"@repo/library/lib/**\"\n      to: \"@artifact/charts/lib/\"\n    - from: \"@repo/apps/demo/values-platform.yaml\"\n      \
+         to: \"@artifact/values.yaml\"\n      strategy: Merge\n"
+    ));
+    let name = "demo";
+    // The HelmRelease names the values files merged into the artifact's values.yaml, as the Go cozyhr reads them.
+    let hr = helmrelease(&ns, name, "demo", "values:\n  greeting: hi\n").replacen(
+        &format!("  namespace: {ns}\n"),
+        &format!("  namespace: {ns}\n  annotations:\n    cozyhr.cozystack.io/values-files: values.yaml,values-platform.yaml\n"),
+        1,
+    );
+    apply(&hr);
+    wait_hr_ready(&ns, name, READY_TIMEOUT);
+    let theirs = stored(&ns, name);
+    let cm = find(&theirs, "ConfigMap", name);
+    assert_eq!(
+        (&cm["data"]["replicas"], &cm["metadata"]["labels"]["tier"]),
+        (&Value::from("3"), &Value::from("web")),
+        "{cm}"
+    );
+    assert_in_sync(helm, Renders::PluginsHelm, &repo.chart(), &ns, name);
+
+    // apply then resume: nothing to redo.
+    cozy(helm, Renders::PluginsHelm, &repo.chart(), &ns, &["apply", name]).ok();
+    resume_without_an_upgrade(&ns, name);
+
+    // A local edit, applied, is handed back once: helm-controller puts the source's chart back.
+    std::fs::write(repo.chart().join("values-platform.yaml"), "replicas: 5\n").expect("edit");
+    cozy(helm, Renders::PluginsHelm, &repo.chart(), &ns, &["apply", name]).ok();
+    let edited = helm_revision(&ns, name);
+    let live = get_json("configmap", &ns, name).expect("the ConfigMap");
+    assert_eq!(live["data"]["replicas"], "5");
+    let resumed = kubectl(["cozyhr", "resume", name, "-n", &ns, "--timeout", "2m"]).ok();
+    assert!(resumed.stderr.contains("ran a Helm upgrade, replacing the local chart"), "{}", resumed.stderr);
+    assert_eq!(helm_revision(&ns, name), edited + 1);
+    let live = get_json("configmap", &ns, name).expect("the ConfigMap");
+    assert_eq!(live["data"]["replicas"], "3", "the source's values are back");
+}
+
+helm_tests! {
+    a_chart_from_a_real_artifact_generator => artifact_generator;
+}
