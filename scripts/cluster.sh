@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A real, local control plane for cozyhr's tests and demo: etcd + kube-apiserver (TLS, admin client
-# certificate) + the Flux CRDs + the real Flux helm-controller and source-controller + the sources they
-# read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), an OCI
+# certificate) + the Flux CRDs + the real Flux helm-controller, source-controller and source-watcher
+# (ArtifactGenerator), of Flux 2.9 (default) or Flux 2.8 (--flux 2.8, as Cozystack runs it), made to
+# look to a client like a Flux install (labelled CRDs, a Deployment object per controller) + the sources
+# they read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), an OCI
 # registry, and a Git server over HTTP (git-http.py: Git's own http-backend). Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
 #
 # With --tenant, a second cluster beside it: its own etcd and kube-apiserver with a certificate authority
@@ -9,7 +11,9 @@
 # (credentials embedded, as a kubeconfig kept in a Secret has them) is written as a file and as Secret
 # flux-system/tenant-kubeconfig (key `value`) in the first cluster.
 #
-#   scripts/cluster.sh up [--tenant]   build what is missing, start everything, wait until ready (idempotent)
+#   scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]
+#                             build what is missing, start everything, wait until ready (idempotent; a
+#                             run that is up with the other Flux is stopped and started again with this one)
 #   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)"
 #   scripts/cluster.sh down   stop what `up` started and remove its run state
 #   scripts/cluster.sh apiserver stop|start   stop or start the first API server on the same data
@@ -95,7 +99,7 @@ KC
 
 healthy() {
   alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
-    alive registry && alive git &&
+    alive source-watcher && alive registry && alive git &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
@@ -191,29 +195,46 @@ KC
   log "tenant cluster up: https://127.0.0.1:$TENANT_API_PORT (kubeconfig: $RUN/tenant.kubeconfig, Secret flux-system/tenant-kubeconfig)"
 }
 
+# run_flux: the Flux set the run in $RUN was started with (2.9 for a run from before there were two).
+run_flux() { if [ -f "$RUN/flux" ]; then cat "$RUN/flux"; else echo 2.9; fi; }
+
 up() {
-  mkdir -p "$RUN"/{pids,logs,artifacts}
-  "$here/tools.sh" build >"$RUN/tools.env"
-  # shellcheck disable=SC1091
-  source "$RUN/tools.env"
+  mkdir -p "$RUN"
+  local tools
+  tools=$("$here/tools.sh" build --flux "$FLUX_SET")
   if [ -f "$RUN/ports" ]; then
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    if healthy; then
-      [ "$TENANT" = 1 ] && up_tenant
-      log "already up (kubeconfig: $RUN/kubeconfig)"; write_env; return
+    local was
+    was=$(run_flux)
+    if [ "$was" != "$FLUX_SET" ]; then
+      log "the run in $RUN is up with Flux $was, not $FLUX_SET: stopping it and starting it again with Flux $FLUX_SET"
+      down_quiet
+    else
+      printf '%s\n' "$tools" >"$RUN/tools.env"
+      # shellcheck disable=SC1091
+      source "$RUN/tools.env"
+      if healthy; then
+        [ "$TENANT" = 1 ] && up_tenant
+        log "already up with Flux $FLUX_SET (kubeconfig: $RUN/kubeconfig)"; write_env; return
+      fi
+      log "a previous run is partly down: restarting it"
+      down_quiet
     fi
-    log "a previous run is partly down: restarting it"
-    down_quiet
-    mkdir -p "$RUN"/{pids,logs,artifacts}
-    "$here/tools.sh" env >"$RUN/tools.env"
   fi
+  mkdir -p "$RUN"/{pids,logs,artifacts}
+  printf '%s\n' "$tools" >"$RUN/tools.env"
+  echo "$FLUX_SET" >"$RUN/flux"
+  # shellcheck disable=SC1091
+  source "$RUN/tools.env"
   ETCD_PORT=$(free_port) ETCD_PEER_PORT=$(free_port) API_PORT=$(free_port)
   ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
   SC_STORAGE_PORT=$(free_port) SC_METRICS_PORT=$(free_port) SC_HEALTH_PORT=$(free_port) REGISTRY_PORT=$(free_port)
+  SW_STORAGE_PORT=$(free_port) SW_METRICS_PORT=$(free_port) SW_HEALTH_PORT=$(free_port)
   GIT_PORT=$(free_port)
   declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT \
-    SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT REGISTRY_PORT GIT_PORT | sed 's/^declare -- //' >"$RUN/ports"
+    SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT SW_STORAGE_PORT SW_METRICS_PORT SW_HEALTH_PORT \
+    REGISTRY_PORT GIT_PORT | sed 's/^declare -- //' >"$RUN/ports"
 
   make_pki
   write_kubeconfig
@@ -221,12 +242,14 @@ up() {
   start_control_plane "" "$RUN/pki" "$ETCD_PORT" "$ETCD_PEER_PORT" "$API_PORT"
 
   export KUBECONFIG=$RUN/kubeconfig
-  log "installing the Flux CRDs"
+  log "installing the CRDs of Flux $COZYHR_FLUX_VERSION"
   wait_for "the default namespace" 60 "$KUBECTL" get namespace default
-  "$KUBECTL" apply --server-side -f "$FLUX_CRDS" >"$RUN/logs/crds.log" 2>&1 || die "installing the CRDs failed; see $RUN/logs/crds.log"
+  flux_crds | "$KUBECTL" apply --server-side -f - >"$RUN/logs/crds.log" 2>&1 || die "installing the CRDs failed; see $RUN/logs/crds.log"
   "$KUBECTL" wait --for=condition=Established --timeout=60s crd --all >>"$RUN/logs/crds.log" 2>&1 ||
     die "the CRDs did not become Established; see $RUN/logs/crds.log"
   "$KUBECTL" create namespace flux-system --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+  flux_deployments | "$KUBECTL" apply --server-side -f - >"$RUN/logs/deployments.log" 2>&1 ||
+    die "creating the controllers' Deployment objects failed; see $RUN/logs/deployments.log"
 
   log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT"
   start artifacts python3 -m http.server "$ARTIFACT_PORT" --bind 127.0.0.1 --directory "$RUN/artifacts"
@@ -257,8 +280,22 @@ up() {
     --concurrent=4 --requeue-dependency=5s --log-level=debug --log-encoding=console
   wait_for source-controller 60 curl -sf "http://127.0.0.1:$SC_HEALTH_PORT/readyz"
 
-  log "starting helm-controller"
-  # helm-controller has no --kubeconfig flag (only pflag is parsed): it reads KUBECONFIG.
+  log "starting source-watcher"
+  # Its flags (cmd/main.go): a storage and artifact server of its own (its ExternalArtifacts' URLs name
+  # --storage-adv-addr), its own metrics and health ports; no leader election, no events receiver.
+  mkdir -p "$RUN/watcher-storage"
+  start source-watcher env KUBECONFIG="$RUN/kubeconfig" RUNTIME_NAMESPACE=flux-system "$SOURCE_WATCHER" \
+    --watch-all-namespaces=true --enable-leader-election=false \
+    --storage-path="$RUN/watcher-storage" --storage-addr="127.0.0.1:$SW_STORAGE_PORT" \
+    --storage-adv-addr="127.0.0.1:$SW_STORAGE_PORT" \
+    --metrics-addr="127.0.0.1:$SW_METRICS_PORT" --health-addr="127.0.0.1:$SW_HEALTH_PORT" --events-addr= \
+    --concurrent=4 --requeue-dependency=5s --log-level=debug --log-encoding=console
+  wait_for source-watcher 60 curl -sf "http://127.0.0.1:$SW_HEALTH_PORT/readyz"
+
+  log "starting helm-controller $HELM_CONTROLLER_VERSION"
+  # helm-controller has no --kubeconfig flag (only pflag is parsed): it reads KUBECONFIG. v1.5.0 and
+  # v1.6.2 take the same flags; ExternalArtifact is off by default in both (`flux install` turns it on
+  # when source-watcher is installed).
   start helm-controller env KUBECONFIG="$RUN/kubeconfig" "$HELM_CONTROLLER" \
     --watch-all-namespaces=true --enable-leader-election=false \
     --metrics-addr="127.0.0.1:$METRICS_PORT" --health-addr="127.0.0.1:$HEALTH_PORT" --events-addr= \
@@ -268,13 +305,83 @@ up() {
 
   [ "$TENANT" = 1 ] && up_tenant
   write_env
-  log "up. Logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,registry,artifacts}.log"
+  log "up with Flux $COZYHR_FLUX_VERSION (helm-controller $HELM_CONTROLLER_VERSION, source-controller $SOURCE_CONTROLLER_VERSION, source-watcher $SOURCE_WATCHER_VERSION)"
+  log "logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,source-watcher,registry,artifacts}.log"
   log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
+}
+
+# The labels Flux's install manifests put on everything of a controller (flux2's manifests/bases/*/labels.yaml
+# and the install's labels.yaml, with the version `flux install` writes).
+flux_labels() { # COMPONENT INDENT
+  printf '%sapp.kubernetes.io/component: %s\n' "$2" "$1"
+  printf '%sapp.kubernetes.io/instance: flux-system\n' "$2"
+  printf '%sapp.kubernetes.io/part-of: flux\n' "$2"
+  printf '%sapp.kubernetes.io/version: %s\n' "$2" "$COZYHR_FLUX_VERSION"
+}
+
+# flux_crds: the CRDs of $FLUX_CRDS as a Flux install applies them, labelled with their controller.
+flux_crds() {
+  local f comp labels
+  for f in "$FLUX_CRDS"/*.yaml; do
+    case ${f##*/} in
+      helm.toolkit.fluxcd.io_*) comp=helm-controller ;;
+      source.toolkit.fluxcd.io_*) comp=source-controller ;;
+      source.extensions.fluxcd.io_*) comp=source-watcher ;;
+      *) die "$f: a CRD of no known controller" ;;
+    esac
+    mapfile -t labels < <(flux_labels "$comp" "" | sed 's/: /=/')
+    echo "---"
+    # One file at a time: with several, `label --local -o yaml` prints them without separators.
+    "$KUBECTL" label --local --overwrite -o yaml -f "$f" "${labels[@]}"
+  done
+}
+
+# flux_deployments: a Deployment object per controller in flux-system, named and labelled as Flux's
+# install has them, with the image of the version that runs, so that a client sees what a user's
+# cluster shows (`kubectl get deploy -n flux-system helm-controller -o jsonpath='{..image}'`). There is no
+# kubelet here: replicas 0, and the controller itself runs as a process of the test ground's host.
+flux_deployments() {
+  local name v
+  for name in helm-controller source-controller source-watcher; do
+    case $name in
+      helm-controller) v=$HELM_CONTROLLER_VERSION ;;
+      source-controller) v=$SOURCE_CONTROLLER_VERSION ;;
+      source-watcher) v=$SOURCE_WATCHER_VERSION ;;
+    esac
+    cat <<DEPLOY
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: $name
+  namespace: flux-system
+  labels:
+    control-plane: controller
+$(flux_labels "$name" "    ")
+  annotations:
+    cozyhr-e2e/host-process: "$name $v runs as a process of the test ground's host (scripts/cluster.sh; pid in $RUN/pids/$name), not from this Deployment: there is no kubelet here"
+spec:
+  replicas: 0
+  selector:
+    matchLabels:
+      app: $name
+  template:
+    metadata:
+      labels:
+        app: $name
+$(flux_labels "$name" "        ")
+    spec:
+      serviceAccountName: $name
+      containers:
+      - name: manager
+        image: ghcr.io/fluxcd/$name:$v
+DEPLOY
+  done
 }
 
 down_quiet() {
   local name pid
-  for name in helm-controller source-controller registry git artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
+  for name in helm-controller source-watcher source-controller registry git artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
     # Each service runs in its own session (setsid): stop the whole group, then make sure.
@@ -285,14 +392,20 @@ down_quiet() {
   rm -rf "$RUN"
 }
 
-TENANT=0
+# FLUX_SET, not FLUX: tools.env exports FLUX (the flux CLI).
+TENANT=0 FLUX_SET=2.9
 case ${1:-} in
   up)
-    case ${2:-} in
-      "") ;;
-      --tenant) TENANT=1 ;;
-      *) die "unknown option ${2}: scripts/cluster.sh up [--tenant]" ;;
-    esac
+    shift
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --tenant) TENANT=1; shift ;;
+        --flux) [ $# -ge 2 ] || die "--flux needs a value: 2.8 or 2.9"; FLUX_SET=$2; shift 2 ;;
+        --flux=*) FLUX_SET=${1#--flux=}; shift ;;
+        *) die "unknown option $1: scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]" ;;
+      esac
+    done
+    case $FLUX_SET in 2.8|2.9) ;; *) die "unknown Flux $FLUX_SET: scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]" ;; esac
     up ;;
   down) down_quiet; log "down" ;;
   apiserver)
@@ -301,7 +414,7 @@ case ${1:-} in
     [ -f "$RUN/ports" ] || die "the local cluster is not up: run scripts/cluster.sh up"
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    "$here/tools.sh" env >"$RUN/tools.env"
+    "$here/tools.sh" env --flux "$(run_flux)" >"$RUN/tools.env"
     # shellcheck disable=SC1091
     source "$RUN/tools.env"
     case ${2:-} in
@@ -321,9 +434,10 @@ case ${1:-} in
     [ -f "$RUN/ports" ] || { echo "down"; exit 1; }
     # shellcheck disable=SC1091
     source "$RUN/ports"
-    for s in etcd kube-apiserver helm-controller source-controller registry git artifacts etcd-tenant kube-apiserver-tenant; do
+    echo "flux: $(run_flux)"
+    for s in etcd kube-apiserver helm-controller source-controller source-watcher registry git artifacts etcd-tenant kube-apiserver-tenant; do
       [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;
-  *) echo "usage: scripts/cluster.sh up [--tenant]|down|env|status" >&2; exit 1 ;;
+  *) echo "usage: scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]|down|env|status|apiserver stop|start" >&2; exit 1 ;;
 esac

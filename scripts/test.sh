@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: build everything, run the unit tests, build the docs (warnings fail), bring up a fresh
-# local control plane (real etcd, kube-apiserver, Flux helm-controller; tools built from Go modules and
-# cached by version), run the end-to-end tests against it, and bring it down again on every exit path.
+# local control plane (real etcd, kube-apiserver, Flux 2.9's helm-controller, source-controller and
+# source-watcher; tools built from Go modules and cached by version), run the end-to-end tests against it,
+# then bring it up again with Flux 2.8 and run the suites of FLUX_28_SUITES against that, and bring it
+# down again on every exit path.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -- ARGS    extra arguments for the end-to-end test binary (e.g. a test name filter)
@@ -32,6 +34,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The suites that run a second time, on a cluster with Flux 2.8 (as Cozystack runs it), after the whole
+# end-to-end run on Flux 2.9: each is `cargo test -p cozyhr-e2e --test NAME`.
+FLUX_28_SUITES="flux_as_the_cluster_runs_it"
+
 # A run state of its own, so the tests never touch a cluster a developer keeps up for the demo.
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
 export COZYHR_RUN=${COZYHR_TEST_RUN:-$CACHE/run-test-$$}
@@ -60,3 +66,16 @@ step "end-to-end tests"
 shift_args=()
 if [ "${1:-}" = "--" ]; then shift; shift_args=("$@"); fi
 cargo test --locked -p cozyhr-e2e -- "${shift_args[@]}"
+
+step "local control plane with Flux 2.8 (scripts/cluster.sh up --tenant --flux 2.8)"
+scripts/cluster.sh down
+t0=$SECONDS
+scripts/cluster.sh up --tenant --flux 2.8
+echo "control plane (Flux 2.8) ready in $((SECONDS - t0))s" >&2
+eval "$(scripts/cluster.sh env)"
+
+step "end-to-end tests on Flux 2.8 ($FLUX_28_SUITES)"
+suites=()
+for s in $FLUX_28_SUITES; do suites+=(--test "$s"); done
+cargo test --locked -p cozyhr-e2e "${suites[@]}"
+scripts/cluster.sh down

@@ -1,25 +1,55 @@
 #!/usr/bin/env bash
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
-# etcd, kube-apiserver, kubectl, Flux helm-controller and source-controller, an OCI registry
-# (distribution), Helm 3, Helm 4, krew and the flux CLI; the k9s module's plugin files and schema (read,
-# not built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
+# etcd, kube-apiserver, kubectl, Flux helm-controller, source-controller and source-watcher (two sets: Flux
+# 2.9 and Flux 2.8), an OCI registry (distribution), Helm 3, Helm 4 (the user's, and the one each
+# helm-controller embeds), krew and the flux CLI; the k9s module's plugin files and schema (read, not
+# built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
-# pinned version and cached by version outside the repository: a warm rerun takes well under a second.
+# pinned version, or from a source archive in ../shared/vendor/ where the proxy does not serve it
+# (checked against its pinned sha256), and cached by version outside the repository: a warm rerun takes
+# well under a second.
 #
-#   scripts/tools.sh build   build whatever is missing (cold: ~40 min on 2 cores), then print `export` lines
-#   scripts/tools.sh env     print `export` lines; fail if something is not built yet
+#   scripts/tools.sh build [--flux 2.8|2.9]   build whatever is missing (without --flux: both Flux sets;
+#                                             cold: ~40 min on 2 cores, plus the second set), then print
+#                                             `export` lines (for the set asked, else 2.9)
+#   scripts/tools.sh env [--flux 2.8|2.9]     print `export` lines (default 2.9); fail if something of
+#                                             that set is not built yet
 set -euo pipefail
 
-# Pinned versions. Why these: docs/test-ground.md, "The local control plane".
+# Pinned versions. Why these: docs/test-ground.md, "The local control plane" and "Two Fluxes".
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
-HELM_CONTROLLER_VERSION=${HELM_CONTROLLER_VERSION:-v1.6.2}
-SOURCE_CONTROLLER_VERSION=${SOURCE_CONTROLLER_VERSION:-v1.9.3}
 REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
 HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
 HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
 FLUX_VERSION=${FLUX_VERSION:-v2.9.5}
 K9S_VERSION=${K9S_VERSION:-v0.50.16}
+
+# The Flux sets (--flux). The controllers' versions are fixed per set, not read from the environment
+# (`env` exports HELM_CONTROLLER_VERSION, which must not leak into the next call for the other set).
+#   2.9 (default): helm-controller v1.6.2 (Flux 2.9.1-2.9.2; Helm SDK v4.2.2), source-controller v1.9.3,
+#                  source-watcher v2.2.1.
+#   2.8: Flux 2.8.0 as Cozystack's operator installs it: helm-controller v1.5.0 (Helm SDK v4.1.1),
+#        source-controller v1.8.0, source-watcher v2.1.0.
+FLUX_SETS=(2.9 2.8)
+# flux_set SET: sets HC_V SC_V SW_V HC_HELM_V FLUX_RELEASE for that set.
+flux_set() {
+  case $1 in
+    2.9) HC_V=v1.6.2 SC_V=v1.9.3 SW_V=v2.2.1 HC_HELM_V=v4.2.2 FLUX_RELEASE=v2.9.2 ;;
+    2.8) HC_V=v1.5.0 SC_V=v1.8.0 SW_V=v2.1.0 HC_HELM_V=v4.1.1 FLUX_RELEASE=v2.8.0 ;;
+    *) echo "tools.sh: unknown Flux set '$1': use --flux 2.8 or --flux 2.9" >&2; exit 1 ;;
+  esac
+}
+
+# Sources the module proxy does not serve (source-watcher/v2 at all, helm-controller v1.5.x), kept as
+# upstream tagged them in ../shared/vendor/ (its README). Each archive is checked against the sha256
+# pinned here (the README's) before it is unpacked into the cache, never into the repository.
+VENDOR=${COZYHR_VENDOR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/vendor}
+declare -A VENDOR_SHA256=(
+  [helm-controller-1.5.0]=7a56b2c9e1721923a6d76acbdd9ff6ee3f347ff2482602e04bc2fd8fe9c17730
+  [source-watcher-2.1.0]=f28d683c827fdf09748256b3573d232bb06b1cc5c7238d9ce1aae01788685dfb
+  [source-watcher-2.2.1]=013cd31e0eefd6da32e288e17fca8c9b6718d7be48856938efaa62a3a7e4b7b3
+)
 
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
 export GOWORK=off GOTOOLCHAIN=${GOTOOLCHAIN:-local} CGO_ENABLED=0 GOFLAGS=-modcacherw
@@ -30,6 +60,8 @@ SRC=$CACHE/src
 mkdir -p "$BIN" "$SRC"
 
 log() { printf '[tools] %s\n' "$*" >&2; }
+# built WHAT T0: say how long a build took (T0: $SECONDS when it started).
+built() { log "built $1 in $((SECONDS - $2)) s"; }
 
 # moddir MOD@VER: the extracted module directory in the module cache (downloads it if needed).
 moddir() { go mod download -json "$1" | python3 -c 'import json,sys;print(json.load(sys.stdin)["Dir"])'; }
@@ -53,7 +85,7 @@ build_kube() {
   local api=$BIN/kube-apiserver-$kv ctl=$BIN/kubectl-$kv
   if [ -x "$api" ] && [ -x "$ctl" ] && ls "$BIN"/etcd-* >/dev/null 2>&1; then return; fi
   log "building kube-apiserver, kubectl and etcd for $kv (cold: 15-25 min)"
-  local dir kmod ev ldf p
+  local dir kmod ev ldf p t0=$SECONDS
   dir=$(wrapper "kube-$kv")
   kmod=$(modfile "k8s.io/kubernetes@$kv")
   # k8s.io/kubernetes requires its staging modules at v0.0.0 with ./staging replaces: point each at its
@@ -80,6 +112,7 @@ print(*sorted(s))'); do
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "$ldf" -o "$ctl.tmp" k8s.io/kubernetes/cmd/kubectl) && install_bin "$ctl.tmp" "$ctl"
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$BIN/etcd-$ev.tmp" go.etcd.io/etcd/server/v3) && install_bin "$BIN/etcd-$ev.tmp" "$BIN/etcd-$ev"
   echo "$ev" >"$BIN/etcd-for-kube-$kv"
+  built "kube-apiserver, kubectl and etcd $kv" "$t0"
 }
 
 # build_flux_controller NAME VERSION OUT: a Flux controller built from its Go module. Its go.mod replaces
@@ -99,41 +132,90 @@ for r in json.load(sys.stdin).get("Replace") or []:
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" "github.com/fluxcd/$name") && install_bin "$out.tmp" "$out"
 }
 
-build_helm_controller() {
-  local out=$BIN/helm-controller-$HELM_CONTROLLER_VERSION
-  [ -x "$out" ] && return
-  log "building helm-controller $HELM_CONTROLLER_VERSION (cold: 8-12 min)"
-  build_flux_controller helm-controller "$HELM_CONTROLLER_VERSION" "$out"
+# unpack_vendored NAME VERSION: the directory of the vendored source archive NAME-VERSION (without the
+# v), unpacked into the cache after its sha256 is checked.
+unpack_vendored() {
+  local key=$1-${2#v} tgz dir
+  tgz=$VENDOR/$key.tar.gz dir=$SRC/vendored/$key
+  if [ ! -f "$dir/.unpacked" ]; then
+    [ -f "$tgz" ] || { echo "tools.sh: $tgz is missing: the source archives the module proxy does not serve live in ../shared/vendor/ beside the repository (or set COZYHR_VENDOR)" >&2; exit 1; }
+    local sum
+    sum=$(sha256sum "$tgz" | cut -d' ' -f1)
+    [ "$sum" = "${VENDOR_SHA256[$key]}" ] || { echo "tools.sh: $tgz has sha256 $sum, not the pinned ${VENDOR_SHA256[$key]}: refusing to build it" >&2; exit 1; }
+    rm -rf "$dir" "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    tar -xzf "$tgz" -C "$dir.tmp"
+    [ -d "$dir.tmp/$key" ] || { echo "tools.sh: $tgz does not unpack to $key/" >&2; exit 1; }
+    mv "$dir.tmp/$key" "$dir"; rmdir "$dir.tmp"
+    touch "$dir/.unpacked"
+  fi
+  echo "$dir"
 }
 
-build_source_controller() {
-  local out=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+# build_vendored NAME VERSION PACKAGE OUT: a controller built inside its unpacked source archive, with
+# the module's own go.mod and go.sum (their replaces apply as they are).
+build_vendored() {
+  local dir
+  dir=$(unpack_vendored "$1" "$2")
+  (cd "$dir" && go build -trimpath -ldflags "-s -w" -o "$4.tmp" "$3") && install_bin "$4.tmp" "$4"
+}
+
+# vendored NAME VERSION: true when the proxy does not serve it and it is built from ../shared/vendor.
+vendored() { [ -n "${VENDOR_SHA256[$1-${2#v}]:-}" ]; }
+
+build_helm_controller() { # VERSION
+  local v=$1 out=$BIN/helm-controller-$1 t0=$SECONDS
   [ -x "$out" ] && return
-  log "building source-controller $SOURCE_CONTROLLER_VERSION (cold: 3-6 min)"
-  build_flux_controller source-controller "$SOURCE_CONTROLLER_VERSION" "$out"
+  if vendored helm-controller "$v"; then
+    log "building helm-controller $v from $VENDOR/helm-controller-${v#v}.tar.gz (cold: 8-12 min)"
+    build_vendored helm-controller "$v" . "$out"
+  else
+    log "building helm-controller $v (cold: 8-12 min)"
+    build_flux_controller helm-controller "$v" "$out"
+  fi
+  built "helm-controller $v" "$t0"
+}
+
+build_source_controller() { # VERSION
+  local v=$1 out=$BIN/source-controller-$1 t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building source-controller $v (cold: 3-6 min)"
+  build_flux_controller source-controller "$v" "$out"
+  built "source-controller $v" "$t0"
+}
+
+# source-watcher (ArtifactGenerator): only from ../shared/vendor, the proxy serves no version of it.
+build_source_watcher() { # VERSION
+  local v=$1 out=$BIN/source-watcher-$1 t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building source-watcher $v from $VENDOR/source-watcher-${v#v}.tar.gz (cold: 5-16 min)"
+  build_vendored source-watcher "$v" ./cmd "$out"
+  built "source-watcher $v" "$t0"
 }
 
 # The OCI registry charts are pushed to for OCIRepository sources: distribution's registry.
 build_registry() {
-  local v=$REGISTRY_VERSION out=$BIN/registry-$REGISTRY_VERSION
+  local v=$REGISTRY_VERSION out=$BIN/registry-$REGISTRY_VERSION t0=$SECONDS
   [ -x "$out" ] && return
   log "building the OCI registry (distribution $v, cold: 2-4 min)"
   GOBIN=$BIN/registry-$v.tmp go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$v"
   install_bin "$BIN/registry-$v.tmp/registry" "$out"; rmdir "$BIN/registry-$v.tmp"
+  built "the OCI registry $v" "$t0"
 }
 
 build_helm() { # MAJOR VERSION
-  local major=$1 v=$2 out=$BIN/helm-$2/helm
+  local major=$1 v=$2 out=$BIN/helm-$2/helm t0=$SECONDS
   [ -x "$out" ] && return
   log "building helm $v (cold: 4-8 min)"
   mkdir -p "$BIN/helm-$v"
   GOBIN=$BIN/helm-$v.tmp go install -trimpath \
     -ldflags "-s -w -X helm.sh/helm/$major/internal/version.version=$v" "helm.sh/helm/$major/cmd/helm@$v"
   install_bin "$BIN/helm-$v.tmp/helm" "$out"; rmdir "$BIN/helm-$v.tmp"
+  built "helm $v" "$t0"
 }
 
 build_krew() {
-  local v=$KREW_VERSION out=$BIN/krew-$KREW_VERSION
+  local v=$KREW_VERSION out=$BIN/krew-$KREW_VERSION t0=$SECONDS
   [ -x "$out" ] && return
   log "building krew $v (cold: ~1 min)"
   local dir
@@ -141,6 +223,7 @@ build_krew() {
   # krew pins reflect2 v1.0.1, which crashes on Go >= 1.18 map iteration.
   (cd "$dir" && go get -tool "sigs.k8s.io/krew/cmd/krew@$v" github.com/modern-go/reflect2@v1.0.2)
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$v" -o "$out.tmp" sigs.k8s.io/krew/cmd/krew) && install_bin "$out.tmp" "$out"
+  built "krew $v" "$t0"
 }
 
 # The flux CLI, for the test of `flux plugin install` and `flux cozyhr`. Built from a copy of its module:
@@ -149,7 +232,7 @@ build_krew() {
 # module does not carry. A placeholder stands in for them, so this flux cannot `install` or `bootstrap`
 # (nothing here uses them); every other command is the released code.
 build_flux() {
-  local v=$FLUX_VERSION out=$BIN/flux-$FLUX_VERSION
+  local v=$FLUX_VERSION out=$BIN/flux-$FLUX_VERSION t0=$SECONDS
   [ -x "$out" ] && return
   log "building the flux CLI $v (cold: ~4-5 min)"
   local mod dir=$SRC/flux-$v
@@ -160,6 +243,7 @@ build_flux() {
   mkdir -p "$dir/cmd/flux/manifests"
   echo "# placeholder for the install manifests of Flux's release build (see scripts/tools.sh)" >"$dir/cmd/flux/manifests/placeholder.yaml"
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w -X main.VERSION=${v#v}" -o "$out.tmp" ./cmd/flux) && install_bin "$out.tmp" "$out"
+  built "the flux CLI $v" "$t0"
 }
 
 # k9s is not built: its module gives the plugin JSON schema and the upstream plugin files (flux.yaml),
@@ -182,32 +266,53 @@ build_venv() {
   mv "$dir.tmp" "$dir"
 }
 
-# CRDs: HelmRelease from the helm-controller module; source kinds from the source-controller module that
-# helm-controller's go.mod pairs with it.
+# crds_dir SET: where that set's CRDs are collected.
+crds_dir() { echo "$CACHE/crds/flux-$1-$HC_V-$SC_V-$SW_V"; }
+
+# collect_crds SET (after flux_set SET): the HelmRelease CRD of that helm-controller (its module, or its
+# source archive's config/crd/bases), the source kinds of that source-controller, and the
+# ArtifactGenerator CRD of that source-watcher.
 collect_crds() {
-  local out=$CACHE/crds/$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION
+  local out
+  out=$(crds_dir "$1")
   [ -f "$out/.done" ] && return
   mkdir -p "$out"
-  local hc sc k
-  hc=$(moddir "github.com/fluxcd/helm-controller@$HELM_CONTROLLER_VERSION")
-  sc=$(moddir "github.com/fluxcd/source-controller@$SOURCE_CONTROLLER_VERSION")
+  local hc sc sw k
+  if vendored helm-controller "$HC_V"; then hc=$(unpack_vendored helm-controller "$HC_V"); else hc=$(moddir "github.com/fluxcd/helm-controller@$HC_V"); fi
+  sc=$(moddir "github.com/fluxcd/source-controller@$SC_V")
+  sw=$(unpack_vendored source-watcher "$SW_V")
   cp "$hc/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml" "$out/"
   for k in externalartifacts helmcharts ocirepositories helmrepositories gitrepositories buckets; do
     cp "$sc/config/crd/bases/source.toolkit.fluxcd.io_$k.yaml" "$out/"
   done
+  cp "$sw/config/crd/bases/source.extensions.fluxcd.io_artifactgenerators.yaml" "$out/"
   chmod 0644 "$out"/*.yaml
   touch "$out/.done"
 }
 
+# build_flux_set SET: everything of one Flux set.
+build_flux_set() {
+  flux_set "$1"
+  collect_crds "$1"
+  build_helm_controller "$HC_V"
+  build_source_controller "$SC_V"
+  build_source_watcher "$SW_V"
+  build_helm v4 "$HC_HELM_V"
+}
+
+# print_env SET: the `export` lines for that Flux set; fails (saying what is missing) if anything is not built.
 print_env() {
+  flux_set "$1"
   local ev
-  ev=$(cat "$BIN/etcd-for-kube-$KUBE_VERSION" 2>/dev/null) || { echo "tools.sh: the control-plane binaries are not built yet: run scripts/tools.sh build" >&2; exit 1; }
+  ev=$(cat "$BIN/etcd-for-kube-$KUBE_VERSION" 2>/dev/null) || { echo "tools.sh: the control-plane binaries are not built yet: run scripts/tools.sh build" >&2; return 1; }
   local -A t=(
     [ETCD]=$BIN/etcd-$ev
     [KUBE_APISERVER]=$BIN/kube-apiserver-$KUBE_VERSION
     [KUBECTL]=$BIN/kubectl-$KUBE_VERSION
-    [HELM_CONTROLLER]=$BIN/helm-controller-$HELM_CONTROLLER_VERSION
-    [SOURCE_CONTROLLER]=$BIN/source-controller-$SOURCE_CONTROLLER_VERSION
+    [HELM_CONTROLLER]=$BIN/helm-controller-$HC_V
+    [SOURCE_CONTROLLER]=$BIN/source-controller-$SC_V
+    [SOURCE_WATCHER]=$BIN/source-watcher-$SW_V
+    [HELM_CONTROLLER_HELM]=$BIN/helm-$HC_HELM_V/helm
     [REGISTRY]=$BIN/registry-$REGISTRY_VERSION
     [HELM3]=$BIN/helm-$HELM3_VERSION/helm
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm
@@ -215,33 +320,63 @@ print_env() {
     [FLUX]=$BIN/flux-$FLUX_VERSION
     [COZYHR_PYTHON]=$(venv_dir)/bin/python
   )
-  local k
+  local k crds
   for k in "${!t[@]}"; do
-    [ -x "${t[$k]}" ] || { echo "tools.sh: ${t[$k]} is missing: run scripts/tools.sh build" >&2; exit 1; }
+    [ -x "${t[$k]}" ] || { echo "tools.sh: ${t[$k]} is missing: run scripts/tools.sh build --flux $1" >&2; return 1; }
   done
+  crds=$(crds_dir "$1")
+  [ -f "$crds/.done" ] || { echo "tools.sh: the CRDs of Flux $1 are not collected yet: run scripts/tools.sh build --flux $1" >&2; return 1; }
   local k9s=$GOMODCACHE/github.com/derailed/k9s@$K9S_VERSION
-  [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; exit 1; }
-  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER REGISTRY HELM3 HELM4 KREW FLUX COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
-  printf 'export FLUX_CRDS=%q\n' "$CACHE/crds/$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION"
+  [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; return 1; }
+  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  printf 'export FLUX_CRDS=%q\n' "$crds"
   printf 'export K9S_DIR=%q\n' "$k9s"
+  # Which Flux: the set, the Flux release it stands for, and each controller's version.
+  printf 'export COZYHR_FLUX=%q\n' "$1"
+  printf 'export COZYHR_FLUX_VERSION=%q\n' "$FLUX_RELEASE"
+  printf 'export HELM_CONTROLLER_VERSION=%q\n' "$HC_V"
+  printf 'export SOURCE_CONTROLLER_VERSION=%q\n' "$SC_V"
+  printf 'export SOURCE_WATCHER_VERSION=%q\n' "$SW_V"
+  # The Helm 4 built at the Helm SDK version that helm-controller embeds (HELM4 is the user's newer one).
+  printf 'export HELM_CONTROLLER_HELM=%q\n' "${t[HELM_CONTROLLER_HELM]}"
+  printf 'export HELM_CONTROLLER_HELM_VERSION=%q\n' "$HC_HELM_V"
 }
 
-case ${1:-} in
+usage() { echo "usage: scripts/tools.sh build|env [--flux 2.8|2.9]" >&2; exit 1; }
+
+cmd=${1:-}; [ $# -gt 0 ] && shift
+SET=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --flux) [ $# -ge 2 ] || usage; SET=$2; shift 2 ;;
+    --flux=*) SET=${1#--flux=}; shift ;;
+    *) echo "tools.sh: unknown option $1" >&2; usage ;;
+  esac
+done
+[ -z "$SET" ] || flux_set "$SET" # reject an unknown set before anything runs
+
+case $cmd in
   build)
-    # One build at a time per cache: parallel runs wait here instead of racing on the same outputs.
-    exec 9>"$CACHE/.lock"; flock 9
-    build_krew
-    build_helm v3 "$HELM3_VERSION"
-    build_helm v4 "$HELM4_VERSION"
-    collect_crds
-    build_helm_controller
-    build_source_controller
-    build_registry
-    build_kube
-    build_flux
-    fetch_k9s
-    build_venv
-    print_env ;;
-  env) print_env ;;
-  *) echo "usage: scripts/tools.sh build|env" >&2; exit 1 ;;
+    # `build` alone builds every Flux set (CI runs both); `build --flux V` only that one.
+    if [ -n "$SET" ]; then sets=("$SET"); else sets=("${FLUX_SETS[@]}"); fi
+    # Everything there already: no need to wait for another build's lock.
+    all=1
+    for s in "${sets[@]}"; do print_env "$s" >/dev/null 2>&1 || { all=0; break; }; done
+    if [ "$all" = 0 ]; then
+      # One build at a time per cache: parallel runs wait here instead of racing on the same outputs.
+      exec 9>"$CACHE/.lock"; flock 9
+      build_krew
+      build_helm v3 "$HELM3_VERSION"
+      build_helm v4 "$HELM4_VERSION"
+      build_flux_set "${sets[0]}"
+      build_registry
+      build_kube
+      build_flux
+      fetch_k9s
+      build_venv
+      for s in "${sets[@]:1}"; do build_flux_set "$s"; done
+    fi
+    print_env "${SET:-${FLUX_SETS[0]}}" ;;
+  env) print_env "${SET:-${FLUX_SETS[0]}}" ;;
+  *) usage ;;
 esac
