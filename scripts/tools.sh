@@ -214,6 +214,19 @@ build_helm() { # MAJOR VERSION
   built "helm $v" "$t0"
 }
 
+# build_sdk_helm VERSION: Helm 4 at the SDK version a helm-controller embeds, unstamped as the SDK inside
+# helm-controller is: its version is the source's own `vMAJOR.MINOR` (what `.Capabilities.HelmVersion`
+# says under helm-controller), so charts render exactly as there. Shares build_helm's compiled packages.
+build_sdk_helm() {
+  local v=$1 out=$BIN/helm-sdk-$1/helm t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building helm $v as helm-controller embeds it (unstamped)"
+  mkdir -p "$BIN/helm-sdk-$v"
+  GOBIN=$BIN/helm-sdk-$v.tmp go install -trimpath -ldflags "-s -w" "helm.sh/helm/v4/cmd/helm@$v"
+  install_bin "$BIN/helm-sdk-$v.tmp/helm" "$out"; rmdir "$BIN/helm-sdk-$v.tmp"
+  built "helm $v (unstamped)" "$t0"
+}
+
 build_krew() {
   local v=$KREW_VERSION out=$BIN/krew-$KREW_VERSION t0=$SECONDS
   [ -x "$out" ] && return
@@ -297,7 +310,7 @@ build_flux_set() {
   build_helm_controller "$HC_V"
   build_source_controller "$SC_V"
   build_source_watcher "$SW_V"
-  build_helm v4 "$HC_HELM_V"
+  build_sdk_helm "$HC_HELM_V"
 }
 
 # print_env SET: the `export` lines for that Flux set; fails (saying what is missing) if anything is not built.
@@ -312,7 +325,7 @@ print_env() {
     [HELM_CONTROLLER]=$BIN/helm-controller-$HC_V
     [SOURCE_CONTROLLER]=$BIN/source-controller-$SC_V
     [SOURCE_WATCHER]=$BIN/source-watcher-$SW_V
-    [HELM_CONTROLLER_HELM]=$BIN/helm-$HC_HELM_V/helm
+    [HELM_CONTROLLER_HELM]=$BIN/helm-sdk-$HC_HELM_V/helm
     [REGISTRY]=$BIN/registry-$REGISTRY_VERSION
     [HELM3]=$BIN/helm-$HELM3_VERSION/helm
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm

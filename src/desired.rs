@@ -132,13 +132,11 @@ impl Desired {
     /// `helm` can render differently from the Helm SDK inside it, for this chart.
     pub fn controller_notes(&self, helm: &Helm) -> Vec<String> {
         let mut notes: Vec<String> = self.controller.unknown_line().into_iter().collect();
-        if let Some(local) = crate::controller::Version::parse(&helm.version) {
-            let sdk = self.controller.helm_sdk();
-            let defaults = Value::Object(self.composed.defaults.clone());
-            let found = crate::controller::differences(local, sdk, self.chart.path(), &defaults);
-            let version = self.controller.effective_version();
-            notes.extend(crate::controller::helm_sdk::line(local, sdk, version, &found));
-        }
+        let sdk = self.controller.helm_sdk();
+        let defaults = Value::Object(self.composed.defaults.clone());
+        let found = crate::controller::differences(&helm.version, sdk, self.chart.path(), &defaults);
+        let version = self.controller.effective_version();
+        notes.extend(crate::controller::helm_sdk::line(&helm.version, sdk, version, &found));
         notes
     }
 

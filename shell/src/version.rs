@@ -54,12 +54,13 @@ fn controller_lines(found: &Controller, helm: Option<&cozyhr::render::Helm>) -> 
     let mut out = format!("helm-controller: {}\n", found.describe());
     let known = if found.version.is_some() { "" } else { " (the newest known)" };
     out.push_str(&format!("helm-controller's Helm: {sdk}{known}\n"));
-    if let Some(local) = helm.and_then(|h| controller::Version::parse(&h.version))
-        && !local.same_minor(&sdk)
+    if let Some(helm) = helm
+        && !controller::helm_sdk::renders_as_controller(&helm.version, sdk)
     {
         out.push_str(&format!(
-            "note: the Helm that renders here ({local}) is not helm-controller's ({sdk}): chart-default nulls, .Capabilities.HelmVersion and template functions can differ (each render names what applies to its chart); set COZYHR_HELM to a Helm v{}.{} to render exactly as helm-controller does\n",
-            sdk.major, sdk.minor
+            "note: the Helm that renders here ({}) is not helm-controller's ({sdk}, which says {}): chart-default nulls, .Capabilities.HelmVersion and template functions can differ (each render names what applies to its chart); set COZYHR_HELM to a Helm {sdk} built without a version stamp to render exactly as helm-controller does\n",
+            helm.version,
+            controller::helm_sdk::controller_helm_version(sdk)
         ));
     }
     out

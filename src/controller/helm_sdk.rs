@@ -4,7 +4,9 @@
 //! helm cozy renders with the local `helm` (`COZYHR_HELM`, else Helm's own `HELM_BIN`, else `helm` on
 //! PATH) and reproduces helm-controller's post-render chain itself, so what stays is what the Helm
 //! *template engine* does differently. The known list, each with the versions that differ:
-//! - `.Capabilities.HelmVersion` is the rendering Helm's own version;
+//! - `.Capabilities.HelmVersion` is the rendering Helm's own version. helm-controller's SDK is not stamped
+//!   with its release, so there it is the source's `vMAJOR.MINOR` (`v4.2`); a released Helm says `v4.2.2`,
+//!   and only a Helm built from the module without the stamp says the same;
 //! - Helm 4.1 copies a chart default's `null` into the values the templates see (`{a: 1, b: null}`
 //!   stays so when a user value is merged into the map); Helm 4.2 drops it (helm/helm#31919);
 //! - template functions: `mustToToml` arrived with Helm 4.2.
@@ -63,10 +65,9 @@ pub enum HelmDifference {
 impl HelmDifference {
     pub fn describe(&self, local: Version, sdk: Version) -> String {
         match self {
-            HelmDifference::HelmVersion => format!(
-                ".Capabilities.HelmVersion is v{}.{} there, v{}.{} here",
-                sdk.major, sdk.minor, local.major, local.minor
-            ),
+            HelmDifference::HelmVersion => {
+                format!(".Capabilities.HelmVersion is {} there, {local} here", controller_helm_version(sdk))
+            }
             HelmDifference::ChartDefaultNull { path, kept_by_controller: true } => {
                 format!("the chart default {path}: null is kept there, dropped here")
             }
@@ -81,16 +82,28 @@ impl HelmDifference {
     }
 }
 
-/// What can differ between rendering `chart_dir` (with the coalesced chart `defaults`) with the `local`
-/// Helm and with the `sdk` inside helm-controller. Empty when both are the same minor version or when
-/// the chart touches none of the known differences.
-pub fn differences(local: Version, sdk: Version, chart_dir: &Path, defaults: &Value) -> Vec<HelmDifference> {
-    if local.same_minor(&sdk) {
+/// What `.Capabilities.HelmVersion.Version` says under helm-controller with this SDK.
+pub fn controller_helm_version(sdk: Version) -> String {
+    format!("v{}.{}", sdk.major, sdk.minor)
+}
+
+/// Whether a Helm whose `helm version` is `local_text` renders exactly as the `sdk` inside helm-controller.
+pub fn renders_as_controller(local_text: &str, sdk: Version) -> bool {
+    local_text.trim() == controller_helm_version(sdk)
+}
+
+/// What can differ between rendering `chart_dir` (with the coalesced chart `defaults`) with the local
+/// Helm (`helm version` said `local_text`) and with the `sdk` inside helm-controller. Empty when the
+/// chart touches none of the known differences.
+pub fn differences(local_text: &str, sdk: Version, chart_dir: &Path, defaults: &Value) -> Vec<HelmDifference> {
+    let Some(local) = Version::parse(local_text) else { return Vec::new() };
+    let reads_version = !renders_as_controller(local_text, sdk);
+    if local.same_minor(&sdk) && !reads_version {
         return Vec::new();
     }
     let templates = template_texts(chart_dir);
     let mut found = Vec::new();
-    if templates.iter().any(|t| t.contains("Capabilities.HelmVersion")) {
+    if reads_version && templates.iter().any(|t| t.contains("Capabilities.HelmVersion")) {
         found.push(HelmDifference::HelmVersion);
     }
     if let (Some(there), Some(here)) = (keeps_chart_default_nulls(sdk), keeps_chart_default_nulls(local))
@@ -106,16 +119,16 @@ pub fn differences(local: Version, sdk: Version, chart_dir: &Path, defaults: &Va
 }
 
 /// The one line for [`differences`], or None when there are none.
-pub fn line(local: Version, sdk: Version, controller: Version, found: &[HelmDifference]) -> Option<String> {
+pub fn line(local_text: &str, sdk: Version, controller: Version, found: &[HelmDifference]) -> Option<String> {
+    let local = Version::parse(local_text)?;
     if found.is_empty() {
         return None;
     }
     let what: Vec<String> = found.iter().map(|d| d.describe(local, sdk)).collect();
     Some(format!(
-        "helm-controller {controller} renders with Helm {sdk}, this render with Helm {local}, and this chart can differ: {}; set COZYHR_HELM to a Helm v{}.{} to render exactly as it does",
+        "helm-controller {controller} renders with Helm {sdk}, this render with Helm {}, and this chart can differ: {}; set COZYHR_HELM to a Helm {sdk} built without a version stamp to render exactly as it does (docs/flux-exact.md)",
+        local_text.trim(),
         what.join("; "),
-        sdk.major,
-        sdk.minor
     ))
 }
 
@@ -182,10 +195,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("templates")).unwrap();
         std::fs::write(dir.path().join("templates/cm.yaml"), "v: {{ .Capabilities.HelmVersion.Version }}").unwrap();
-        let (h41, h42, h43) = (Version::new(4, 1, 1), Version::new(4, 2, 2), Version::new(4, 3, 1));
+        let (h41, h42) = (Version::new(4, 1, 1), Version::new(4, 2, 2));
         let defaults = json!({"m": {"a": 1, "b": null}});
-        assert!(differences(h42, Version::new(4, 2, 0), dir.path(), &defaults).is_empty());
-        let found = differences(h43, h41, dir.path(), &defaults);
+        // The Helm helm-controller embeds, unstamped: nothing differs.
+        assert!(differences("v4.2", h42, dir.path(), &defaults).is_empty());
+        // A released Helm of the same minor: only the version it reports.
+        assert_eq!(differences("v4.2.2", h42, dir.path(), &defaults), vec![HelmDifference::HelmVersion]);
+        let found = differences("v4.3.1", h41, dir.path(), &defaults);
         assert_eq!(
             found,
             vec![
@@ -194,12 +210,13 @@ mod tests {
             ]
         );
         // 4.2 and 4.3 agree about nulls: only the version differs.
-        assert_eq!(differences(h43, h42, dir.path(), &defaults), vec![HelmDifference::HelmVersion]);
-        let line = line(h43, h41, Version::new(1, 5, 0), &found).unwrap();
+        assert_eq!(differences("v4.3.1", h42, dir.path(), &defaults), vec![HelmDifference::HelmVersion]);
+        let line = line("v4.3.1", h41, Version::new(1, 5, 0), &found).unwrap();
         assert!(line.contains("Helm v4.1.1") && line.contains("m.b: null is kept there"), "{line}");
+        assert!(line.contains("is v4.1 there, v4.3.1 here"), "{line}");
         std::fs::write(dir.path().join("templates/cm.yaml"), "v: {{ .Values | mustToToml }}").unwrap();
         assert_eq!(
-            differences(h43, h41, dir.path(), &json!({})),
+            differences("v4.3.1", h41, dir.path(), &json!({})),
             vec![HelmDifference::Function { name: "mustToToml", in_controller: false }]
         );
     }

@@ -241,6 +241,15 @@ fn document_ends(docs: &[RawDocument], origin: Origin, splitting: Splitting) -> 
             ends[i] = if seen.insert(t) { last_end } else { other_end };
         }
     }
+    // Helm 4's `helm template` trims the end of its whole output before its final newline: the stream's
+    // last document keeps no ending of its own to go back to, and is read with the newline a template
+    // ends with (as templates do).
+    if origin == Origin::Helm4Template
+        && let Some(last) = ends.last_mut()
+        && *last == End::DropNewline
+    {
+        *last = End::AsIs;
+    }
     ends
 }
 
@@ -518,7 +527,9 @@ mod tests {
                 cm("data:\n  a: |+\n    x\n").replacen("name: a", &format!("name: {name}"), 1)
             )
         };
-        let stream = [doc("a1", "\n"), doc("a2", "\n")].concat();
+        // Another template's document after them: the stream's last is read differently (below).
+        let other = "---\n# Source: c/t/z.yaml\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: z\n";
+        let stream = [doc("a1", "\n"), doc("a2", "\n"), other.to_string()].concat();
         let out = match apply(&documents(&stream, Origin::Helm4Template), &[]) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
@@ -526,9 +537,19 @@ mod tests {
         let values: Vec<Value> = crate::manifests::parse_manifests(&out)
             .unwrap()
             .into_iter()
+            .filter(|m| m.id.kind == "ConfigMap")
             .map(|m| m.object["data"]["a"].clone())
             .collect();
         assert_eq!(values, ["x", "x\n\n"], "{out}");
+        // The stream's last document: Helm trimmed the output's end, so it is read as ending in the
+        // newline its template ends with.
+        let last = format!("{}---\n# Source: c/t/b.yaml\n{}", stream, cm("data:\n  a: |\n    x\n"));
+        let out = match apply(&documents(&last, Origin::Helm4Template), &[]) {
+            Outcome::Done(out) => out,
+            Outcome::Unsupported(why) => panic!("{why}"),
+        };
+        let objects = crate::manifests::parse_manifests(&out).unwrap();
+        assert_eq!(objects.last().unwrap().object["data"]["a"], "x\n", "{out}");
     }
 
     #[test]
