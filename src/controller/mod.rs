@@ -3,12 +3,12 @@
 //! helm cozy is exact for one helm-controller at a time: the one that will take the release back. What
 //! differs between helm-controller versions (which hooks are post-rendered, which HelmRelease fields
 //! exist, what the Helm SDK inside renders) is a rule of [`Rules`], chosen by the version found here.
-//! The version is learnt as a user with ordinary rights can learn it ([`detect`]): the image tag of the
+//! The version is learnt as a user with ordinary rights can learn it ([`detect()`]): the image tag of the
 //! helm-controller Deployment, else the Flux version label and schema of the HelmRelease CRD. It is
 //! asked once per command, beside discovery, and not kept on disk: a Flux upgrade must be seen by the
 //! next command, and the one request costs what a revalidation would.
 //!
-//! - [`detect`]: reading the cluster;
+//! - [`mod@detect`]: reading the cluster;
 //! - [`rules`]: what each version does;
 //! - [`helm_sdk`]: the Helm built into each version, and what a different local Helm can change.
 
