@@ -67,7 +67,13 @@ pub struct Success<'a> {
     pub duration: Duration,
     /// Which kinds are cluster-scoped: the cluster's discovery, as helm-controller asks its REST mapper.
     pub scoped: &'a ClusterScoped,
+    /// Record `Drifted=False`: helm-controller v1.6 with drift detection enabled or warning finds the
+    /// release it just made in sync with the cluster and says so (v1.5 writes no such condition).
+    pub no_drift: bool,
 }
+
+/// The `Drifted` condition helm-controller v1.6 writes for a release in sync with the cluster.
+pub const DRIFTED: &str = "Drifted";
 
 /// What a failed apply hands to [`failed`].
 pub struct Failure<'a> {
@@ -178,6 +184,16 @@ pub fn succeeded(hr: &HelmRelease, s: &Success<'_>) -> Result<Value> {
     }
     set_condition(&mut conditions, RELEASED, "True", s.action.succeeded_reason(), &msg, generation);
     set_condition(&mut conditions, READY, "True", s.action.succeeded_reason(), &msg, generation);
+    if s.no_drift {
+        set_condition(
+            &mut conditions,
+            DRIFTED,
+            "False",
+            "NoDriftDetected",
+            "No drift detected against the cluster state",
+            generation,
+        );
+    }
 
     let mut out = Map::new();
     out.insert("observedGeneration".into(), generation.into());

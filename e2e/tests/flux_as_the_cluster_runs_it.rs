@@ -525,3 +525,82 @@ fn artifact_generator(helm: Helm) {
 helm_tests! {
     a_chart_from_a_real_artifact_generator => artifact_generator;
 }
+
+/// With drift detection on, helm-controller v1.6 records `Drifted=False` for the release it made (v1.5
+/// writes no such condition): so does the status helm cozy apply writes for a release it installed.
+#[test]
+fn the_drifted_condition_as_the_controller_writes_it() {
+    let f = flux();
+    let ns = namespace("fx-drifted");
+    let chart = simple_chart("drifty");
+    chart.publish("drifty", &ns);
+    let spec = "driftDetection:\n  mode: warn\n";
+    apply(&helmrelease(&ns, "by-flux", "drifty", spec));
+    // Suspended from the start: helm-controller never acts on it, helm cozy installs it.
+    apply(&helmrelease(&ns, "by-cozy", "drifty", &format!("suspend: true\n{spec}")));
+    wait_hr_ready(&ns, "by-flux", READY_TIMEOUT);
+    cozy(Helm::V4, Renders::PluginsHelm, chart.path(), &ns, &["apply", "by-cozy"]).ok();
+    let drifted = |name: &str| {
+        let hr = get_json("helmrelease", &ns, name).unwrap_or_default();
+        cozyhr_e2e::condition(&hr, "Drifted")
+    };
+    let theirs = cozyhr_e2e::eventually("helm-controller's drift check", Duration::from_secs(30), || {
+        match (drifted("by-flux"), f.is_2_8()) {
+            (None, true) => Ok(None),
+            (Some(c), false) => Ok(Some(c)),
+            (other, _) => Err(format!("{other:?}")),
+        }
+    });
+    assert_eq!(drifted("by-cozy"), theirs, "helm cozy's status against helm-controller's");
+}
+
+/// A chart renamed since the release: helm-controller v1.5 uninstalls and installs again, v1.6 too unless
+/// `chartNameChangeStrategy: InPlaceUpdate` (an upgrade). Each pair: one HelmRelease helm-controller moves
+/// to the renamed chart, one helm cozy applies it to; their newest history entries agree.
+#[test]
+fn a_renamed_chart_as_the_controller_handles_it() {
+    let f = flux();
+    let ns = namespace("fx-rename");
+    let old = simple_chart("first-name");
+    let renamed = simple_chart("second-name");
+    let mut cases = vec![("", "install")];
+    if !f.is_2_8() {
+        // v1.5's HelmRelease has no such field.
+        cases.push(("upgrade:\n  chartNameChangeStrategy: InPlaceUpdate\n", "upgrade"));
+    }
+    for (i, (spec, action)) in cases.into_iter().enumerate() {
+        let (flux_hr, cozy_hr) = (format!("flux-{i}"), format!("cozy-{i}"));
+        // helmrelease() writes an upgrade: section of its own: merge the strategy into it.
+        let hr = |name: &str, artifact: &str| {
+            let text = helmrelease(&ns, name, artifact, "");
+            match spec.strip_prefix("upgrade:\n") {
+                Some(rest) => text.replacen("  upgrade:\n", &format!("  upgrade:\n{}", rest.replace("  ", "    ")), 1),
+                None => text,
+            }
+        };
+        for (name, artifact) in [(&flux_hr, format!("a-{i}")), (&cozy_hr, format!("b-{i}"))] {
+            old.publish(&artifact, &ns);
+            apply(&hr(name, &artifact));
+            wait_hr_ready(&ns, name, READY_TIMEOUT);
+        }
+        // helm-controller: the source now serves the renamed chart.
+        renamed.publish(&format!("a-{i}"), &ns);
+        // helm cozy: the renamed chart from its directory.
+        cozy(Helm::V4, Renders::PluginsHelm, renamed.path(), &ns, &["apply", &cozy_hr]).ok();
+        let latest = |name: &str| {
+            let hr = get_json("helmrelease", &ns, name).unwrap_or_default();
+            let h = &hr["status"]["history"][0];
+            (
+                h["chartName"].as_str().unwrap_or_default().to_string(),
+                h["action"].as_str().unwrap_or_default().to_string(),
+                h["version"].as_i64().unwrap_or_default(),
+            )
+        };
+        let theirs = cozyhr_e2e::eventually("helm-controller to move to the renamed chart", READY_TIMEOUT, || {
+            let l = latest(&flux_hr);
+            if l.0 == "second-name" { Ok(l) } else { Err(format!("{l:?}")) }
+        });
+        assert_eq!(theirs.1, action, "helm-controller {} with {spec:?}: {theirs:?}", f.helm_controller);
+        assert_eq!(latest(&cozy_hr), theirs, "helm cozy against helm-controller, {spec:?}");
+    }
+}

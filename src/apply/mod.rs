@@ -32,6 +32,7 @@ mod hand_back;
 mod plan;
 mod prepare;
 mod record;
+mod retarget;
 mod take_over;
 
 pub use delete::delete;
@@ -119,6 +120,7 @@ async fn run(
         let why = voice.says().then_some("so Flux does not race this apply");
         let (home, release_cluster) = (req.cluster, &release.target.cluster);
         take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
+        retarget::run(&req, &release, voice).await?;
         let plan = plan::decide(&req, &release, voice).await?;
         let ended = action::run(&req, &release, &checked, &plan, interrupted, voice).await?;
         let (hr, stored) = record::record(&req, &release, &checked, &plan, ended, voice).await?;

@@ -173,6 +173,9 @@ async fn succeeded(
         release_namespace: &desired.release_namespace,
         duration: took,
         scoped: &scoped,
+        no_drift: desired.controller.rules().drifted_condition
+            && crate::drift::DriftDetection::of(&desired.hr.spec)
+                .is_ok_and(|d| d.mode() != crate::drift::Mode::Disabled),
     };
     let objects = Objects::<HelmRelease>::namespaced(req.cluster, &req.cluster.namespace);
     let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
