@@ -562,7 +562,10 @@ fn a_renamed_chart_as_the_controller_handles_it() {
     let f = flux();
     let ns = namespace("fx-rename");
     let old = simple_chart("first-name");
+    // Another version too: the artifact's revision is the chart's version, and a new one is what
+    // makes helm-controller look again.
     let renamed = simple_chart("second-name");
+    renamed.write("Chart.yaml", "apiVersion: v2\nname: second-name\nversion: 0.2.0\n");
     let mut cases = vec![("", "install")];
     if !f.is_2_8() {
         // v1.5's HelmRelease has no such field.
