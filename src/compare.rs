@@ -101,7 +101,8 @@ pub async fn diff(
         Against::Live => {
             // The chart's CRDs as helm-controller would apply them before Helm runs (never removed).
             let installed = matches!(action, crate::helmstore::NextAction::Upgrade { .. });
-            let crds = crate::crds::to_apply(&crate::crds::objects(&rendered.crds)?, &desired.hr);
+            let non_crds = desired.controller.rules().creates_non_crds_from_crds_dir;
+            let crds = crate::crds::to_apply(&crate::crds::objects(&rendered.crds)?, &desired.hr, non_crds);
             let policy = crate::crds::policy(&desired.hr, installed)?;
             let method = crate::apply_method::decide(&desired.hr, installed, previous.last.as_ref());
             let crds = crate::crds::observe(&live, &crds, policy, method).await?;

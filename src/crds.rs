@@ -10,7 +10,8 @@
 //!   (server-side apply, else a replace).
 //! - Each CRD gets the HelmRelease's origin labels, is applied as helm-controller's field manager with
 //!   conflicts forced when server-side, and is waited for until Established.
-//! - Non-CRD objects in `crds/` are not applied (helm-controller warns and ignores them); a CRD is never
+//! - Non-CRD objects in `crds/` are not applied (helm-controller v1.5.5 and later warn and ignore them;
+//!   v1.5.0–v1.5.4 create them as they create the CRDs, which [`to_apply`] follows); a CRD is never
 //!   deleted; every object of those files is listed in the inventory, after the release's own.
 //!
 //! The method (server- or client-side) is helm-controller's ([`crate::apply_method`]), whatever the local
@@ -23,7 +24,6 @@ use kube::runtime::wait::await_condition;
 use serde_json::{Value, json};
 
 use crate::apply_method::ApplyMethod;
-use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::live::LiveObjects;
@@ -127,12 +127,12 @@ fn name_of(obj: &Value) -> &str {
     obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
 }
 
-/// The CRDs (not the other objects) of `objects`, as helm-controller applies them: with the
-/// HelmRelease's origin labels.
-pub fn to_apply(objects: &[Value], hr: &HelmRelease) -> Vec<Value> {
+/// The CRDs of `objects` (and the other objects too, with `non_crds`: helm-controller v1.5.0–v1.5.4
+/// create them alike), as helm-controller applies them: with the HelmRelease's origin labels.
+pub fn to_apply(objects: &[Value], hr: &HelmRelease, non_crds: bool) -> Vec<Value> {
     objects
         .iter()
-        .filter(|o| is_crd(o))
+        .filter(|o| non_crds || is_crd(o))
         .map(|o| {
             let mut o = o.clone();
             if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -156,45 +156,73 @@ pub fn ignored(objects: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// Applies `crds` (from [`to_apply`]) to `cluster` by `policy` and `method`, and waits until each one
-/// applied is Established. Returns how many were applied.
-pub async fn apply(cluster: &Cluster, crds: &[Value], policy: Policy, method: ApplyMethod) -> Result<usize> {
-    if policy == Policy::Skip || crds.is_empty() {
+/// Applies `objects` (from [`to_apply`]) to the cluster of `live` by `policy` and `method`, and waits
+/// until each CRD applied is Established. A namespaced object that names no namespace goes to
+/// `release_namespace`, as Helm's client puts it. Returns how many were applied.
+pub async fn apply(
+    live: &LiveObjects<'_>,
+    objects: &[Value],
+    policy: Policy,
+    method: ApplyMethod,
+    release_namespace: &str,
+) -> Result<usize> {
+    if policy == Policy::Skip || objects.is_empty() {
         return Ok(0);
     }
-    let api: Api<kube::api::DynamicObject> = Api::all_with(cluster.client.clone(), &crd_resource());
+    let cluster = live.cluster();
+    let crd_api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &crd_resource());
     let mut applied = Vec::new();
-    for crd in crds {
-        let name = name_of(crd);
-        let object: kube::api::DynamicObject = serde_json::from_value(crd.clone())
-            .map_err(|e| Error::Invalid { what: format!("CustomResourceDefinition {name}"), reason: e.to_string() })?;
+    let mut count = 0;
+    for object in objects {
+        let crd = is_crd(object);
+        let name = name_of(object);
+        let (api, object) = if crd {
+            (crd_api.clone(), object.clone())
+        } else {
+            let mut object = object.clone();
+            if live.resource(&object)?.1 && object.pointer("/metadata/namespace").is_none() {
+                object["metadata"]["namespace"] = release_namespace.into();
+            }
+            (live.api_for(&object)?, object)
+        };
+        let what = || match ObjectId::from_object(&object) {
+            Ok(id) if !crd => id.to_string(),
+            _ => format!("CustomResourceDefinition {name}"),
+        };
+        let typed: DynamicObject = serde_json::from_value(object.clone())
+            .map_err(|e| Error::Invalid { what: what(), reason: e.to_string() })?;
         let result = match (policy, method) {
             (_, ApplyMethod::ServerSide) => {
                 let params = PatchParams::apply(crate::live::FLUX_FIELD_MANAGER).force();
-                api.patch(name, &params, &Patch::Apply(crd)).await.map(|_| true)
+                api.patch(name, &params, &Patch::Apply(&object)).await.map(|_| true)
             }
-            (Policy::Create, ApplyMethod::ClientSide) => match api.create(&PostParams::default(), &object).await {
+            (Policy::Create, ApplyMethod::ClientSide) => match api.create(&PostParams::default(), &typed).await {
                 Ok(_) => Ok(true),
                 // Present already: left as it is.
                 Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
                 Err(e) => Err(e),
             },
             (_, ApplyMethod::ClientSide) => match api.get_opt(name).await {
-                Ok(Some(live)) => {
-                    let mut replacement = object.clone();
-                    replacement.metadata.resource_version = live.metadata.resource_version.clone();
+                Ok(Some(current)) => {
+                    let mut replacement = typed.clone();
+                    replacement.metadata.resource_version = current.metadata.resource_version.clone();
                     api.replace(name, &PostParams::default(), &replacement).await.map(|_| true)
                 }
-                Ok(None) => api.create(&PostParams::default(), &object).await.map(|_| true),
+                Ok(None) => api.create(&PostParams::default(), &typed).await.map(|_| true),
                 Err(e) => Err(e),
             },
         };
         match result {
-            Ok(true) => applied.push(name.to_string()),
+            Ok(true) => {
+                count += 1;
+                if crd {
+                    applied.push(name.to_string());
+                }
+            }
             Ok(false) => {}
             Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => {
                 return Err(Error::Invalid {
-                    what: format!("CustomResourceDefinition {name}"),
+                    what: what(),
                     reason: format!("the API server rejects it: {}", s.message),
                 });
             }
@@ -218,7 +246,7 @@ pub async fn apply(cluster: &Cluster, crds: &[Value], policy: Policy, method: Ap
             }
         }
     }
-    Ok(applied.len())
+    Ok(count)
 }
 
 /// Whether a CustomResourceDefinition, seen as a dynamic object, has condition Established=True.
@@ -333,8 +361,15 @@ mod tests {
         let hr: HelmRelease =
             serde_json::from_value(json!({"metadata": {"name": "app", "namespace": "apps"}})).unwrap();
         let objs = objects(&split(OUTPUT).0).unwrap();
-        let applied = to_apply(&objs, &hr);
+        let applied = to_apply(&objs, &hr, false);
         assert_eq!(applied[0]["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"], "app");
+        // Under helm-controller v1.5.0-v1.5.4 the other objects of crds/ go with them, labelled alike.
+        let mut with_other = objs.clone();
+        with_other.push(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra"}}));
+        assert_eq!(to_apply(&with_other, &hr, false).len(), objs.len());
+        let all = to_apply(&with_other, &hr, true);
+        assert_eq!(all.len(), objs.len() + 1);
+        assert_eq!(all[objs.len()]["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"], "app");
         assert_eq!(applied[0]["metadata"]["labels"]["helm.toolkit.fluxcd.io/namespace"], "apps");
         assert_eq!(
             inventory_entries(&objs)[0],

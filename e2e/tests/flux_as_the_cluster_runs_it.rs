@@ -385,29 +385,47 @@ fn force_with_server_side_apply_as_the_controller_does() {
     }
 }
 
-/// A document in `crds/` that is not a CRD: helm-controller v1.5.0 creates it, v1.5.5 and v1.6 drop it;
-/// helm cozy says which.
+/// A document in `crds/` that is not a CRD: helm-controller v1.5.0 creates it with the CRDs, v1.5.5 and
+/// v1.6 drop it; helm cozy does what the cluster's helm-controller does, and says which.
 #[test]
 fn non_crds_in_the_crds_directory_as_the_controller_does() {
     let f = flux();
     let ns = namespace("fx-crds");
-    let name = "crdsdir";
-    let chart = simple_chart(name);
-    chart.write(
-        "crds/extra.yaml",
-        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-crds\n  namespace: {ns}\ndata:\n  a: b\n"),
+    // One chart per installer: crds/ is not templated, so each names its own object.
+    let chart_for = |object: &str| {
+        let chart = simple_chart("crdsdir");
+        chart.write(
+            "crds/extra.yaml",
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {object}\ndata:\n  a: b\n"),
+        );
+        chart
+    };
+    let (theirs, ours) = (chart_for("from-crds-flux"), chart_for("from-crds-cozy"));
+    theirs.publish("by-flux", &ns);
+    ours.publish("by-cozy", &ns);
+    apply(&helmrelease(&ns, "by-flux", "by-flux", ""));
+    // Suspended from the start: helm cozy installs it.
+    apply(&helmrelease(&ns, "by-cozy", "by-cozy", "suspend: true\n"));
+    wait_hr_ready(&ns, "by-flux", READY_TIMEOUT);
+    assert_eq!(
+        get_json("configmap", &ns, "from-crds-flux").is_some(),
+        f.is_2_8(),
+        "helm-controller {}",
+        f.helm_controller
     );
-    chart.publish(name, &ns);
-    apply(&helmrelease(&ns, name, name, ""));
-    wait_hr_ready(&ns, name, READY_TIMEOUT);
-    assert_eq!(get_json("configmap", &ns, "from-crds").is_some(), f.is_2_8(), "helm-controller {}", f.helm_controller);
-    let dry = cozy(Helm::V4, Renders::PluginsHelm, chart.path(), &ns, &["apply", name, "--dry-run"]).ok();
+    let applied = cozy(Helm::V4, Renders::PluginsHelm, ours.path(), &ns, &["apply", "by-cozy"]).ok();
+    assert_eq!(
+        get_json("configmap", &ns, "from-crds-cozy").is_some(),
+        f.is_2_8(),
+        "helm cozy under {}",
+        f.helm_controller
+    );
     let said = if f.is_2_8() {
         format!("helm-controller {} creates what is not a CustomResourceDefinition", f.helm_controller)
     } else {
         "ignoring what is not a CustomResourceDefinition".to_string()
     };
-    assert!(dry.stderr.contains(&said) && dry.stderr.contains("from-crds"), "{}", dry.stderr);
+    assert!(applied.stderr.contains(&said) && applied.stderr.contains("from-crds-cozy"), "{}", applied.stderr);
 }
 
 // ---------------------------------------------------------------------------------------------------

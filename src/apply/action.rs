@@ -59,7 +59,9 @@ pub(super) async fn run(
         ));
     }
     let started = Instant::now();
-    let how = match crate::crds::apply(cluster, &checked.crds, plan.crd_policy, plan.method).await {
+    let live = crate::live::LiveObjects::new(cluster, checked.apis.clone());
+    let crds = crate::crds::apply(&live, &checked.crds, plan.crd_policy, plan.method, &desired.release_namespace);
+    let how = match crds.await {
         Err(e) => How::CrdsFailed(format!("failed to apply CustomResourceDefinitions: {e}")),
         Ok(applied) => {
             if voice.says() && applied > 0 {

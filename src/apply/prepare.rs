@@ -85,7 +85,7 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
         let rules = desired.controller.rules();
         progress::warning(if rules.creates_non_crds_from_crds_dir {
             format!(
-                "helm-controller {} creates what is not a CustomResourceDefinition in the chart's crds/, helm cozy does not apply it (later helm-controllers drop it too: move it to templates/): {}",
+                "helm-controller {} creates what is not a CustomResourceDefinition in the chart's crds/ with the CRDs, and so does helm cozy (later helm-controllers drop it: move it to templates/): {}",
                 rules.version,
                 ignored.join(", ")
             )
@@ -96,7 +96,8 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
             )
         });
     }
-    let crds = crate::crds::to_apply(&crd_objects, &desired.hr);
+    let crds =
+        crate::crds::to_apply(&crd_objects, &desired.hr, desired.controller.rules().creates_non_crds_from_crds_dir);
     refuse_what_the_controller_fails(release).await?;
     for installed in [false, true] {
         crate::crds::policy(&desired.hr, installed)?;
