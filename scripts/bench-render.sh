@@ -353,12 +353,12 @@ cluster_caps "$work/caps"
 mapfile -t caps <"$work/caps"
 echo
 echo "chart: $n objects ($n_cm ConfigMaps, $n_svc Services, $n_secret Secrets); HelmRelease $ns/$hr"
-echo "helm-cozy: $("$bin" version) ($bin); runs: $runs (+$warmup warmup); timer: $([ -n "$have_hyperfine" ] && echo hyperfine || echo 'bash loop')"
+echo "helm-cozy: $("$bin" version --client) ($bin); runs: $runs (+$warmup warmup); timer: $([ -n "$have_hyperfine" ] && echo hyperfine || echo 'bash loop')"
 echo "cluster capabilities: ${caps[0]#--kube-version=}, $((${#caps[@]} - 1)) API versions"
 declare -A base_ms
 for helm_v in 3 4; do
   use_helm "$helm_v"
-  "$helm" cozy version >/dev/null || { echo "bench-render.sh: helm cozy does not run under $helm" >&2; exit 1; }
+  "$helm" cozy version --client >/dev/null || { echo "bench-render.sh: helm cozy does not run under $helm" >&2; exit 1; }
   "$helm" cozy values "$hr" -C "$chart" -n "$ns" -o json >"$values"
   objects=$("$helm" cozy show "$hr" -C "$chart" -n "$ns" | grep -c '^kind: ' || true)
   tmpl_objects=$("$helm" template "$hr" "$chart" -n "$ns" -f "$values" | grep -c '^kind: ' || true)
@@ -371,7 +371,7 @@ for helm_v in 3 4; do
   base_ms[$helm_v]=$base
   direct_rows "$base"
   caps_ms=$(cat "$work/last_ms")
-  time_cmd "helm cozy version (plugin dispatch alone)" "$helm" cozy version
+  time_cmd "helm cozy version (plugin dispatch alone)" "$helm" cozy version --client
   time_cmd "helm cozy show --plain (same values)" "$helm" cozy show "$hr" --plain -C "$chart" -f "$values"
   ratio "$base" "$caps_ms"
   time_cmd "helm cozy show NAME" "$helm" cozy show "$hr" -C "$chart" -n "$ns"

@@ -60,7 +60,7 @@ awk -v k="$(stat -L -c %s "$KUBECTL")" -v a="$(stat -L -c %s "$bin/kubectl-cozyh
 names=("kubectl-cozyhr version" "kubectl cozyhr version" "kubectl version --client"
   "helm-cozy version" "helm3 cozy version" "helm3 version" "helm4 cozy version" "helm4 version")
 cmds=("$bin/kubectl-cozyhr version" "$KUBECTL cozyhr version" "$KUBECTL version --client"
-  "$bin/helm-cozy version" "$HELM3 cozy version" "$HELM3 version" "$HELM4 cozy version" "$HELM4 version")
+  "$bin/helm-cozy version --client" "$HELM3 cozy version --client" "$HELM3 version" "$HELM4 cozy version --client" "$HELM4 version")
 for c in "${cmds[@]}"; do
   $c >/dev/null 2>&1 || { echo "bench-size.sh: '$c' fails:" >&2; $c >&2 || true; exit 1; }
 done

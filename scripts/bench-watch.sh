@@ -123,7 +123,7 @@ stats() {
   sort -n | awk '{ v[NR] = $1; s += $1 } END { if (NR) printf "mean %d ms, median %d ms, min %d ms, max %d ms (%d saves)\n", s / NR, v[int((NR + 1) / 2)], v[1], v[NR], NR }'
 }
 
-echo "helm-cozy $("$bin" version | cut -d' ' -f2), $("$helm" version --short), a chart with one ConfigMap, $runs saves per loop"
+echo "helm-cozy $("$bin" version --client | cut -d' ' -f2), $("$helm" version --short), a chart with one ConfigMap, $runs saves per loop"
 
 # --- diff --watch: save → diff printed ----------------------------------------------------------
 "$bin" diff a --watch -n "$ns" -C "$chart" >"$work/diff.out" 2>"$work/diff.err" &

@@ -49,7 +49,7 @@ if [ ! -f "$bin" ]; then
   echo "helm-cozy: no helm-cozy binary for $platform in $dir: this is neither a release archive for $platform nor a source checkout. Run: helm plugin uninstall cozy; then install the archive for this platform: helm plugin install $url" >&2
   exit 1
 fi
-if ! out=$("$bin" version 2>&1); then
+if ! out=$("$bin" version --client 2>&1); then
   echo "helm-cozy: $bin does not run on this machine ($platform): ${out:-exec failed}. The archive is for another platform: run helm plugin uninstall cozy; then install the one for $platform: helm plugin install $url" >&2
   exit 1
 fi

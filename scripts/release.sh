@@ -217,7 +217,7 @@ for platform in $TARGETS; do
   # What the binaries say they are must be the release version (only checkable on this platform).
   if [ "$triple" = "$host" ]; then
     for b in kubectl-cozyhr helm-cozy; do
-      got=$("$bindir/$b" version) || die "$bindir/$b version failed"
+      got=$("$bindir/$b" version --client) || die "$bindir/$b version failed"
       [ "$got" = "$b $VERSION" ] || die "$bindir/$b prints '$got', not '$b $VERSION': release the Cargo.toml version ($cargo_version), or make cozyhr::VERSION read COZYHR_VERSION (option_env!) in src/lib.rs"
     done
   fi
@@ -515,7 +515,7 @@ RUBY
 
   test do
     assert_equal "kubectl-cozyhr #{version}", shell_output("#{bin}/kubectl-cozyhr version").strip
-    assert_equal "helm-cozy #{version}", shell_output("#{libexec}/helm-cozy/helm-cozy version").strip
+    assert_equal "helm-cozy #{version}", shell_output("#{libexec}/helm-cozy/helm-cozy version --client").strip
     assert_equal "cozyhr #{version}", shell_output("#{bin}/cozyhr version").strip
   end
 end
