@@ -505,9 +505,16 @@ pub fn note_recorded_version(desired: &Desired, chart: &ChartDir) {
 
 /// What to know about the helm-controller whose rules the release follows: that its version is unknown,
 /// or that the local Helm can render this chart differently from the Helm inside it (one line each).
+/// Each line is said once per command: `--all` and `--watch` resolve many releases (or one, many
+/// times) with the same controller and Helm.
 pub fn note_controller(desired: &Desired, helm: &Helm) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for note in desired.controller_notes(helm) {
-        crate::output::progress::warning(note);
+        if !said.contains(&note) {
+            crate::output::progress::warning(&note);
+            said.push(note);
+        }
     }
 }
 
