@@ -57,7 +57,10 @@ pub enum Error {
     #[error("timed out after {after:?} waiting for {what}; last seen: {last_seen}")]
     Timeout { what: String, after: Duration, last_seen: String },
 
-    #[error("{kind} {namespace}/{name} is suspended: resume it first (kubectl cozyhr resume {name} -n {namespace})")]
+    #[error(
+        "{kind} {namespace}/{name} is suspended: resume it first ({resume} {name} -n {namespace})",
+        resume = crate::output::lifecycle_command("resume")
+    )]
     Suspended { kind: &'static str, namespace: String, name: String },
 
     #[error("{kind} {namespace}/{name} reconciliation failed: {message}")]

@@ -52,6 +52,66 @@ fn color() -> ColorChoice {
     COLOR.get().copied().unwrap_or_default()
 }
 
+/// The command line the user typed to run this process: what status lines and the commands they suggest
+/// are named after, so that each face of the binaries names itself (and suggests what that user has).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Face {
+    /// `kubectl cozyhr`.
+    #[default]
+    Kubectl,
+    /// `flux cozyhr` (kubectl-cozyhr run as flux-cozyhr).
+    Flux,
+    /// `helm cozy`.
+    Helm,
+    /// `cozyhr`: the Go cozyhr's command line (helm-cozy run by that name).
+    Cozyhr,
+}
+
+/// The lifecycle verbs the `cozyhr` face has (the rest, status, tree and drift, are kubectl cozyhr's).
+const COZYHR_LIFECYCLE: &[&str] = &["suspend", "resume", "reconcile", "get", "list"];
+
+static FACE: OnceLock<Face> = OnceLock::new();
+
+/// Set once by a binary before it runs a command (a second call keeps the first); until then (and in
+/// tests) `kubectl cozyhr` and `helm cozy`.
+pub fn set_face(face: Face) {
+    let _ = FACE.set(face);
+}
+
+fn face() -> Face {
+    FACE.get().copied().unwrap_or_default()
+}
+
+/// How the user runs lifecycle command `verb` (`resume`, `status`, `reconcile`, ...): under the face
+/// they called when it has that verb (`flux cozyhr resume`, `cozyhr resume`), else `kubectl cozyhr VERB`.
+pub fn lifecycle_command(verb: &str) -> String {
+    lifecycle_command_of(face(), verb)
+}
+
+fn lifecycle_command_of(face: Face, verb: &str) -> String {
+    match face {
+        Face::Flux => format!("flux cozyhr {verb}"),
+        Face::Cozyhr if COZYHR_LIFECYCLE.contains(&verb) => format!("cozyhr {verb}"),
+        Face::Kubectl | Face::Helm | Face::Cozyhr => format!("kubectl cozyhr {verb}"),
+    }
+}
+
+/// This command as the user typed it: `kubectl cozyhr`, `flux cozyhr`, `helm cozy` or `cozyhr`.
+pub fn command_name() -> &'static str {
+    match face() {
+        Face::Kubectl => "kubectl cozyhr",
+        Face::Flux => "flux cozyhr",
+        Face::Helm => "helm cozy",
+        Face::Cozyhr => "cozyhr",
+    }
+}
+
+/// The name of the chart commands (show, diff, apply, delete, values) as the user runs them: `cozyhr`
+/// under that face, else `helm cozy`; status lines start with it.
+pub fn chart_command() -> &'static str {
+    if face() == Face::Cozyhr { "cozyhr" } else { "helm cozy" }
+}
+
 /// How to paint text for one stream: plain unless colour is on for that stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Paint(pub bool);
@@ -232,6 +292,18 @@ pub fn age(since: jiff::Timestamp, now: jiff::Timestamp) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggested_lifecycle_commands_are_the_callers_own_where_it_has_them() {
+        assert_eq!(lifecycle_command_of(Face::Kubectl, "resume"), "kubectl cozyhr resume");
+        assert_eq!(lifecycle_command_of(Face::Flux, "resume"), "flux cozyhr resume");
+        assert_eq!(lifecycle_command_of(Face::Flux, "status"), "flux cozyhr status");
+        assert_eq!(lifecycle_command_of(Face::Helm, "resume"), "kubectl cozyhr resume");
+        assert_eq!(lifecycle_command_of(Face::Cozyhr, "resume"), "cozyhr resume");
+        assert_eq!(lifecycle_command_of(Face::Cozyhr, "reconcile"), "cozyhr reconcile");
+        // Go cozyhr's command line has no status: the plugin that has it.
+        assert_eq!(lifecycle_command_of(Face::Cozyhr, "status"), "kubectl cozyhr status");
+    }
 
     #[test]
     fn table_pads_like_kubectl() {

@@ -116,9 +116,15 @@ fn cozystacks_package_makefile_runs_unchanged() {
         diff.stdout
     );
 
-    make(&chart, "apply").ok();
+    let applied = make(&chart, "apply").ok();
     assert_eq!(greeting(&ns).as_deref(), Some("edited"), "make apply installs the edit");
     assert!(suspended(&ns), "make apply leaves the HelmRelease suspended");
+    // It names itself as it was called: the hand-back it suggests is this command's own.
+    assert!(
+        applied.stderr.contains(&format!("hand it back to Flux with: cozyhr resume app -n {ns}")),
+        "{}",
+        applied.stderr
+    );
     let applied = helm_revision(&ns, "app");
 
     let resumed = make(&chart, "resume").ok();
@@ -132,7 +138,8 @@ fn cozystacks_package_makefile_runs_unchanged() {
     assert_eq!(helm_revision(&ns, "app"), applied + 1, "once");
     assert!(resumed.stderr.contains("replacing the local chart"), "{}", resumed.stderr);
 
-    make(&chart, "delete").ok();
+    let deleted = make(&chart, "delete").ok();
+    assert!(deleted.stderr.contains(&format!("to hand it back: cozyhr resume app -n {ns}")), "{}", deleted.stderr);
     assert!(greeting(&ns).is_none(), "make delete uninstalls the release");
     assert!(suspended(&ns), "and leaves the HelmRelease suspended, so Flux does not reinstall it");
 }

@@ -168,6 +168,13 @@ fn flux_installs_cozyhr_from_the_release_catalog_and_runs_it() {
 
     flux.run(&["cozyhr", "suspend", "web", "-n", &ns]).ok();
     assert!(suspended(&ns, "web"), "flux cozyhr suspend left {ns}/web running");
+    // What it suggests is what this user has: flux cozyhr (kubectl cozyhr may not be installed at all).
+    let refused = flux.run(&["cozyhr", "reconcile", "web", "-n", &ns]).code(1);
+    assert_eq!(
+        refused.stderr.trim_end(),
+        format!("error: helmrelease {ns}/web is suspended: resume it first (flux cozyhr resume web -n {ns})"),
+        "flux cozyhr reconcile of a suspended release"
+    );
     flux.run(&["cozyhr", "resume", "web", "-n", &ns, "--timeout", "2m"]).ok();
     assert!(!suspended(&ns, "web"), "flux cozyhr resume left {ns}/web suspended");
     wait_hr_ready(&ns, "web", READY_TIMEOUT);

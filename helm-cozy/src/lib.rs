@@ -32,6 +32,11 @@ impl Face {
 /// Parses the command line of `face` and runs it.
 pub fn main(face: Face) -> ExitCode {
     init_logging();
+    // What the library's status lines and suggested commands call this program.
+    cozyhr::output::set_face(match face {
+        Face::Helm => cozyhr::output::Face::Helm,
+        Face::Cozyhr => cozyhr::output::Face::Cozyhr,
+    });
     match face {
         Face::Cozyhr => {
             let cli: go_cozyhr::Cli = cozyhr_shell::parse_as(go_cozyhr::Cli::command(), go_cozyhr::Cli::checked);

@@ -14,6 +14,10 @@ fn main() -> std::process::ExitCode {
         return cozyhr_shell::run(commands::complete::run(words));
     }
     let face = cli::Face::of(args.first());
+    cozyhr::output::set_face(match face {
+        cli::Face::Kubectl => cozyhr::output::Face::Kubectl,
+        cli::Face::Flux => cozyhr::output::Face::Flux,
+    });
     let cli: cli::Cli = cozyhr_shell::parse_as(face.command(), cli::Cli::with_scope_merged);
     cozyhr::output::set_color(cli.cluster.color.into());
     init_logging(cli.cluster.verbosity);

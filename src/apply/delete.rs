@@ -29,7 +29,8 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
         super::take_over::take_over(cluster, release_cluster, name, &release, timeout, why).await?;
         uninstall_release(release_cluster, helm, name, &release, timeout, interrupted).await?;
         progress::success(format!(
-            "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: kubectl cozyhr resume {name} -n {}",
+            "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: {} {name} -n {}",
+            crate::output::lifecycle_command("resume"),
             cluster.namespace
         ));
         Ok(())
@@ -62,8 +63,9 @@ async fn uninstall_release(
         Err(crate::render::RenderError::Interrupted { signal, detail }) => {
             progress::failure(format!("interrupted: helmrelease {name} stays suspended"));
             return Err(Error::Failed(format!(
-                "helm cozy delete was interrupted by {signal} while helm was running{detail}; Helm's storage is in {} as before and the release may be partly uninstalled: run helm cozy delete {name} again",
-                release.storage_namespace
+                "{cmd} delete was interrupted by {signal} while helm was running{detail}; Helm's storage is in {} as before and the release may be partly uninstalled: run {cmd} delete {name} again",
+                release.storage_namespace,
+                cmd = crate::output::chart_command()
             )));
         }
         Err(e) => return Err(Error::Failed(format!("uninstall: {e}"))),

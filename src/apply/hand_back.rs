@@ -61,8 +61,9 @@ pub(super) async fn proceed(req: &ApplyRequest<'_>, hr: &HelmRelease, voice: Voi
     }
     let (name, ns) = (req.name, &req.cluster.namespace);
     if !req.resume {
+        let resume = crate::output::lifecycle_command("resume");
         progress::success(format!(
-            "helmrelease {name} stays suspended; hand it back to Flux with: kubectl cozyhr resume {name} -n {ns}"
+            "helmrelease {name} stays suspended; hand it back to Flux with: {resume} {name} -n {ns}"
         ));
         return Ok(());
     }

@@ -37,8 +37,9 @@ pub(super) async fn record(
     match ended.how {
         How::Applied => succeeded(req, release, checked, plan, ended.took, voice).await,
         How::Interrupted { signal, during } => {
+            let cmd = crate::output::chart_command();
             let message = format!(
-                "helm cozy apply was interrupted by {signal} {during}; the release may be partly applied: run helm cozy apply {name} again"
+                "{cmd} apply was interrupted by {signal} {during}; the release may be partly applied: run {cmd} apply {name} again"
             );
             let reason = release_status::INTERRUPTED_REASON;
             failed(Some(reason), &message, None).write(reason, false).await?;
@@ -51,8 +52,10 @@ pub(super) async fn record(
             failed(None, &failure.message, Some(*stored)).write(failed_reason(plan.action), true).await?;
             if voice.says() {
                 progress::failure(format!(
-                    "the release is not ready ({}); helmrelease {name} stays suspended (kubectl cozyhr status {name} -n {})",
-                    failure.why, req.cluster.namespace
+                    "the release is not ready ({}); helmrelease {name} stays suspended ({} {name} -n {})",
+                    failure.why,
+                    crate::output::lifecycle_command("status"),
+                    req.cluster.namespace
                 ));
             }
             Err(Error::Failed(format!("{} ({})", failure.message, failure.why)))
@@ -61,7 +64,8 @@ pub(super) async fn record(
             failed(None, &message, None).write(failed_reason(plan.action), false).await?;
             if voice.says() {
                 progress::failure(format!(
-                    "the chart's CustomResourceDefinitions could not be applied, so helm did not run; helmrelease {name} stays suspended (kubectl cozyhr status {name} -n {})",
+                    "the chart's CustomResourceDefinitions could not be applied, so helm did not run; helmrelease {name} stays suspended ({} {name} -n {})",
+                    crate::output::lifecycle_command("status"),
                     req.cluster.namespace
                 ));
             }
@@ -75,8 +79,9 @@ pub(super) async fn record(
             failed(None, &helm_message, None).write(failed_reason(plan.action), false).await?;
             if voice.says() {
                 progress::failure(format!(
-                    "helm {} failed; helmrelease {name} stays suspended (kubectl cozyhr status {name} -n {})",
+                    "helm {} failed; helmrelease {name} stays suspended ({} {name} -n {})",
                     plan.action.as_str(),
+                    crate::output::lifecycle_command("status"),
                     req.cluster.namespace
                 ));
             }

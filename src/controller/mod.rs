@@ -94,7 +94,8 @@ impl Controller {
                 return Controller { version: Some(version), found: Found::Env, feature_gates: Vec::new() };
             }
             crate::output::stderr_line(format_args!(
-                "helm cozy: {VERSION_ENV}={text:?} is not a version (like v1.5.0): following helm-controller {NEWEST_KNOWN}'s rules"
+                "{}: {VERSION_ENV}={text:?} is not a version (like v1.5.0): following helm-controller {NEWEST_KNOWN}'s rules",
+                crate::output::command_name()
             ));
         }
         Controller {

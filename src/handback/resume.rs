@@ -72,8 +72,11 @@ impl Asked {
     pub fn not_waited(&self) -> String {
         let what = if self.request.force { "a forced reconcile" } else { "a reconcile" };
         format!(
-            "helmrelease {} resumed and {what} asked of helm-controller; not waited for: kubectl cozyhr status {} -n {} shows its answer",
-            self.name, self.name, self.namespace
+            "helmrelease {} resumed and {what} asked of helm-controller; not waited for: {} {} -n {} shows its answer",
+            self.name,
+            crate::output::lifecycle_command("status"),
+            self.name,
+            self.namespace
         )
     }
 
@@ -84,8 +87,11 @@ impl Asked {
         let done = done(self.before.as_ref(), hr.latest_snapshot(), self.request.force);
         if self.request.force && matches!(done, Done::Nothing { .. }) {
             return Err(Error::Failed(format!(
-                "helm-controller answered the hand-back of helmrelease {} without the forced upgrade it was asked for, so the cluster still runs the local chart: ask again with kubectl cozyhr reconcile {} -n {} --force",
-                self.name, self.name, self.namespace
+                "helm-controller answered the hand-back of helmrelease {} without the forced upgrade it was asked for, so the cluster still runs the local chart: ask again with {} {} -n {} --force",
+                self.name,
+                crate::output::lifecycle_command("reconcile"),
+                self.name,
+                self.namespace
             )));
         }
         Ok(done)

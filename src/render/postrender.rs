@@ -271,8 +271,9 @@ pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, Rend
     }
     if out.is_empty() {
         return Err(RenderError::ShowOnly(format!(
-            "--show-only: no rendered object comes from a template matching {} (see the `# Source:` lines of helm cozy show)",
-            globs.join(", ")
+            "--show-only: no rendered object comes from a template matching {} (see the `# Source:` lines of {} show)",
+            globs.join(", "),
+            crate::output::chart_command()
         )));
     }
     Ok(out)

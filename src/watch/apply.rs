@@ -50,7 +50,8 @@ async fn hand_back(cluster: &Cluster, name: &str) {
         progress::warning(warning);
     }
     progress::success(format!(
-        "helmrelease {name} stays suspended with the status of the last round; hand it back to Flux with: kubectl cozyhr resume {name} -n {}",
+        "helmrelease {name} stays suspended with the status of the last round; hand it back to Flux with: {} {name} -n {}",
+        crate::output::lifecycle_command("resume"),
         cluster.namespace
     ));
 }

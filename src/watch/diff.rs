@@ -106,8 +106,10 @@ impl Round for DiffAllRound<'_> {
 fn say_how_it_ended(ended: &Ended) {
     if ended.why != Why::ReaderGone {
         crate::output::stderr_line(format_args!(
-            "helm cozy: stopped watching after {} round(s) ({}); nothing was changed",
-            ended.rounds, ended.why
+            "{}: stopped watching after {} round(s) ({}); nothing was changed",
+            crate::output::chart_command(),
+            ended.rounds,
+            ended.why
         ));
     }
 }
