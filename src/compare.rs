@@ -34,6 +34,17 @@ pub fn desired_objects(rendered: &str, release_namespace: &str, scoped: &Cluster
     desired_objects_after(rendered, release_namespace, scoped, &ParsedStream::default())
 }
 
+/// The objects a rendering compares by when it is compared with another rendering (a chart at a Git ref,
+/// a review): [`desired_objects`], hooks included as objects, test hooks left out as in every diff.
+pub fn rendered_objects(
+    rendered: &str,
+    release_namespace: &str,
+    scoped: &ClusterScoped,
+) -> Result<Vec<(ObjectId, Value)>> {
+    let (plain, hooks) = split_hooks(desired_objects(rendered, release_namespace, scoped)?);
+    Ok(plain.into_iter().chain(hooks).map(Manifest::into_pair).collect())
+}
+
 /// [`desired_objects`], reusing the objects of documents the stored release has word for word.
 fn desired_objects_after(
     rendered: &str,

@@ -6,6 +6,9 @@
 //! Files keep their repository-relative paths under the temporary root, so relative symlinks (a library
 //! chart linked into `charts/`) resolve there as in the working tree; what such a link points at outside
 //! the paths asked for is materialised too.
+//!
+//! For `helm cozy review` it also lists what a commit or the work tree holds ([`Listing`]), reads files of
+//! a commit without writing them anywhere, and names the paths that differ between two of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -40,6 +43,35 @@ impl Tree {
     /// Whether the ref has repository path `rel` (a file, or a directory with files).
     pub fn has(&self, rel: &Path) -> bool {
         std::fs::symlink_metadata(self.path(rel)).is_ok()
+    }
+}
+
+/// What a commit, or the work tree, holds: every file and symbolic link by repository path (directories
+/// are implied; submodules, other repositories, are left out).
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub entries: BTreeMap<PathBuf, Listed>,
+    /// The blob of each path of a commit (empty for the work tree, which is read from disk).
+    oids: BTreeMap<PathBuf, String>,
+}
+
+/// One path of a [`Listing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    File,
+    /// A symbolic link, and the path it holds (as written, usually relative to the link's directory).
+    Link(String),
+}
+
+impl Listing {
+    /// A listing of the given entries (for tests and callers that list by other means).
+    pub fn from_entries(entries: impl IntoIterator<Item = (PathBuf, Listed)>) -> Listing {
+        Listing { entries: entries.into_iter().collect(), oids: BTreeMap::new() }
+    }
+
+    /// The entries under directory `dir` (repository-relative; empty: all).
+    pub fn under<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a Listed)> + 'a {
+        self.entries.range(dir.to_path_buf()..).take_while(move |(p, _)| is_under(p, dir))
     }
 }
 
@@ -82,6 +114,12 @@ impl Repo {
                 GitError::Failed { .. } => unknown(),
                 e => e,
             })?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// The best common ancestor of two commits, where a branch left the other (`git merge-base`).
+    pub async fn merge_base(&self, a: &str, b: &str) -> Result<String, GitError> {
+        let out = git(&self.top, &["merge-base", a, b], None).await?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
@@ -129,6 +167,82 @@ impl Repo {
             wanted = next;
         }
         Ok(tree)
+    }
+
+    /// Everything `commit` holds (see [`Listing`]).
+    pub async fn list_commit(&self, commit: &str) -> Result<Listing, GitError> {
+        let entries = self.ls_tree(commit, &[]).await?;
+        let links: Vec<Entry> = entries.iter().filter(|e| e.mode == "120000").cloned().collect();
+        let targets = self.blobs(&links).await?;
+        let mut listing = Listing::default();
+        for e in entries {
+            let listed = if e.mode == "120000" {
+                Listed::Link(targets.get(&e.oid).map(|t| String::from_utf8_lossy(t).into_owned()).unwrap_or_default())
+            } else {
+                Listed::File
+            };
+            listing.oids.insert(e.path.clone(), e.oid);
+            listing.entries.insert(e.path, listed);
+        }
+        Ok(listing)
+    }
+
+    /// Everything the work tree holds that Git sees: tracked files as they are on disk now (a deleted one
+    /// is not there) and untracked ones Git does not ignore.
+    pub async fn list_worktree(&self) -> Result<Listing, GitError> {
+        let out = git(&self.top, &["ls-files", "-z", "--cached", "--others", "--exclude-standard"], None).await?;
+        let mut listing = Listing::default();
+        for record in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let rel = PathBuf::from(String::from_utf8_lossy(record).into_owned());
+            let Ok(meta) = std::fs::symlink_metadata(self.top.join(&rel)) else { continue };
+            let listed = if meta.file_type().is_symlink() {
+                match std::fs::read_link(self.top.join(&rel)) {
+                    Ok(target) => Listed::Link(target.to_string_lossy().into_owned()),
+                    Err(_) => continue,
+                }
+            } else if meta.is_file() {
+                Listed::File
+            } else {
+                continue;
+            };
+            listing.entries.insert(rel, listed);
+        }
+        Ok(listing)
+    }
+
+    /// The contents of the files `paths` of a commit's `listing` (what is not a file there is left out).
+    pub async fn read_listed(
+        &self,
+        listing: &Listing,
+        paths: &[PathBuf],
+    ) -> Result<BTreeMap<PathBuf, Vec<u8>>, GitError> {
+        let wanted: Vec<Entry> = paths
+            .iter()
+            .filter(|p| listing.entries.get(*p) == Some(&Listed::File))
+            .filter_map(|p| {
+                listing.oids.get(p).map(|oid| Entry { mode: "100644".into(), oid: oid.clone(), path: p.clone() })
+            })
+            .collect();
+        let blobs = self.blobs(&wanted).await?;
+        Ok(wanted.into_iter().filter_map(|e| blobs.get(&e.oid).map(|b| (e.path, b.clone()))).collect())
+    }
+
+    /// The paths that differ between commit `old` and commit `new`, or the work tree when `new` is None
+    /// (then untracked files Git does not ignore count as added).
+    pub async fn changed(&self, old: &str, new: Option<&str>) -> Result<BTreeSet<PathBuf>, GitError> {
+        let mut args = vec!["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old];
+        args.extend(new);
+        args.push("--");
+        let mut out = git(&self.top, &args, None).await?;
+        if new.is_none() {
+            out.push(0);
+            out.extend(git(&self.top, &["ls-files", "-z", "--others", "--exclude-standard"], None).await?);
+        }
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|r| !r.is_empty())
+            .map(|r| PathBuf::from(String::from_utf8_lossy(r).into_owned()))
+            .collect())
     }
 
     /// The blobs and links under `paths` at `commit` (submodules are left out: they are other repositories).
@@ -184,7 +298,7 @@ impl Repo {
 }
 
 /// One blob or link of `ls-tree`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry {
     mode: String,
     oid: String,
@@ -192,13 +306,13 @@ struct Entry {
 }
 
 /// Whether `path` is `dir` or inside it (an empty `dir` is the whole tree).
-fn is_under(path: &Path, dir: &Path) -> bool {
+pub(crate) fn is_under(path: &Path, dir: &Path) -> bool {
     dir.as_os_str().is_empty() || path.starts_with(dir)
 }
 
 /// `base/target` with `.` and `..` worked out by name, as a repository path; None when it leaves the
 /// repository or `target` is absolute (such a link points at the machine, not at the repository).
-fn lexical_join(base: &Path, target: &Path) -> Option<PathBuf> {
+pub(crate) fn lexical_join(base: &Path, target: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in base.join(target).components() {
         match c {
@@ -238,11 +352,16 @@ async fn git_os(dir: &Path, args: &[OsString], stdin: Option<&[u8]>) -> Result<V
         Some("rev-parse") => "rev-parse",
         Some("ls-tree") => "ls-tree",
         Some("cat-file") => "cat-file",
+        Some("ls-files") => "ls-files",
+        Some("diff") => "diff",
+        Some("merge-base") => "merge-base",
         _ => "command",
     };
     let mut full: Vec<OsString> = vec!["-C".into(), dir.as_os_str().to_owned()];
     full.extend(args.iter().cloned());
-    crate::process::run_program(&git, &full, &[], stdin).await.map_err(|e| match e {
+    // Never refresh the user's index: `git diff` would, and review promises to leave the checkout as it is.
+    let env = [("GIT_OPTIONAL_LOCKS".to_string(), OsString::from("0"))];
+    crate::process::run_program(&git, &full, &env, stdin).await.map_err(|e| match e {
         RenderError::Spawn { .. } => GitError::Missing,
         RenderError::Failed { stderr, .. } => GitError::Failed { command, stderr },
         other => GitError::Failed { command, stderr: other.to_string() },

@@ -23,6 +23,9 @@
 //!
 //! - [`release_set`]: the releases of one chart for `--all` (which HelmReleases deploy it, their
 //!   `dependsOn` waves), diffed and applied as a set.
+//! - [`review`]: `helm cozy review`, a change across a repository of charts: the charts it can change
+//!   (what each reads, [`helmignore`] for what Helm leaves out), each of their releases diffed between
+//!   two Git states.
 //! - [`watch`]: `--watch`, the inner loop: files and cluster objects watched, changes debounced, a round
 //!   per change until Ctrl-C; [`watch::diff()`] and [`watch::apply()`] are the two commands' loops.
 //!
@@ -63,6 +66,7 @@ pub mod field_managers;
 pub mod flux;
 pub mod gitref;
 pub mod handback;
+pub mod helmignore;
 pub use cozyhr_go as go;
 pub mod helmstore;
 pub mod install;
@@ -80,6 +84,7 @@ pub mod release_lock;
 pub mod release_set;
 pub mod release_status;
 pub mod render;
+pub mod review;
 pub mod snapshot;
 pub mod target;
 pub mod values;

@@ -18,7 +18,7 @@ use crate::desired::{Desired, Seen, UserValues};
 use crate::diff::{Plan, PlanOptions};
 use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
-use crate::manifests::{ClusterScoped, ObjectId};
+use crate::manifests::ClusterScoped;
 use crate::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 
@@ -469,12 +469,8 @@ impl Pipeline {
         };
         let (new_text, old_text) =
             tokio::try_join!(new.render(&self.helm, &new_view, &self.self_exe, None), old_render)?;
-        let objects = |text: &str, desired: &Desired| -> Result<Vec<(ObjectId, serde_json::Value)>> {
-            let all = crate::compare::desired_objects(text, &desired.release_namespace, &scoped)?;
-            // Test hooks are left out as in every diff; other hooks are compared like any object.
-            let (plain, hooks) = crate::compare::split_hooks(all);
-            Ok(plain.into_iter().chain(hooks).map(crate::manifests::Manifest::into_pair).collect())
-        };
+        let objects =
+            |text: &str, desired: &Desired| crate::compare::rendered_objects(text, &desired.release_namespace, &scoped);
         let old_objects = match (&old_text, &old) {
             (Some(text), Some(old)) => objects(text, old)?,
             _ => Vec::new(),

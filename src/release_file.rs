@@ -86,6 +86,41 @@ impl ReleaseFiles {
         Ok(out)
     }
 
+    /// [`parse`](Self::parse) file by file, leaving out the files that are not YAML documents (a
+    /// directory of manifests may hold templates and other texts): the files read, and each file left
+    /// out with why.
+    pub fn parse_each(texts: Vec<(String, String)>) -> (ReleaseFiles, Vec<(String, String)>) {
+        let mut good = Vec::new();
+        let mut left_out = Vec::new();
+        for (label, text) in texts {
+            match ReleaseFiles::parse(vec![(label.clone(), text.clone())]) {
+                Ok(_) => good.push((label, text)),
+                Err(e) => left_out.push((label, e.to_string())),
+            }
+        }
+        (ReleaseFiles::parse(good).unwrap_or_default(), left_out)
+    }
+
+    /// `(namespace, name)` of every HelmRelease of the files, in order (a document without a namespace
+    /// is in `default_namespace`).
+    pub fn helmrelease_keys(&self, default_namespace: &str) -> Vec<(String, String)> {
+        self.objects(crate::flux::helmrelease::GROUP, crate::flux::helmrelease::KIND)
+            .map(|o| {
+                let ns = meta(o, "namespace");
+                (if ns.is_empty() { default_namespace.to_string() } else { ns }, meta(o, "name"))
+            })
+            .collect()
+    }
+
+    /// The objects of `kind` in API `group` ("" for the core group), whatever their version.
+    pub fn objects<'a>(
+        &'a self,
+        group: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = &'a serde_json::Map<String, Value>> + 'a {
+        self.docs.iter().filter(move |d| is_kind(&d.object, group, kind)).map(|d| &d.object)
+    }
+
     /// The files, as messages name them.
     pub fn files(&self) -> String {
         self.labels.join(", ")

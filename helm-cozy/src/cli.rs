@@ -135,6 +135,9 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Suspend HelmRelease NAME and uninstall its Helm release; the HelmRelease stays suspended.
     Delete(DeleteArgs),
+    /// Review a change across a repository: every chart under PATH it can change, each release of it
+    /// diffed between a Git ref and the work tree (or two refs), rendered as Flux would.
+    Review(ReviewArgs),
     /// Run as Helm's post-renderer (Flux's post-render chain); started by helm, not by people.
     #[command(name = "__post-render", hide = true)]
     PostRender,
@@ -462,6 +465,73 @@ pub struct ApplyArgs {
 
     #[command(flatten)]
     pub target: TargetFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// What to compare: git:REF (the ref against the work tree), git:A..B (commit A against commit B) or
+    /// git:A...B (B against where it branched from A, as a pull request shows it).
+    #[arg(value_parser = parse_review_refs, value_name = "git:REF")]
+    pub refs: String,
+
+    /// The charts to review: those under PATH (default: the directory of -C, else the current one).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+
+    /// Take the HelmReleases (and the ConfigMaps and Secrets their valuesFrom names) from these files or
+    /// directories of YAML instead of the cluster (repeatable; other kinds and files that are not YAML
+    /// are skipped). Those inside the repository are read as they are at each side.
+    #[arg(long = "release-file", value_name = "PATH")]
+    pub release_file: Vec<PathBuf>,
+
+    /// Read no cluster: without --release-file every chart is shown with its own defaults.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// The HelmReleases of every namespace (default: the namespace of -n, else the context's).
+    #[arg(short = 'A', long = "all-namespaces", conflicts_with_all = ["release_file", "offline"])]
+    pub all_namespaces: bool,
+
+    /// Only HelmReleases with these labels (kubectl's selector syntax, e.g. tier=db,env!=prod).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with_all = ["release_file", "offline"])]
+    pub selector: Option<String>,
+
+    /// How many releases render at a time (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: Option<u16>,
+
+    /// Print Secret values instead of masking them.
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+
+    /// Exit with 2 when a release's rendering changes (0 when none does, 1 on error).
+    #[arg(long = "detailed-exitcode")]
+    pub detailed_exitcode: bool,
+
+    /// Output format: the table and each release's diff, the table alone, JSON (one entry per chart and
+    /// release), or Markdown for a pull-request comment (a folded section per release, under 65,536
+    /// characters).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
+    pub output: DiffFormat,
+
+    /// Lines of context around each change; -1 prints whole objects.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
+    pub context: i64,
+
+    /// When to colour the output.
+    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+
+    #[command(flatten)]
+    pub capabilities: CapabilitiesFlags,
+}
+
+/// `git:REF`, `git:A..B` or `git:A...B`: the part after `git:`.
+fn parse_review_refs(value: &str) -> Result<String, String> {
+    match value.strip_prefix("git:") {
+        Some(refs) if cozyhr::review::sides::Refs::parse(refs).is_some() => Ok(refs.to_string()),
+        _ => Err("expected git:REF, git:A..B or git:A...B (a branch, tag or commit, e.g. git:origin/main)".into()),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ use cli::{
 const BIN: &str = env!("CARGO_BIN_EXE_helm-cozy");
 
 /// Every visible subcommand; `help_lists_exactly_these_subcommands` keeps the list honest.
-const SUBCOMMANDS: &[&str] = &["show", "values", "diff", "apply", "delete", "completion", "version"];
+const SUBCOMMANDS: &[&str] = &["show", "values", "diff", "apply", "delete", "review", "completion", "version"];
 
 /// Every command that needs helm and a cluster, with valid arguments and some of its flags (the chart
 /// directory is given with -C).

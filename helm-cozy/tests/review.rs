@@ -6,73 +6,16 @@
 
 #[path = "../../testsupport/cli.rs"]
 mod cli;
+#[path = "../../testsupport/git_repo.rs"]
+mod git_repo;
+#[path = "../../testsupport/tools.rs"]
+mod tools;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
-
-use cli::{Run, Sandbox};
+use cli::Run;
+use git_repo::GitRepo;
+use tools::Helm;
 
 const BIN: &str = env!("CARGO_BIN_EXE_helm-cozy");
-
-/// The real programs these tests need.
-struct Tools {
-    helm3: PathBuf,
-    helm4: PathBuf,
-    kubectl: PathBuf,
-    git: PathBuf,
-}
-
-fn tools() -> &'static Tools {
-    static TOOLS: OnceLock<Tools> = OnceLock::new();
-    TOOLS.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/tools.sh");
-        let mut exported = std::collections::BTreeMap::new();
-        let wanted = ["HELM3", "HELM4", "KUBECTL"];
-        if wanted.iter().any(|k| std::env::var_os(k).is_none()) {
-            let out = Command::new(&script).arg("env").output().unwrap_or_else(|e| {
-                panic!("cannot run {}: {e}; build the tools with scripts/tools.sh build", script.display())
-            });
-            assert!(
-                out.status.success(),
-                "scripts/tools.sh env failed: {}\nbuild Helm 3, Helm 4 and kubectl with `scripts/tools.sh build` (needs Go >= 1.26), or set HELM3, HELM4 and KUBECTL",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            for line in String::from_utf8_lossy(&out.stdout).lines() {
-                if let Some((k, v)) = line.strip_prefix("export ").and_then(|l| l.split_once('=')) {
-                    exported.insert(k.to_string(), v.trim_matches(['"', '\'']).to_string());
-                }
-            }
-        }
-        let tool = |name: &str| -> PathBuf {
-            let path = std::env::var_os(name)
-                .map(PathBuf::from)
-                .or_else(|| exported.get(name).map(PathBuf::from))
-                .unwrap_or_else(|| panic!("{name} is not set and scripts/tools.sh env does not give it"));
-            assert!(path.is_file(), "{name}={} does not exist: run scripts/tools.sh build", path.display());
-            path
-        };
-        let git = std::env::var_os("PATH")
-            .and_then(|p| std::env::split_paths(&p).map(|d| d.join("git")).find(|g| g.is_file()))
-            .expect("git is not on PATH: install git (Debian: apt-get install git)");
-        Tools { helm3: tool("HELM3"), helm4: tool("HELM4"), kubectl: tool("KUBECTL"), git }
-    })
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Helm {
-    V3,
-    V4,
-}
-
-impl Helm {
-    fn bin(self) -> &'static Path {
-        match self {
-            Helm::V3 => &tools().helm3,
-            Helm::V4 => &tools().helm4,
-        }
-    }
-}
 
 const HR_NAME: &str = "a-helmrelease-whose-name-is-long-enough";
 const TARGET_NS: &str = "tenant-with-a-long-namespace";
@@ -142,87 +85,49 @@ fn b64(s: &str) -> String {
 /// A Git repository in the sandbox: `charts/app` (with the library chart `charts/lib` linked into its
 /// `charts/`), `deploy/release.yaml`, committed.
 struct Repo {
-    sandbox: Sandbox,
+    repo: GitRepo,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = GitRepo;
+    fn deref(&self) -> &GitRepo {
+        &self.repo
+    }
 }
 
 impl Repo {
     fn new(helm: Helm) -> Repo {
-        let t = tools();
-        let mut sandbox = Sandbox::new();
-        sandbox.set_env("HELM_BIN", helm.bin());
-        sandbox.set_env("COZYHR_KUBECTL", &t.kubectl);
-        // helm cozy finds git on PATH, which holds nothing else.
-        std::os::unix::fs::symlink(&t.git, sandbox.path("bin/git")).expect("link git");
-        sandbox.write("repo/charts/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n");
-        sandbox.write(
-            "repo/charts/lib/templates/_labels.tpl",
+        let repo = GitRepo::new(helm);
+        repo.write("charts/lib/Chart.yaml", "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n");
+        repo.write(
+            "charts/lib/templates/_labels.tpl",
             "{{- define \"lib.labels\" -}}\napp.kubernetes.io/instance: {{ .Release.Name }}\n{{- end -}}\n",
         );
-        sandbox.write(
-            "repo/charts/app/Chart.yaml",
+        repo.write(
+            "charts/app/Chart.yaml",
             "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 0.1.0\n",
         );
-        std::fs::create_dir_all(sandbox.path("repo/charts/app/charts")).expect("mkdir");
-        std::os::unix::fs::symlink("../../lib", sandbox.path("repo/charts/app/charts/lib")).expect("link lib");
-        sandbox.write("repo/charts/app/values.yaml", "color: red\nport: 80\nauth:\n  password: unset\n");
-        sandbox.write(
-            "repo/charts/app/templates/config.yaml",
+        repo.link("charts/app/charts/lib", "../../lib");
+        repo.write("charts/app/values.yaml", "color: red\nport: 80\nauth:\n  password: unset\n");
+        repo.write(
+            "charts/app/templates/config.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\n  labels: {{- include \"lib.labels\" . | nindent 4 }}\ndata:\n  color: {{ .Values.color | quote }}\n",
         );
-        sandbox.write(
-            "repo/charts/app/templates/greeting.yaml",
+        repo.write(
+            "charts/app/templates/greeting.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-greeting\ndata:\n  greeting: hello\n",
         );
-        sandbox.write(
-            "repo/charts/app/templates/service.yaml",
+        repo.write(
+            "charts/app/templates/service.yaml",
             "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  ports:\n  - port: {{ .Values.port }}\n",
         );
-        sandbox.write(
-            "repo/charts/app/templates/secret.yaml",
+        repo.write(
+            "charts/app/templates/secret.yaml",
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-auth\nstringData:\n  password: {{ .Values.auth.password | quote }}\n",
         );
-        sandbox.write("repo/deploy/release.yaml", &release_file(&b64(PASSWORD)));
-        let repo = Repo { sandbox };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo.git(&["add", "-A"]);
-        repo.git(&["commit", "-q", "-m", "first"]);
-        repo
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new(&tools().git)
-            .args(args)
-            .current_dir(self.sandbox.path("repo"))
-            .env_clear()
-            .env("HOME", self.sandbox.path("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            // The test's own `git status` must not refresh the index it compares.
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("run git");
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        self.sandbox.write(&format!("repo/{rel}"), text);
-    }
-
-    fn edit(&self, rel: &str, from: &str, to: &str) {
-        let path = self.sandbox.path(&format!("repo/{rel}"));
-        let text = std::fs::read_to_string(&path).expect("read");
-        assert!(text.contains(from), "{rel} has no {from:?}");
-        std::fs::write(&path, text.replace(from, to)).expect("write");
-    }
-
-    /// What `helm cozy` must leave as it was: the working tree, the index and HEAD.
-    fn state(&self) -> (String, String, Vec<u8>, String) {
-        let index = std::fs::read(self.sandbox.path("repo/.git/index")).expect("the index");
-        (self.git(&["status", "--porcelain"]), self.git(&["diff"]), index, self.git(&["rev-parse", "HEAD"]))
+        repo.write("deploy/release.yaml", &release_file(&b64(PASSWORD)));
+        repo.commit_all("first");
+        Repo { repo }
     }
 
     /// `helm cozy ARGS` on the app chart.

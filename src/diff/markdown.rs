@@ -42,6 +42,36 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The plan as one collapsible section of a larger comment (`helm cozy review`): `summary` (Markdown
+    /// allowed in HTML: code spans as `<code>`) and the plan line on the fold, and inside it every changed
+    /// object's header and line diff in one fence, cut to fit in `limit` bytes with a line saying how
+    /// much was left out.
+    pub fn render_markdown_section(&self, summary: &str, context: Option<usize>, limit: usize) -> String {
+        let head = format!("\n<details><summary>{summary}: {}</summary>\n\n", self.plan_line());
+        let diff = self.render_diff(super::RenderOptions { context, color: false });
+        let fence = fence_for(&diff);
+        let tail = format!("{fence}\n\n</details>\n");
+        let opening = format!("{fence}diff\n");
+        let room = limit.saturating_sub(head.len() + opening.len() + tail.len() + 128);
+        let mut body = String::new();
+        let mut lines = diff.lines();
+        for line in lines.by_ref() {
+            if body.len() + line.len() + 1 > room {
+                let left = 1 + lines.count();
+                body.push_str(&format!(
+                    "... {left} more line{} not shown here: helm cozy review prints them all\n",
+                    if left == 1 { "" } else { "s" }
+                ));
+                break;
+            }
+            body.push_str(line);
+            body.push('\n');
+        }
+        format!("{head}{opening}{body}{tail}")
+    }
+}
+
 /// One changed object: a collapsible block with its diff.
 fn block(e: &Entry, context: Option<usize>) -> String {
     let diff = e.diff(context, false);
@@ -155,6 +185,19 @@ mod tests {
             md.contains(&format!("**{left} changed objects left out** to keep this comment under 65536 characters"))
         );
         assert!(md.contains("`+ ConfigMap n/cm-199`") || md.contains(" more."), "{}", &md[md.len() - 300..]);
+    }
+
+    #[test]
+    fn a_section_folds_the_whole_diff_and_cuts_what_does_not_fit() {
+        let md = example().render_markdown_section("<code>charts/web</code>", Some(3), COMMENT_LIMIT);
+        assert!(md.starts_with("\n<details><summary><code>charts/web</code>: Plan: 1 to add, 1 to change, 1 to remove.</summary>\n\n```diff\n"), "{md}");
+        assert!(md.ends_with("```\n\n</details>\n"), "{md}");
+        assert!(md.contains("-   c: \"3\"\n+   c: three\n"), "{md}");
+        assert!(!md.contains("not shown"));
+        let cut = example().render_markdown_section("x", Some(3), 400);
+        assert!(cut.len() <= 400, "{}", cut.len());
+        assert!(cut.contains(" more lines not shown here: helm cozy review prints them all\n"), "{cut}");
+        assert!(cut.ends_with("```\n\n</details>\n"), "{cut}");
     }
 
     #[test]

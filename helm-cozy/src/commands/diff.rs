@@ -100,7 +100,7 @@ fn request<'a>(
     }
 }
 
-fn format(output: DiffFormat) -> Format {
+pub(crate) fn format(output: DiffFormat) -> Format {
     match output {
         DiffFormat::Diff => Format::Diff,
         DiffFormat::Summary => Format::Summary,

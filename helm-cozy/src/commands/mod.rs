@@ -3,7 +3,8 @@
 mod apply;
 pub mod completion;
 mod delete;
-mod diff;
+pub(crate) mod diff;
+mod review;
 mod show;
 mod values;
 mod version;
@@ -21,6 +22,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => stop_on_signal(diff::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::Apply(args) => apply::run(&cli.cluster, &cli.chart_dir, args).await,
         Command::Delete(args) => delete::run(&cli.cluster, args).await,
+        Command::Review(args) => stop_on_signal(review::run(&cli.cluster, &cli.chart_dir, args)).await,
         Command::PostRender => {
             cozyhr::render::postrender::main_post_render().await?;
             Ok(ExitCode::SUCCESS)

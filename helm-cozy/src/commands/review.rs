@@ -1,0 +1,53 @@
+//! `helm cozy review git:REF [PATH]`: a change across a repository, release by release.
+
+use std::process::ExitCode;
+
+use cozyhr::diff::{PlanOptions, RenderOptions};
+use cozyhr::review::{Releases, Request};
+
+use crate::cli::{ClusterFlags, ReviewArgs};
+
+/// Exit code for "a rendering changes" with --detailed-exitcode, as diff uses it.
+const CHANGES: u8 = 2;
+
+pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs) -> anyhow::Result<ExitCode> {
+    let helm = cozyhr::render::Helm::locate().await?;
+    let self_exe = std::env::current_exe()?;
+    let releases = if !args.release_file.is_empty() {
+        Releases::Files(&args.release_file)
+    } else if args.offline {
+        Releases::Defaults
+    } else {
+        Releases::Cluster {
+            options: flags.options(),
+            selection: cozyhr::release_set::Selection {
+                all_namespaces: args.all_namespaces,
+                selector: args.selector.clone(),
+                names: Vec::new(),
+            },
+        }
+    };
+    let scope = args.path.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
+    let request = Request {
+        dir,
+        scope: &scope,
+        refs: &args.refs,
+        releases,
+        offline_view: args.capabilities.view(),
+        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
+        concurrency: cozyhr::release_set::concurrency(args.concurrency.map(usize::from)),
+    };
+    let report = cozyhr::review::run(&helm, &self_exe, &request).await?;
+    let options =
+        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
+    cozyhr::review::print::print(&report, crate::commands::diff::format(args.output), options)?;
+    if report.errors() > 0 {
+        anyhow::bail!(
+            "{} of {} releases could not be rendered (see their rows above)",
+            report.errors(),
+            report.entries.len()
+        );
+    }
+    let changed = args.detailed_exitcode && report.any_change();
+    Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,140 @@
+//! `helm cozy review git:REF [PATH]`: what a change does to a whole repository of charts, release by
+//! release, rendered as helm-controller would, without a cluster if need be.
+//!
+//! A review is a short line of steps, each in its room:
+//! 1. [`sides`]: the two states compared (a commit, and the work tree or another commit) and the paths
+//!    that differ between them, from Git's plumbing only: the checkout is never touched.
+//! 2. [`charts`]: the charts under PATH on either side, and what each one reads: its directory, the
+//!    libraries linked into it, its `file://` dependencies, its vendored subcharts ([`charts::Layout`]).
+//! 3. [`affected`]: the charts a changed path can change the rendering of (a README, or a file
+//!    `.helmignore` leaves out, changes nothing); the others are never rendered.
+//! 4. [`releases`]: for each affected chart, the releases to show: the HelmReleases that deploy it in the
+//!    cluster, else the HelmRelease files given (in the repository, read at both sides), else the chart
+//!    with its own defaults. A HelmRelease file whose release changed brings its chart in too.
+//! 5. [`render`]: each release rendered at both sides, several at a time, into a [`Plan`]; a failure is
+//!    that release's row, the others still shown.
+//! 6. [`print`]: a table, then each release's diff; `-o markdown` for a pull-request comment, `-o json`
+//!    for CI.
+
+pub mod affected;
+pub mod charts;
+pub mod print;
+pub mod releases;
+pub mod render;
+pub mod sides;
+
+use std::path::{Path, PathBuf};
+
+use crate::cluster::ClusterOptions;
+use crate::diff::{Plan, PlanOptions};
+use crate::error::Result;
+use crate::release_set::Selection;
+use crate::render::{ClusterView, Helm};
+
+/// What to review.
+pub struct Request<'a> {
+    /// A directory inside the repository (the one the command runs in, or `-C`).
+    pub dir: &'a Path,
+    /// Only charts under this path (relative to `dir` unless absolute).
+    pub scope: &'a Path,
+    /// `REF`, `A..B` or `A...B`, as Git spells refs (see [`sides::Refs::parse`]).
+    pub refs: &'a str,
+    /// Where the releases come from.
+    pub releases: Releases<'a>,
+    /// What charts see of a cluster when a release is rendered without one.
+    pub offline_view: ClusterView,
+    pub options: PlanOptions,
+    /// How many releases render at a time.
+    pub concurrency: usize,
+}
+
+/// Where a review finds the releases of a chart.
+pub enum Releases<'a> {
+    /// The HelmReleases of the cluster that deploy it (as `diff --all` finds them). The cluster is only
+    /// connected to when a chart is affected; when it cannot be, that is said in one line and each chart
+    /// is shown with its own defaults.
+    Cluster { options: ClusterOptions, selection: Selection },
+    /// The HelmReleases of these files and directories (multi-document YAML, other kinds ignored);
+    /// those inside the repository are read as they are at each side.
+    Files(&'a [PathBuf]),
+    /// None: every chart with its own defaults.
+    Defaults,
+}
+
+/// Who a reviewed rendering is for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Release {
+    /// A HelmRelease of the cluster.
+    Cluster { namespace: String, name: String },
+    /// A HelmRelease of the files given.
+    File { namespace: String, name: String },
+    /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
+    Defaults,
+}
+
+impl Release {
+    /// `namespace/name`, or `(chart defaults)`.
+    pub fn label(&self) -> String {
+        match self {
+            Release::Cluster { namespace, name } | Release::File { namespace, name } => format!("{namespace}/{name}"),
+            Release::Defaults => "(chart defaults)".into(),
+        }
+    }
+
+    /// Where it was found: `cluster`, `file` or `defaults`.
+    pub fn source(&self) -> &'static str {
+        match self {
+            Release::Cluster { .. } => "cluster",
+            Release::File { .. } => "file",
+            Release::Defaults => "defaults",
+        }
+    }
+}
+
+/// One release of one affected chart, and what the change does to it.
+pub struct Entry {
+    /// The chart's directory, relative to the repository's top.
+    pub chart: PathBuf,
+    pub release: Release,
+    pub outcome: std::result::Result<Plan, String>,
+}
+
+/// What a review found.
+pub struct Report {
+    /// The two sides, as people name them (`git:main`, `the work tree`).
+    pub old: String,
+    pub new: String,
+    /// How many charts lie under PATH (at either side).
+    pub charts: usize,
+    /// One entry per release of each affected chart, by chart path, then release.
+    pub entries: Vec<Entry>,
+}
+
+impl Report {
+    pub fn any_change(&self) -> bool {
+        self.entries.iter().any(|e| e.outcome.as_ref().is_ok_and(Plan::has_changes))
+    }
+
+    pub fn errors(&self) -> usize {
+        self.entries.iter().filter(|e| e.outcome.is_err()).count()
+    }
+
+    /// How many charts were rendered.
+    pub fn affected(&self) -> usize {
+        let mut charts: Vec<&PathBuf> = self.entries.iter().map(|e| &e.chart).collect();
+        charts.dedup();
+        charts.len()
+    }
+}
+
+/// Runs a review (the steps of the module's words, in order).
+pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Report> {
+    let sides = sides::Sides::open(req.dir, req.refs).await?;
+    let changed = sides.changed().await?;
+    let scope = sides.scope(req.dir, req.scope)?;
+    let charts = charts::discover(&sides, &scope).await?;
+    let touched = affected::select(&sides, &charts, &changed).await?;
+    let jobs = releases::assign(&sides, &charts, &touched, &req.releases).await?;
+    let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await?;
+    Ok(Report { old: sides.old.label.clone(), new: sides.new.label.clone(), charts: charts.len(), entries })
+}

@@ -1,0 +1,298 @@
+//! The releases a review shows for each affected chart: the HelmReleases of the cluster that deploy it
+//! (as `diff --all` finds them), else the HelmReleases of the files given, else the chart with its own
+//! defaults.
+//!
+//! From files, a HelmRelease deploys the chart its `spec.chart.spec.chart` names, by the chart's path in
+//! the repository (a GitRepository source) or by its name (a Helm repository), or, for a `chartRef` to an
+//! ExternalArtifact, the directory the ArtifactGenerator of the files copies into that artifact as the
+//! chart (Cozystack's packages). Files inside the repository are read at both sides, so a HelmRelease
+//! whose values changed is reviewed even where its chart did not.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::affected::Touched;
+use super::charts::Chart;
+use super::sides::{Side, Sides};
+use super::{Release, Releases};
+use crate::error::{Error, Result};
+use crate::flux::{HelmRelease, Objects};
+use crate::gitref::{Listed, is_under};
+use crate::release_file::{ReleaseFiles, is_stdin};
+
+/// One release of one chart to render at both sides.
+pub struct Job {
+    /// Index into the charts.
+    pub chart: usize,
+    pub release: Release,
+    /// The HelmRelease, for a release of the cluster.
+    pub helmrelease: Option<Box<HelmRelease>>,
+}
+
+/// What the jobs render from, besides the charts.
+pub struct Assigned {
+    pub jobs: Vec<Job>,
+    /// The release files at the old and the new side, when releases come from files.
+    pub files: Option<(ReleaseFiles, ReleaseFiles)>,
+    /// The cluster the releases come from, when they do.
+    pub cluster: Option<crate::cluster::Cluster>,
+}
+
+/// The jobs for the `touched` charts, from where `releases` says, in chart order and release order.
+pub async fn assign(sides: &Sides, charts: &[Chart], touched: &[Touched], releases: &Releases<'_>) -> Result<Assigned> {
+    let defaults = |i: usize| Job { chart: i, release: Release::Defaults, helmrelease: None };
+    let mut assigned = Assigned { jobs: Vec::new(), files: None, cluster: None };
+    match releases {
+        Releases::Defaults => assigned.jobs = touched.iter().map(|t| defaults(t.chart)).collect(),
+        Releases::Cluster { .. } if touched.is_empty() => {}
+        Releases::Cluster { options, selection } => match connect_and_list(options, selection).await {
+            Ok((cluster, listed)) => {
+                for t in touched {
+                    let names = charts[t.chart].names();
+                    let of_chart: Vec<&HelmRelease> =
+                        listed.iter().filter(|hr| names.iter().any(|n| hr.deploys(n))).collect();
+                    if of_chart.is_empty() {
+                        assigned.jobs.push(defaults(t.chart));
+                    }
+                    for hr in of_chart {
+                        let (namespace, name) = crate::release_set::key(hr);
+                        assigned.jobs.push(Job {
+                            chart: t.chart,
+                            release: Release::Cluster { namespace, name },
+                            helmrelease: Some(Box::new(hr.clone())),
+                        });
+                    }
+                }
+                assigned.cluster = Some(cluster);
+            }
+            Err(e) => {
+                crate::output::progress::warning(format!(
+                    "no HelmReleases from a cluster ({e}): each chart is shown with its own defaults (--release-file reads them from files, --offline reads no cluster)"
+                ));
+                assigned.jobs = touched.iter().map(|t| defaults(t.chart)).collect();
+            }
+        },
+        Releases::Files(paths) => {
+            let (old, new) =
+                tokio::try_join!(read_files(sides, &sides.old, paths), read_files(sides, &sides.new, paths))?;
+            let touched_charts: BTreeSet<usize> = touched.iter().map(|t| t.chart).collect();
+            let mut by_chart: BTreeMap<usize, BTreeSet<(String, String)>> = BTreeMap::new();
+            for (files, other) in [(&old, &new), (&new, &old)] {
+                for (ns, name) in files.helmrelease_keys("default") {
+                    let Some(chart) = deployed_chart(files, &ns, &name, charts) else { continue };
+                    // Its chart changed, or its own inputs did (values, valuesFrom sources).
+                    if touched_charts.contains(&chart) || inputs(files, &ns, &name) != inputs(other, &ns, &name) {
+                        by_chart.entry(chart).or_default().insert((ns, name));
+                    }
+                }
+            }
+            for chart in touched_charts.iter().chain(by_chart.keys()).copied().collect::<BTreeSet<usize>>() {
+                match by_chart.get(&chart) {
+                    None => assigned.jobs.push(defaults(chart)),
+                    Some(keys) => assigned.jobs.extend(keys.iter().map(|(namespace, name)| Job {
+                        chart,
+                        release: Release::File { namespace: namespace.clone(), name: name.clone() },
+                        helmrelease: None,
+                    })),
+                }
+            }
+            assigned.files = Some((old, new));
+        }
+    }
+    assigned.jobs.sort_by(|a, b| (a.chart, &a.release).cmp(&(b.chart, &b.release)));
+    Ok(assigned)
+}
+
+/// The cluster, and the HelmReleases of the selection there (one LIST for every chart of the review).
+async fn connect_and_list(
+    options: &crate::cluster::ClusterOptions,
+    selection: &crate::release_set::Selection,
+) -> Result<(crate::cluster::Cluster, Vec<HelmRelease>)> {
+    let cluster = options.connect().await?;
+    let objects = if selection.all_namespaces {
+        Objects::<HelmRelease>::all(&cluster)
+    } else {
+        Objects::<HelmRelease>::namespaced(&cluster, &cluster.namespace)
+    };
+    let wanted: BTreeSet<&str> = selection.names.iter().map(String::as_str).collect();
+    let listed = objects.list(selection.selector.as_deref()).await?;
+    let listed = listed
+        .into_iter()
+        .filter(|hr| wanted.is_empty() || wanted.contains(kube::ResourceExt::name_any(hr).as_str()))
+        .collect();
+    Ok((cluster, listed))
+}
+
+/// What of HelmRelease `ns/name` decides its rendering besides the chart: the object and its
+/// `valuesFrom` sources (None when the files do not have it; an error is its own value).
+fn inputs(files: &ReleaseFiles, ns: &str, name: &str) -> Option<String> {
+    let hr = files.helmrelease(name, Some(ns), "default").ok()?;
+    let refs = files.values_from(&hr).map(|r| r.iter().map(|f| f.data.clone()).collect::<Vec<_>>());
+    Some(format!("{}{:?}", serde_json::to_string(&hr.spec).unwrap_or_default(), refs.map_err(|e| e.to_string())))
+}
+
+/// The chart (an index into `charts`) that HelmRelease `ns/name` of the files deploys.
+fn deployed_chart(files: &ReleaseFiles, ns: &str, name: &str, charts: &[Chart]) -> Option<usize> {
+    let hr = files.helmrelease(name, Some(ns), "default").ok()?;
+    if let Some(template) = &hr.spec.chart {
+        let wanted = template.spec.chart.trim();
+        if wanted.contains('/') {
+            let path = normal(wanted);
+            return charts.iter().position(|c| c.path == path);
+        }
+        return charts.iter().position(|c| c.names().contains(wanted));
+    }
+    let chart_ref = hr.spec.chart_ref.as_ref()?;
+    if chart_ref.kind != "ExternalArtifact" {
+        return None;
+    }
+    let ref_ns = chart_ref.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(ns);
+    let path = generated_from(files, ref_ns, &chart_ref.name)?;
+    charts.iter().position(|c| c.path == path)
+}
+
+/// The repository directory an ArtifactGenerator of the files copies into ExternalArtifact `ns/name` as
+/// its chart: the first `copy` whose `from` is a whole directory (`@SOURCE/DIR/**`) and whose `to` is
+/// the artifact's root or one directory of it.
+fn generated_from(files: &ReleaseFiles, ns: &str, artifact: &str) -> Option<PathBuf> {
+    files.objects("source.extensions.fluxcd.io", "ArtifactGenerator").find_map(|ag| {
+        let ag_ns = ag.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
+        if ag_ns != ns {
+            return None;
+        }
+        let artifacts = ag.get("spec")?.get("artifacts")?.as_array()?;
+        let entry = artifacts.iter().find(|a| a.get("name").and_then(Value::as_str) == Some(artifact))?;
+        entry.get("copy")?.as_array()?.iter().find_map(|c| {
+            let from = c.get("from")?.as_str()?;
+            let to = c.get("to")?.as_str()?.trim_end_matches('/');
+            let dir = from.strip_prefix('@')?.split_once('/')?.1.strip_suffix("/**")?;
+            let inside = to.strip_prefix("@artifact")?;
+            (inside.matches('/').count() <= 1).then(|| normal(dir))
+        })
+    })
+}
+
+/// A repository path as written in a manifest (`./charts/app/`), by name.
+fn normal(path: &str) -> PathBuf {
+    Path::new(path.trim_start_matches("./").trim_end_matches('/'))
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// The release files at one side: those inside the repository as that side has them (a directory:
+/// its YAML files, leaving out chart directories and files that are not YAML), the others as they are.
+async fn read_files(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<ReleaseFiles> {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for path in paths {
+        if is_stdin(path) {
+            texts.extend(stdin_text()?);
+            continue;
+        }
+        match sides.repo.relative(path).or_else(|| sides.scope(Path::new("."), path).ok()) {
+            Some(rel) => {
+                let charts: BTreeSet<PathBuf> = side
+                    .listing
+                    .entries
+                    .keys()
+                    .filter(|p| p.file_name().is_some_and(|n| n == "Chart.yaml"))
+                    .filter_map(|p| p.parent().map(Path::to_path_buf))
+                    .collect();
+                let wanted: Vec<PathBuf> = side
+                    .listing
+                    .under(&rel)
+                    .filter(|(p, l)| **l == Listed::File && (**p == rel || is_yaml(p)))
+                    .filter(|(p, _)| !charts.iter().any(|c| is_under(p, c)))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                let read = sides.read(side, &wanted).await?;
+                for p in wanted {
+                    if let Some(bytes) = read.get(&p) {
+                        texts.push((p.display().to_string(), String::from_utf8_lossy(bytes).into_owned()));
+                    }
+                }
+            }
+            None => texts.extend(outside(path)?),
+        }
+    }
+    let (files, left_out) = ReleaseFiles::parse_each(texts);
+    for (label, why) in left_out {
+        tracing::debug!("release file {label} left out: {why}");
+    }
+    Ok(files)
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "yaml" || x == "yml")
+}
+
+/// Standard input, read once for both sides.
+fn stdin_text() -> Result<Vec<(String, String)>> {
+    static STDIN: std::sync::OnceLock<std::result::Result<String, String>> = std::sync::OnceLock::new();
+    let text = STDIN.get_or_init(|| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map(|_| text).map_err(|e| e.to_string())
+    });
+    match text {
+        Ok(t) => Ok(vec![("stdin".into(), t.clone())]),
+        Err(e) => Err(Error::Failed(format!("cannot read --release-file -: {e}"))),
+    }
+}
+
+/// A file or directory outside the repository: the same at both sides.
+fn outside(path: &Path) -> Result<Vec<(String, String)>> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::Failed(format!("cannot read --release-file {}: {e}", path.display())))?;
+    if !meta.is_dir() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Failed(format!("cannot read --release-file {}: {e}", path.display())))?;
+        return Ok(vec![(path.display().to_string(), text)]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        if entries.iter().any(|p| p.file_name().is_some_and(|n| n == "Chart.yaml")) {
+            continue;
+        }
+        for p in entries {
+            if p.is_dir() {
+                stack.push(p);
+            } else if is_yaml(&p)
+                && let Ok(text) = std::fs::read_to_string(&p)
+            {
+                out.push((p.display().to_string(), text));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(text: &str) -> ReleaseFiles {
+        ReleaseFiles::parse(vec![("f.yaml".into(), text.into())]).unwrap()
+    }
+
+    #[test]
+    fn an_artifact_generator_names_the_chart_directory_of_its_artifact() {
+        let f = files(
+            "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: pkgs\n  namespace: cozy-system\nspec:\n  artifacts:\n  - name: other\n    copy:\n    - from: '@pkgs/apps/other/**'\n      to: '@artifact/other/'\n  - name: demo\n    copy:\n    - from: '@pkgs/apps/demo/**'\n      to: '@artifact/demo/'\n    - from: '@pkgs/library/lib/**'\n      to: '@artifact/demo/charts/lib/'\n",
+        );
+        assert_eq!(generated_from(&f, "cozy-system", "demo"), Some(PathBuf::from("apps/demo")));
+        assert_eq!(generated_from(&f, "elsewhere", "demo"), None);
+        assert_eq!(generated_from(&f, "cozy-system", "nothing"), None);
+    }
+
+    #[test]
+    fn chart_paths_are_read_by_name() {
+        assert_eq!(normal("./charts/app/"), PathBuf::from("charts/app"));
+        assert_eq!(normal("charts/./app"), PathBuf::from("charts/app"));
+    }
+}

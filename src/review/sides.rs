@@ -1,0 +1,179 @@
+//! The two states a review compares: a commit, and the work tree or a second commit; what each holds
+//! ([`Listing`]), their files, and the paths that differ. Only Git's read-only plumbing runs (see
+//! [`crate::gitref`]): no checkout, no index of the user's touched.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::gitref::{Listing, Repo, Tree};
+
+/// The refs a review compares, as the command line spells them after `git:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refs {
+    /// `REF`: the ref against the work tree.
+    WorkTree { old: String },
+    /// `A..B`: commit A against commit B.
+    Commits { old: String, new: String },
+    /// `A...B`: where B branched from A (their merge base) against B, as a pull request shows it.
+    MergeBase { base: String, new: String },
+}
+
+impl Refs {
+    /// `REF`, `A..B` or `A...B`; None for an empty ref on either side.
+    pub fn parse(spec: &str) -> Option<Refs> {
+        let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        if let Some((a, b)) = spec.split_once("...") {
+            return Some(Refs::MergeBase { base: nonempty(a)?, new: nonempty(b)? });
+        }
+        if let Some((a, b)) = spec.split_once("..") {
+            return Some(Refs::Commits { old: nonempty(a)?, new: nonempty(b)? });
+        }
+        Some(Refs::WorkTree { old: nonempty(spec)? })
+    }
+}
+
+/// One side: a commit, or the work tree.
+pub struct Side {
+    /// As people name it: `git:REF` or `the work tree`.
+    pub label: String,
+    /// The commit, None for the work tree.
+    pub commit: Option<String>,
+    pub listing: Listing,
+}
+
+/// The repository and its two sides.
+pub struct Sides {
+    pub repo: Repo,
+    pub old: Side,
+    pub new: Side,
+}
+
+impl Sides {
+    /// The repository `dir` is in, and the two sides `refs` names (see [`Refs::parse`]).
+    pub async fn open(dir: &Path, refs: &str) -> Result<Sides> {
+        let parsed = Refs::parse(refs).ok_or_else(|| Error::Invalid {
+            what: format!("git:{refs}"),
+            reason: "name a ref (git:REF), two refs (git:A..B), or a pull request's base and head (git:A...B)".into(),
+        })?;
+        let repo = Repo::of(dir).await?;
+        let commit_side = |label: String, commit: String| {
+            let repo = repo.clone();
+            async move {
+                let listing = repo.list_commit(&commit).await?;
+                Ok::<_, Error>(Side { label, commit: Some(commit), listing })
+            }
+        };
+        let (old, new) = match parsed {
+            Refs::WorkTree { old } => {
+                let commit = repo.commit(&old).await?;
+                let (old, listing) = tokio::join!(commit_side(format!("git:{old}"), commit), repo.list_worktree());
+                (old?, Side { label: "the work tree".into(), commit: None, listing: listing? })
+            }
+            Refs::Commits { old, new } => {
+                let (a, b) = tokio::try_join!(repo.commit(&old), repo.commit(&new))?;
+                tokio::try_join!(commit_side(format!("git:{old}"), a), commit_side(format!("git:{new}"), b))?
+            }
+            Refs::MergeBase { base, new } => {
+                let (a, b) = tokio::try_join!(repo.commit(&base), repo.commit(&new))?;
+                let merge_base = repo.merge_base(&a, &b).await?;
+                tokio::try_join!(
+                    commit_side(format!("git:{base}...{new} (their merge base)"), merge_base),
+                    commit_side(format!("git:{new}"), b)
+                )?
+            }
+        };
+        Ok(Sides { repo, old, new })
+    }
+
+    /// The paths that differ between the two sides.
+    pub async fn changed(&self) -> Result<BTreeSet<PathBuf>> {
+        let old = self.old.commit.as_deref().unwrap_or_default();
+        Ok(self.repo.changed(old, self.new.commit.as_deref()).await?)
+    }
+
+    /// `scope` (relative to `dir` unless absolute) as a path relative to the repository's top. A path
+    /// outside the repository is an error; one that exists at neither side is found empty later.
+    pub fn scope(&self, dir: &Path, scope: &Path) -> Result<PathBuf> {
+        let joined = if scope.is_absolute() { scope.to_path_buf() } else { dir.join(scope) };
+        if let Some(rel) = self.repo.relative(&joined) {
+            return Ok(rel);
+        }
+        // Not on disk (a directory the work tree no longer has): by name, from the top.
+        let absolute = if joined.is_absolute() {
+            joined.clone()
+        } else {
+            std::env::current_dir().map(|d| d.join(&joined)).unwrap_or(joined.clone())
+        };
+        lexical(&absolute).strip_prefix(self.repo.top()).map(Path::to_path_buf).map_err(|_| {
+            Error::Failed(format!("{} is outside the repository at {}", scope.display(), self.repo.top().display()))
+        })
+    }
+
+    /// The contents of the files `paths` at `side` (what is not a file there is left out).
+    pub async fn read(&self, side: &Side, paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Vec<u8>>> {
+        match &side.commit {
+            Some(_) => Ok(self.repo.read_listed(&side.listing, paths).await?),
+            None => Ok(paths
+                .iter()
+                .filter(|p| side.listing.entries.contains_key(*p))
+                .filter_map(|p| std::fs::read(self.repo.top().join(p)).ok().map(|b| (p.clone(), b)))
+                .collect()),
+        }
+    }
+
+    /// Where `side`'s files of `paths` can be read from disk: the work tree itself, or a private
+    /// temporary copy of those paths of the commit (links followed, see [`Repo::materialise`]).
+    pub async fn on_disk(&self, side: &Side, paths: &[PathBuf]) -> Result<OnDisk> {
+        match &side.commit {
+            None => Ok(OnDisk::WorkTree(self.repo.top().to_path_buf())),
+            Some(commit) => Ok(OnDisk::Tree(self.repo.materialise(commit, paths).await?)),
+        }
+    }
+}
+
+/// A side's files on disk.
+pub enum OnDisk {
+    WorkTree(PathBuf),
+    Tree(Tree),
+}
+
+impl OnDisk {
+    /// Where repository path `rel` is.
+    pub fn path(&self, rel: &Path) -> PathBuf {
+        match self {
+            OnDisk::WorkTree(top) => top.join(rel),
+            OnDisk::Tree(tree) => tree.path(rel),
+        }
+    }
+}
+
+/// `path` with `.` and `..` worked out by name.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_are_one_two_or_a_pull_request() {
+        assert_eq!(Refs::parse("origin/main"), Some(Refs::WorkTree { old: "origin/main".into() }));
+        assert_eq!(Refs::parse("v1..v2"), Some(Refs::Commits { old: "v1".into(), new: "v2".into() }));
+        assert_eq!(Refs::parse("main...topic"), Some(Refs::MergeBase { base: "main".into(), new: "topic".into() }));
+        assert_eq!(Refs::parse(""), None);
+        assert_eq!(Refs::parse("..b"), None);
+        assert_eq!(Refs::parse("a..."), None);
+    }
+}
