@@ -478,22 +478,23 @@ pub struct ReviewArgs {
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
 
-    /// Take the HelmReleases (and the ConfigMaps and Secrets their valuesFrom names) from these files or
-    /// directories of YAML instead of the cluster (repeatable; other kinds and files that are not YAML
-    /// are skipped). Those inside the repository are read as they are at each side.
+    /// HelmReleases (and the ConfigMaps and Secrets their valuesFrom names) from these files or
+    /// directories of YAML (repeatable; other kinds and files that are not YAML are skipped), for the
+    /// charts no HelmRelease of the cluster deploys, or all when no cluster is reached. Those inside the
+    /// repository are read as they are at each side.
     #[arg(long = "release-file", value_name = "PATH")]
     pub release_file: Vec<PathBuf>,
 
-    /// Read no cluster: without --release-file every chart is shown with its own defaults.
+    /// Read no cluster: the HelmReleases of --release-file, else each chart with its own defaults.
     #[arg(long)]
     pub offline: bool,
 
     /// The HelmReleases of every namespace (default: the namespace of -n, else the context's).
-    #[arg(short = 'A', long = "all-namespaces", conflicts_with_all = ["release_file", "offline"])]
+    #[arg(short = 'A', long = "all-namespaces", conflicts_with = "offline")]
     pub all_namespaces: bool,
 
     /// Only HelmReleases with these labels (kubectl's selector syntax, e.g. tier=db,env!=prod).
-    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with_all = ["release_file", "offline"])]
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", conflicts_with = "offline")]
     pub selector: Option<String>,
 
     /// How many releases render at a time (default: one per core).

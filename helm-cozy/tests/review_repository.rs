@@ -401,6 +401,16 @@ fn helmrelease_files_give_each_release_its_values() {
     assert_eq!(keys, expected);
     let source: Vec<&str> = rows.iter().map(|r| r["source"].as_str().unwrap_or_default()).collect();
     assert_eq!(source[..4], ["file"; 4]);
+    // No cluster can be reached here (KUBECONFIG names no file): said once, and the files are used.
+    let out = f.review(&["git:HEAD", "--release-file", "repo/deploy", "-o", "summary"]);
+    let first = out.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("no HelmReleases from a cluster (cannot read kubeconfig")
+            && first.ends_with("the HelmRelease files are used (--offline reads no cluster)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
     // Each release is rendered with its own name, namespace and values (the label names the release).
     let out = f.review(&["git:HEAD", "--release-file", "repo/deploy", "--context=-1"]);
     for (release, namespace, replicas) in [

@@ -48,17 +48,15 @@ pub struct Request<'a> {
     pub concurrency: usize,
 }
 
-/// Where a review finds the releases of a chart.
-pub enum Releases<'a> {
-    /// The HelmReleases of the cluster that deploy it (as `diff --all` finds them). The cluster is only
-    /// connected to when a chart is affected; when it cannot be, that is said in one line and each chart
-    /// is shown with its own defaults.
-    Cluster { options: ClusterOptions, selection: Selection },
-    /// The HelmReleases of these files and directories (multi-document YAML, other kinds ignored);
-    /// those inside the repository are read as they are at each side.
-    Files(&'a [PathBuf]),
-    /// None: every chart with its own defaults.
-    Defaults,
+/// Where a review finds the releases of a chart: the cluster's HelmReleases that deploy it, else those
+/// of the files that deploy it, else none (the chart with its own defaults). See [`releases`].
+#[derive(Default)]
+pub struct Releases<'a> {
+    /// The cluster and which of its HelmReleases (as `diff --all` selects them); None: no cluster.
+    pub cluster: Option<(ClusterOptions, Selection)>,
+    /// HelmRelease files and directories of YAML (other kinds ignored); those inside the repository
+    /// are read as they are at each side.
+    pub files: &'a [PathBuf],
 }
 
 /// Who a reviewed rendering is for.

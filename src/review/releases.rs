@@ -1,22 +1,26 @@
 //! The releases a review shows for each affected chart: the HelmReleases of the cluster that deploy it
-//! (as `diff --all` finds them), else the HelmReleases of the files given, else the chart with its own
-//! defaults.
+//! (as `diff --all` finds them), else the HelmReleases of the files given that deploy it, else the chart
+//! with its own defaults. The cluster is only asked when a chart is affected; when none can be reached
+//! that is said in one line and the files (or the defaults) are used.
 //!
 //! From files, a HelmRelease deploys the chart its `spec.chart.spec.chart` names, by the chart's path in
 //! the repository (a GitRepository source) or by its name (a Helm repository), or, for a `chartRef` to an
 //! ExternalArtifact, the directory the ArtifactGenerator of the files copies into that artifact as the
 //! chart (Cozystack's packages). Files inside the repository are read at both sides, so a HelmRelease
-//! whose values changed is reviewed even where its chart did not.
+//! whose own values or valuesFrom sources changed is reviewed even where its chart did not, and from the
+//! files, where the change is, even when the cluster has a HelmRelease of that name.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::Release;
+use super::Releases;
 use super::affected::Touched;
 use super::charts::Chart;
 use super::sides::{Side, Sides};
-use super::{Release, Releases};
+use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
 use crate::gitref::{Listed, is_under};
@@ -37,72 +41,103 @@ pub struct Assigned {
     /// The release files at the old and the new side, when releases come from files.
     pub files: Option<(ReleaseFiles, ReleaseFiles)>,
     /// The cluster the releases come from, when they do.
-    pub cluster: Option<crate::cluster::Cluster>,
+    pub cluster: Option<Cluster>,
 }
 
-/// The jobs for the `touched` charts, from where `releases` says, in chart order and release order.
+/// A HelmRelease of the files: `(namespace, name)`.
+type Key = (String, String);
+
+/// The jobs for the `touched` charts (and the charts of HelmRelease files whose releases changed), in
+/// chart order and release order.
 pub async fn assign(sides: &Sides, charts: &[Chart], touched: &[Touched], releases: &Releases<'_>) -> Result<Assigned> {
-    let defaults = |i: usize| Job { chart: i, release: Release::Defaults, helmrelease: None };
-    let mut assigned = Assigned { jobs: Vec::new(), files: None, cluster: None };
-    match releases {
-        Releases::Defaults => assigned.jobs = touched.iter().map(|t| defaults(t.chart)).collect(),
-        Releases::Cluster { .. } if touched.is_empty() => {}
-        Releases::Cluster { options, selection } => match connect_and_list(options, selection).await {
-            Ok((cluster, listed)) => {
-                for t in touched {
-                    let names = charts[t.chart].names();
-                    let of_chart: Vec<&HelmRelease> =
-                        listed.iter().filter(|hr| names.iter().any(|n| hr.deploys(n))).collect();
-                    if of_chart.is_empty() {
-                        assigned.jobs.push(defaults(t.chart));
-                    }
-                    for hr in of_chart {
-                        let (namespace, name) = crate::release_set::key(hr);
-                        assigned.jobs.push(Job {
-                            chart: t.chart,
-                            release: Release::Cluster { namespace, name },
-                            helmrelease: Some(Box::new(hr.clone())),
-                        });
-                    }
-                }
-                assigned.cluster = Some(cluster);
-            }
+    let files = if releases.files.is_empty() {
+        None
+    } else {
+        let (old, new) = tokio::try_join!(
+            read_files(sides, &sides.old, releases.files),
+            read_files(sides, &sides.new, releases.files)
+        )?;
+        Some((old, new))
+    };
+    let (of_files, changed) = files.as_ref().map(|(old, new)| file_releases(old, new, charts)).unwrap_or_default();
+    let touched_charts: BTreeSet<usize> = touched.iter().map(|t| t.chart).collect();
+    let reviewed: BTreeSet<usize> = touched_charts.iter().chain(changed.keys()).copied().collect();
+    let cluster = match &releases.cluster {
+        Some((options, selection)) if !reviewed.is_empty() => match connect_and_list(options, selection).await {
+            Ok(found) => Some(found),
             Err(e) => {
+                let instead = if files.is_some() {
+                    "the HelmRelease files are used"
+                } else {
+                    "each chart is shown with its own defaults"
+                };
                 crate::output::progress::warning(format!(
-                    "no HelmReleases from a cluster ({e}): each chart is shown with its own defaults (--release-file reads them from files, --offline reads no cluster)"
+                    "no HelmReleases from a cluster ({e}): {instead} (--offline reads no cluster)"
                 ));
-                assigned.jobs = touched.iter().map(|t| defaults(t.chart)).collect();
+                None
             }
         },
-        Releases::Files(paths) => {
-            let (old, new) =
-                tokio::try_join!(read_files(sides, &sides.old, paths), read_files(sides, &sides.new, paths))?;
-            let touched_charts: BTreeSet<usize> = touched.iter().map(|t| t.chart).collect();
-            let mut by_chart: BTreeMap<usize, BTreeSet<(String, String)>> = BTreeMap::new();
-            for (files, other) in [(&old, &new), (&new, &old)] {
-                for (ns, name) in files.helmrelease_keys("default") {
-                    let Some(chart) = deployed_chart(files, &ns, &name, charts) else { continue };
-                    // Its chart changed, or its own inputs did (values, valuesFrom sources).
-                    if touched_charts.contains(&chart) || inputs(files, &ns, &name) != inputs(other, &ns, &name) {
-                        by_chart.entry(chart).or_default().insert((ns, name));
-                    }
-                }
+        _ => None,
+    };
+    let mut jobs = Vec::new();
+    for chart in reviewed {
+        let names = charts[chart].names();
+        let changed_here = changed.get(&chart).cloned().unwrap_or_default();
+        let in_cluster: Vec<&HelmRelease> = cluster
+            .iter()
+            .flat_map(|(_, listed)| listed.iter().filter(|hr| names.iter().any(|n| hr.deploys(n))))
+            .filter(|_| touched_charts.contains(&chart))
+            .collect();
+        let before = jobs.len();
+        for hr in &in_cluster {
+            let (namespace, name) = crate::release_set::key(hr);
+            if !changed_here.contains(&(namespace.clone(), name.clone())) {
+                jobs.push(Job {
+                    chart,
+                    release: Release::Cluster { namespace, name },
+                    helmrelease: Some(Box::new((*hr).clone())),
+                });
             }
-            for chart in touched_charts.iter().chain(by_chart.keys()).copied().collect::<BTreeSet<usize>>() {
-                match by_chart.get(&chart) {
-                    None => assigned.jobs.push(defaults(chart)),
-                    Some(keys) => assigned.jobs.extend(keys.iter().map(|(namespace, name)| Job {
-                        chart,
-                        release: Release::File { namespace: namespace.clone(), name: name.clone() },
-                        helmrelease: None,
-                    })),
-                }
-            }
-            assigned.files = Some((old, new));
+        }
+        // A changed chart: all its releases; a chart reviewed for a release whose own inputs changed:
+        // that release.
+        let from_files: BTreeSet<Key> = if in_cluster.is_empty() && touched_charts.contains(&chart) {
+            of_files.get(&chart).cloned().unwrap_or_default()
+        } else {
+            changed_here
+        };
+        jobs.extend(from_files.into_iter().map(|(namespace, name)| Job {
+            chart,
+            release: Release::File { namespace, name },
+            helmrelease: None,
+        }));
+        if jobs.len() == before {
+            jobs.push(Job { chart, release: Release::Defaults, helmrelease: None });
         }
     }
-    assigned.jobs.sort_by(|a, b| (a.chart, &a.release).cmp(&(b.chart, &b.release)));
-    Ok(assigned)
+    jobs.sort_by(|a, b| (a.chart, &a.release).cmp(&(b.chart, &b.release)));
+    Ok(Assigned { jobs, files, cluster: cluster.map(|(c, _)| c) })
+}
+
+/// The HelmReleases of the files at either side by the chart they deploy, and of those the ones whose
+/// own inputs (the object, its valuesFrom sources) differ between the sides.
+fn file_releases(
+    old: &ReleaseFiles,
+    new: &ReleaseFiles,
+    charts: &[Chart],
+) -> (BTreeMap<usize, BTreeSet<Key>>, BTreeMap<usize, BTreeSet<Key>>) {
+    let mut all: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
+    let mut changed: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
+    for (files, other) in [(old, new), (new, old)] {
+        for (ns, name) in files.helmrelease_keys("default") {
+            let Some(chart) = deployed_chart(files, &ns, &name, charts) else { continue };
+            if inputs(files, &ns, &name) != inputs(other, &ns, &name) {
+                changed.entry(chart).or_default().insert((ns.clone(), name.clone()));
+            }
+            all.entry(chart).or_default().insert((ns, name));
+        }
+    }
+    (all, changed)
 }
 
 /// The cluster, and the HelmReleases of the selection there (one LIST for every chart of the review).

@@ -13,20 +13,15 @@ const CHANGES: u8 = 2;
 pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;
     let self_exe = std::env::current_exe()?;
-    let releases = if !args.release_file.is_empty() {
-        Releases::Files(&args.release_file)
-    } else if args.offline {
-        Releases::Defaults
-    } else {
-        Releases::Cluster {
-            options: flags.options(),
-            selection: cozyhr::release_set::Selection {
-                all_namespaces: args.all_namespaces,
-                selector: args.selector.clone(),
-                names: Vec::new(),
-            },
-        }
-    };
+    let cluster = (!args.offline).then(|| {
+        let selection = cozyhr::release_set::Selection {
+            all_namespaces: args.all_namespaces,
+            selector: args.selector.clone(),
+            names: Vec::new(),
+        };
+        (flags.options(), selection)
+    });
+    let releases = Releases { cluster, files: &args.release_file };
     let scope = args.path.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
     let request = Request {
         dir,
