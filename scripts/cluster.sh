@@ -191,7 +191,7 @@ KC
   chmod 0600 "$RUN/tenant.kubeconfig"
   wait_for "the tenant's default namespace" 60 "$KUBECTL" --kubeconfig "$RUN/tenant.kubeconfig" get namespace default
   "$KUBECTL" -n flux-system create secret generic tenant-kubeconfig --from-file=value="$RUN/tenant.kubeconfig" \
-    --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
+    --dry-run=client -o yaml | "$KUBECTL" --kubeconfig "$RUN/kubeconfig" apply -f - >/dev/null
   log "tenant cluster up: https://127.0.0.1:$TENANT_API_PORT (kubeconfig: $RUN/tenant.kubeconfig, Secret flux-system/tenant-kubeconfig)"
 }
 
