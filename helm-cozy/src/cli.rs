@@ -474,7 +474,8 @@ pub struct ReviewArgs {
     #[arg(value_parser = parse_review_refs, value_name = "git:REF")]
     pub refs: String,
 
-    /// The charts to review: those under PATH (default: the directory of -C, else the current one).
+    /// The charts to review: those under PATH (default: the directory of -C, else the current one;
+    /// PATH and --release-file are relative to -C when it is given, as if started there).
     #[arg(value_name = "PATH")]
     pub path: Option<PathBuf>,
 

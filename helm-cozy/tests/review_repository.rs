@@ -390,7 +390,7 @@ fn file_dependencies_vendored_charts_and_files_a_chart_reads_count() {
 fn helmrelease_files_give_each_release_its_values() {
     let f = Fixture::new(Helm::V4);
     f.change_the_library();
-    let (keys, rows) = f.rows(&["git:HEAD", "--release-file", "repo/deploy"]);
+    let (keys, rows) = f.rows(&["git:HEAD", "--release-file", "deploy"]);
     let mut expected = vec![
         (app("01"), "tenant-a/app-01-a".to_string()),
         (app("01"), "tenant-b/app-01-b".to_string()),
@@ -402,7 +402,7 @@ fn helmrelease_files_give_each_release_its_values() {
     let source: Vec<&str> = rows.iter().map(|r| r["source"].as_str().unwrap_or_default()).collect();
     assert_eq!(source[..4], ["file"; 4]);
     // No cluster can be reached here (KUBECONFIG names no file): said once, and the files are used.
-    let out = f.review(&["git:HEAD", "--release-file", "repo/deploy", "-o", "summary"]);
+    let out = f.review(&["git:HEAD", "--release-file", "deploy", "-o", "summary"]);
     let first = out.stderr.lines().next().unwrap_or_default();
     assert!(
         first.contains("no HelmReleases from a cluster (cannot read kubeconfig")
@@ -412,7 +412,7 @@ fn helmrelease_files_give_each_release_its_values() {
     );
     assert_eq!(out.stderr.lines().count(), 2, "{}", out.stderr);
     // Each release is rendered with its own name, namespace and values (the label names the release).
-    let out = f.review(&["git:HEAD", "--release-file", "repo/deploy", "--context=-1"]);
+    let out = f.review(&["git:HEAD", "--release-file", "deploy", "--context=-1"]);
     for (release, namespace, replicas) in [
         ("app-01-a", "tenant-a", "3"),
         ("app-01-b", "tenant-b", "5"),
@@ -435,13 +435,13 @@ fn helmrelease_files_give_each_release_its_values() {
 
     // A HelmRelease's own values changed, its chart did not: that release alone.
     f.edit("deploy/tenants.yaml", "replicas: 5", "replicas: 6");
-    let (keys, rows) = f.rows(&["git:HEAD", "--release-file", "repo/deploy"]);
+    let (keys, rows) = f.rows(&["git:HEAD", "--release-file", "deploy"]);
     assert_eq!(keys, [(app("01"), "tenant-b/app-01-b".to_string())]);
     assert_eq!(rows[0]["change"], 1);
     // Its valuesFrom ConfigMap changed.
     f.git(&["checkout", "-q", "."]);
     f.edit("deploy/app-02.yaml", "replicas: 7", "replicas: 8");
-    let (keys, _) = f.rows(&["git:HEAD", "--release-file", "repo/deploy"]);
+    let (keys, _) = f.rows(&["git:HEAD", "--release-file", "deploy"]);
     assert_eq!(keys, [(app("02"), "apps/app-02".to_string())]);
 }
 

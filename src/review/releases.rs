@@ -53,6 +53,21 @@ pub async fn assign(sides: &Sides, charts: &[Chart], touched: &[Touched], releas
     let files = if releases.files.is_empty() {
         None
     } else {
+        for path in releases.files.iter().filter(|p| !is_stdin(p)) {
+            let in_repo = sides.repo.relative(path).or_else(|| sides.scope(Path::new("."), path).ok());
+            let found = match &in_repo {
+                Some(rel) => [&sides.old, &sides.new].iter().any(|s| s.listing.under(rel).next().is_some()),
+                None => path.exists(),
+            };
+            if !found {
+                return Err(Error::Failed(format!(
+                    "--release-file {}: no such file or directory, at {} or in {}",
+                    path.display(),
+                    sides.old.label,
+                    sides.new.label
+                )));
+            }
+        }
         let (old, new) = tokio::try_join!(
             read_files(sides, &sides.old, releases.files),
             read_files(sides, &sides.new, releases.files)

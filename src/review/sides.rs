@@ -78,7 +78,7 @@ impl Sides {
                 let (a, b) = tokio::try_join!(repo.commit(&base), repo.commit(&new))?;
                 let merge_base = repo.merge_base(&a, &b).await?;
                 tokio::try_join!(
-                    commit_side(format!("git:{base}...{new} (their merge base)"), merge_base),
+                    commit_side(format!("the merge base of git:{base} and git:{new}"), merge_base),
                     commit_side(format!("git:{new}"), b)
                 )?
             }

@@ -21,7 +21,13 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         };
         (flags.options(), selection)
     });
-    let releases = Releases { cluster, files: &args.release_file };
+    // As if started in -C: PATH and the release files are relative to it.
+    let files: Vec<std::path::PathBuf> = args
+        .release_file
+        .iter()
+        .map(|f| if f.is_absolute() || cozyhr::release_file::is_stdin(f) { f.clone() } else { dir.join(f) })
+        .collect();
+    let releases = Releases { cluster, files: &files };
     let scope = args.path.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
     let request = Request {
         dir,
