@@ -2,7 +2,7 @@
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
 # etcd, kube-apiserver, kubectl, Flux helm-controller, source-controller and source-watcher (two sets: Flux
 # 2.9 and Flux 2.8), an OCI registry (distribution), Helm 3, Helm 4 (the user's, and the one each
-# helm-controller embeds), krew and the flux CLI; the k9s module's plugin files and schema (read, not
+# helm-controller embeds), krew, the flux CLI and oras; the k9s module's plugin files and schema (read, not
 # built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
 # pinned version, or from a source archive in ../shared/vendor/ where the proxy does not serve it
@@ -24,6 +24,7 @@ HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
 FLUX_VERSION=${FLUX_VERSION:-v2.9.5}
 K9S_VERSION=${K9S_VERSION:-v0.50.16}
+ORAS_VERSION=${ORAS_VERSION:-v1.3.6}
 
 # The Flux sets (--flux). The controllers' versions are fixed per set, not read from the environment
 # (`env` exports HELM_CONTROLLER_VERSION, which must not leak into the next call for the other set).
@@ -259,6 +260,17 @@ build_flux() {
   built "the flux CLI $v" "$t0"
 }
 
+# oras, which pushes the Helm plugin's OCI artifact (scripts/release.sh --push; Helm has no command that
+# pushes a plugin), for the test of `helm plugin install oci://`.
+build_oras() {
+  local v=$ORAS_VERSION out=$BIN/oras-$ORAS_VERSION t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building oras $v (cold: ~1 min)"
+  GOBIN=$BIN/oras-$v.tmp go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$v"
+  install_bin "$BIN/oras-$v.tmp/oras" "$out"; rmdir "$BIN/oras-$v.tmp"
+  built "oras $v" "$t0"
+}
+
 # k9s is not built: its module gives the plugin JSON schema and the upstream plugin files (flux.yaml),
 # which the k9s plugin test reads. A Python venv with jsonschema and PyYAML (pinned, from PyPI) checks
 # the repository's plugin file against that schema.
@@ -331,6 +343,7 @@ print_env() {
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm
     [KREW]=$BIN/krew-$KREW_VERSION
     [FLUX]=$BIN/flux-$FLUX_VERSION
+    [ORAS]=$BIN/oras-$ORAS_VERSION
     [COZYHR_PYTHON]=$(venv_dir)/bin/python
   )
   local k crds
@@ -341,7 +354,7 @@ print_env() {
   [ -f "$crds/.done" ] || { echo "tools.sh: the CRDs of Flux $1 are not collected yet: run scripts/tools.sh build --flux $1" >&2; return 1; }
   local k9s=$GOMODCACHE/github.com/derailed/k9s@$K9S_VERSION
   [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; return 1; }
-  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX ORAS COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
   printf 'export FLUX_CRDS=%q\n' "$crds"
   printf 'export K9S_DIR=%q\n' "$k9s"
   # Which Flux: the set, the Flux release it stands for, and each controller's version.
@@ -385,6 +398,7 @@ case $cmd in
       build_registry
       build_kube
       build_flux
+      build_oras
       fetch_k9s
       build_venv
       for s in "${sets[@]:1}"; do build_flux_set "$s"; done
