@@ -4,18 +4,17 @@
 #  1. A source checkout (Cargo.toml and helm-cozy/ present; `helm plugin install <dir or git URL>`):
 #     build it with cargo into bin/helm-cozy, every time, so that `helm plugin update cozy` picks up new
 #     sources (a no-op when nothing changed).
-#  2. A release archive (`helm plugin install <URL of helm-cozy-VERSION-OS-ARCH.tar.gz>`): flat, it
-#     carries helm-cozy next to plugin.yaml (scripts/release.sh); check that it runs here (an archive for
-#     another OS/arch does not).
+#  2. A release archive (scripts/release.sh), in the layout Helm installed it in:
+#     - helm-cozy beside plugin.yaml: the plugin directory of a platform archive, helm-cozy-VERSION-OS-ARCH
+#       (`helm plugin install FILE` on Helm 4, or that directory extracted and installed);
+#     - helm-cozy/helm-cozy: the whole platform archive (`helm plugin install URL`, Helm 3 and Helm 4);
+#     - OS-ARCH/helm-cozy: the every-platform archive helm-cozy-VERSION.tgz (`helm plugin install
+#       oci://…`, or that file, on Helm 4).
+#     Check that it runs here (an archive for another OS/arch does not).
 #  3. Otherwise: say what is missing for which platform, and fail.
 set -eu
 
 dir=${HELM_PLUGIN_DIR:?HELM_PLUGIN_DIR is not set: this hook is run by helm plugin install/update}
-if [ -f "$dir/Cargo.toml" ] && [ -d "$dir/helm-cozy" ]; then
-  source_checkout=1 bin=$dir/bin/helm-cozy
-else
-  source_checkout='' bin=$dir/helm-cozy
-fi
 
 os=$(uname -s | tr '[:upper:]' '[:lower:]')
 case $(uname -m) in
@@ -24,6 +23,18 @@ case $(uname -m) in
   *) arch=$(uname -m) ;;
 esac
 platform=$os/$arch
+
+source_checkout='' whole_archive=''
+if [ -f "$dir/Cargo.toml" ] && [ -d "$dir/helm-cozy" ]; then
+  source_checkout=1 bin=$dir/bin/helm-cozy
+elif [ -f "$dir/helm-cozy" ]; then
+  bin=$dir/helm-cozy
+elif [ -d "$dir/helm-cozy" ]; then
+  whole_archive=1 bin=$dir/helm-cozy/helm-cozy
+else
+  bin=$dir/$os-$arch/helm-cozy
+fi
+
 version=$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"[:space:]]*\)"\{0,1\}.*/\1/p' "$dir/plugin.yaml" 2>/dev/null | head -n 1)
 archive=helm-cozy-${version:-VERSION}-$os-$arch.tar.gz
 url=https://github.com/cozystack/cozyhr/releases/download/v${version:-VERSION}/$archive
@@ -45,8 +56,33 @@ if [ -n "$source_checkout" ]; then
   mv -f "$bin.tmp" "$bin"
 fi
 
+# Helm 3 extracts an archive it installs from a URL into $HELM_CACHE_HOME/plugins/<the URL as a name>
+# and keeps that directory; installing the same URL again (after an uninstall) extracts into it again
+# and fails on the archive's helm-cozy/ directory ("mkdir …: file exists"). Nothing reads it after the
+# install: remove the extraction of this very archive (its root plugin.yaml is this one, byte for byte).
+# Here rather than in a delete hook: Helm 3 runs that after removing the plugin's directory, this script
+# with it.
+if [ -n "$whole_archive" ] && [ -n "${HELM_CACHE_HOME:-}" ] && [ -d "$HELM_CACHE_HOME/plugins" ]; then
+  self=$(cd "$dir" && pwd -P)
+  for d in "$HELM_CACHE_HOME"/plugins/*; do
+    [ -d "$d/helm-cozy" ] && [ ! -L "$d" ] && [ ! -e "$d/.git" ] || continue
+    cmp -s "$d/plugin.yaml" "$dir/plugin.yaml" && [ "$(cd "$d" && pwd -P)" != "$self" ] || continue
+    rm -rf "$d"
+  done
+fi
+
 if [ ! -f "$bin" ]; then
-  echo "helm-cozy: no helm-cozy binary for $platform in $dir: this is neither a release archive for $platform nor a source checkout. Run: helm plugin uninstall cozy; then install the archive for this platform: helm plugin install $url" >&2
+  have=''
+  for b in "$dir"/*-*/helm-cozy; do
+    [ -f "$b" ] || continue
+    p=$(basename "$(dirname "$b")")
+    have="$have ${p%%-*}/${p#*-}"
+  done
+  if [ -n "$have" ]; then
+    echo "helm-cozy: no helm-cozy binary for $platform in $dir (it has:$have). Run: helm plugin uninstall cozy; then install the archive for this platform: helm plugin install $url" >&2
+  else
+    echo "helm-cozy: no helm-cozy binary for $platform in $dir: this is neither a release archive for $platform nor a source checkout. Run: helm plugin uninstall cozy; then install the archive for this platform: helm plugin install $url" >&2
+  fi
   exit 1
 fi
 if ! out=$("$bin" version --client 2>&1); then

@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
 # Release packaging: build kubectl-cozyhr and helm-cozy for every platform this machine can build,
 # pack one archive per tool and platform, write SHA256SUMS, and fill krew-manifest.yaml from them;
-# also the flux CLI's plugin catalog entry and a Homebrew formula, and with --sign a .prov per Helm archive.
+# also the flux CLI's plugin catalog entry, a Homebrew formula, the Helm plugin for every platform in one
+# archive (the OCI artifact), with --sign a .prov per Helm archive, and with --push that OCI artifact.
 #
-#   scripts/release.sh [--sign KEY] VERSION     e.g. scripts/release.sh 0.1.0
+#   scripts/release.sh [--sign KEY] [--push oci://REGISTRY/PATH [--plain-http]] VERSION
+#                                               e.g. scripts/release.sh 0.1.0
 #
 # Output (in $DIST, default dist/):
 #   kubectl-cozyhr_VERSION_OS_ARCH.tar.gz   LICENSE, kubectl-cozyhr (+ kubectl_complete-cozyhr) at the root:
 #                                           krew installs it (`bin: kubectl-cozyhr`)
-#   helm-cozy-VERSION-OS-ARCH.tar.gz        plugin.yaml, helm-cozy, cozyhr, plugin-hook.sh, completion.yaml and
-#                                           LICENSE, flat at the archive root:
-#                                           `helm plugin install <URL>` on Helm 3 and Helm 4
+#   helm-cozy-VERSION-OS-ARCH.tar.gz        the Helm plugin for one platform. helm-cozy/ is the plugin as Helm 4's
+#                                           `helm plugin package` lays one out (a directory named as Helm 4
+#                                           names the plugin after the file: plugin.yaml, helm-cozy, cozyhr,
+#                                           plugin-hook.sh, completion.yaml, LICENSE); beside it, at the root,
+#                                           plugin.yaml, completion.yaml and cozyhr for the installers that
+#                                           read the root (plugin.yaml runs helm-cozy/helm-cozy). So it installs
+#                                           with `helm plugin install URL` (Helm 3 and 4), `helm plugin install
+#                                           FILE` (Helm 4) and from helm-cozy/ extracted (Helm 3 and 4)
 #   helm-cozy-VERSION-OS-ARCH.tar.gz.prov   with --sign KEY: its provenance file, the format of Helm 4's
 #                                           `helm plugin package --sign` (see sign_helm_archive below)
+#   helm-cozy-VERSION.tgz                   the Helm plugin for every platform in DIST (Helm 4): helm-cozy/ with
+#                                           plugin.yaml (a platformCommand per OS and arch), OS-ARCH/helm-cozy
+#                                           per platform and the rest as above. The layer of the OCI artifact
+#                                           (--push); `helm plugin install FILE` installs it too
+#   helm-cozy-VERSION.tgz.prov              with --sign KEY: its provenance, the sum under both names Helm 4
+#                                           looks for (this file's, and cozy-VERSION.tgz for an OCI install)
 #   cozyhr-keyring.gpg                      with --sign KEY: KEY's public key ring, for
 #                                           `helm plugin install URL --keyring cozyhr-keyring.gpg`
 #   flux-cozyhr_VERSION_OS_ARCH.tar.gz      LICENSE and flux-cozyhr (kubectl-cozyhr under the name the flux
@@ -31,7 +44,8 @@
 # Why the Helm archive is named NAME-VERSION-OS-ARCH: Helm (3 and 4) names the plugin directory after the
 # URL's file name minus `-<digits>.…`, so it lands in $HELM_PLUGINS/helm-cozy whatever the version: a second
 # install then fails with "plugin already exists" instead of leaving two plugins called "cozy" (which makes
-# Helm 3 load no plugin at all). The archive is flat (see the packing step below for why).
+# Helm 3 load no plugin at all). Helm 4 installing a local archive looks for that same name as the
+# archive's top directory, hence helm-cozy/ (see the packing step below for the root files).
 # The flux names are the ones the flux CLI and its catalog expect: the Plugin's `bin` must start with
 # `flux-`, the archive holds a file of that name, and the catalog's update job reads
 # BIN_VERSION_OS_ARCH.tar.gz and BIN_VERSION_checksums.txt from a release.
@@ -48,7 +62,15 @@
 # --sign KEY: sign each Helm archive with GnuPG's key KEY (a user ID, e-mail or fingerprint of a secret
 # key in your gpg keyring; gpg asks for its passphrase as usual) and export its public key as
 # cozyhr-keyring.gpg. Helm 4 then installs the archive with `--keyring cozyhr-keyring.gpg` and verifies
-# it (no --verify=false); Helm 3 ignores the .prov. Archives kept from elsewhere are signed here too.
+# it (no --verify=false), from a URL, a file or the OCI registry; Helm 3 ignores the .prov. Archives kept
+# from elsewhere are signed here too.
+#
+# --push oci://REGISTRY/PATH: push helm-cozy-VERSION.tgz (and its .prov with --sign) with oras as the
+# Helm plugin artifact REGISTRY/PATH/helm-cozy:VERSION (artifact type application/vnd.helm.plugin.v1+json,
+# the type Helm 4's `helm plugin install oci://…` pulls; Helm has no command that pushes a plugin). Log in
+# first as oras does (`oras login REGISTRY`, or docker's credentials). --plain-http: the registry speaks
+# plain HTTP (a local one). Users then run `helm plugin install oci://REGISTRY/PATH/helm-cozy:VERSION
+# --keyring cozyhr-keyring.gpg` on any platform: Helm picks nothing by platform, the artifact holds them all.
 #
 # Environment:
 #   DIST=DIR              output directory (default: dist/ in the repository)
@@ -58,6 +80,7 @@
 #   COZYHR_PREBUILT=DIR   package kubectl-cozyhr and helm-cozy from DIR for this machine's platform
 #                         instead of building them (the end-to-end tests use the binaries they test)
 #   GNUPGHOME=DIR         the gpg home that holds KEY (gpg's own variable)
+#   ORAS=PATH             the oras that --push runs (default: oras on PATH; https://oras.land)
 #
 # The version: binaries print the version cozyhr::VERSION was compiled with. When VERSION differs from the
 # workspace version in Cargo.toml it is passed as COZYHR_VERSION at build time; the script checks what
@@ -75,13 +98,17 @@ cd "$repo"
 die() { echo "release.sh: $*" >&2; exit 1; }
 note() { echo "release.sh: $*" >&2; }
 
-usage="usage: scripts/release.sh [--sign KEY] VERSION (for example 0.1.0)"
-SIGN_KEY=
+usage="usage: scripts/release.sh [--sign KEY] [--push oci://REGISTRY/PATH [--plain-http]] VERSION (for example 0.1.0)"
+SIGN_KEY= PUSH= PLAIN_HTTP=
 while [ $# -gt 0 ]; do
   case $1 in
     --sign) [ $# -ge 2 ] && [ -n "$2" ] || die "--sign needs a gpg key (user ID, e-mail or fingerprint); $usage"
       SIGN_KEY=$2; shift 2 ;;
     --sign=*) SIGN_KEY=${1#--sign=}; [ -n "$SIGN_KEY" ] || die "--sign needs a gpg key; $usage"; shift ;;
+    --push) [ $# -ge 2 ] && [ -n "$2" ] || die "--push needs a registry, like oci://ghcr.io/OWNER/REPO; $usage"
+      PUSH=$2; shift 2 ;;
+    --push=*) PUSH=${1#--push=}; [ -n "$PUSH" ] || die "--push needs a registry; $usage"; shift ;;
+    --plain-http) PLAIN_HTTP=1; shift ;;
     -*) die "unknown option '$1'; $usage" ;;
     *) break ;;
   esac
@@ -90,6 +117,18 @@ done
 VERSION=${1#v}
 [[ $VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$ ]] ||
   die "VERSION must be semver like 0.1.0 (got '$1')"
+if [ -n "$PUSH" ]; then
+  PUSH=${PUSH%/}
+  # oci://HOST[:PORT][/PATH]: the artifact is pushed as HOST[:PORT][/PATH]/helm-cozy:VERSION.
+  [[ $PUSH =~ ^oci://[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9]+([._/-][a-z0-9]+)*)?$ ]] ||
+    die "--push takes oci://REGISTRY[/PATH] without a tag, like oci://ghcr.io/cozystack/cozyhr (got '$PUSH'): the artifact is pushed as REGISTRY/PATH/helm-cozy:VERSION"
+  [[ $VERSION != *+* ]] || die "--push: an OCI tag cannot hold the build metadata of $VERSION (drop its +...)"
+  ORAS=${ORAS:-oras}
+  command -v "$ORAS" >/dev/null 2>&1 ||
+    die "--push needs oras to push the plugin artifact (https://oras.land/docs/installation; or ORAS=/path/to/oras)"
+elif [ -n "$PLAIN_HTTP" ]; then
+  die "--plain-http is for --push; $usage"
+fi
 
 DIST=${DIST:-$repo/dist}
 KREW_MANIFEST=${KREW_MANIFEST:-$repo/krew-manifest.yaml}
@@ -190,6 +229,23 @@ flux_tarball() {
   tarball "$DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz" "$stage" LICENSE flux-cozyhr
 }
 
+# plugin_yaml OUT DIR COMMENT: the repository's plugin.yaml for a release archive: VERSION, the binary
+# and the hook under DIR (a path that starts with $HELM_PLUGIN_DIR), COMMENT as its first line instead
+# of the source's comments. The source's paths are a checkout's (bin/helm-cozy, scripts/plugin-hook.sh).
+plugin_yaml() {
+  local out=$1 dir=$2 comment=$3
+  {
+    printf '%s\n' "$comment"
+    sed -e '/^#/d' -e "s/^version:.*/version: $VERSION/" \
+      -e "s|\\\$HELM_PLUGIN_DIR/bin/helm-cozy\$|$dir/helm-cozy|" \
+      -e "s|\\\$HELM_PLUGIN_DIR/scripts/plugin-hook.sh\$|$dir/plugin-hook.sh|" plugin.yaml
+  } >"$out"
+  chmod 0644 "$out"
+  grep -qx "version: $VERSION" "$out" || die "plugin.yaml has no top-level version line"
+  grep -qxF "  - command: $dir/helm-cozy" "$out" || die "plugin.yaml: cannot point platformCommand at $dir/helm-cozy"
+  [ "$(grep -cF ": $dir/plugin-hook.sh" "$out")" = 2 ] || die "plugin.yaml: cannot point the install/update hooks at $dir/plugin-hook.sh"
+}
+
 built=()
 for platform in $TARGETS; do
   os=${platform%/*} arch=${platform#*/}
@@ -237,28 +293,34 @@ for platform in $TARGETS; do
   tarball "$DIST/$krew_archive" "$stage" "${entries[@]}"
   flux_tarball "$os" "$arch" "$bindir/kubectl-cozyhr"
 
-  # helm-cozy as a Helm plugin, flat: plugin.yaml, helm-cozy, plugin-hook.sh, completion.yaml, LICENSE,
-  # all at the archive root and no directory entry. Helm 3 accepts only a root plugin.yaml over http,
-  # creates a file's parent directory only from a directory entry, and extracts into a cache directory
-  # that it keeps, where a second extraction (reinstall of the same URL) fails on "mkdir ...: file
-  # exists" for every directory entry. So the archive's plugin.yaml points at the root files.
+  # helm-cozy as a Helm plugin (see the header): helm-cozy/ is the plugin, laid out as Helm 4's `helm
+  # plugin package` lays one out (a top directory holding plugin.yaml and the rest; Helm 4 installs a
+  # local archive from the directory named as the file minus -VERSION-…); at the root, plugin.yaml,
+  # completion.yaml and cozyhr for the installers that take the archive's root as the plugin: Helm 3
+  # over http accepts only a root plugin.yaml, and Helm 4 over http takes a root plugin.yaml before a
+  # directory's. Both copy the whole archive, so the root plugin.yaml runs helm-cozy/helm-cozy and
+  # helm-cozy/plugin-hook.sh (the binary is not there twice), Helm reads completion.yaml from the plugin
+  # directory's root, and cozyhr is where users link it from. Helm 3 creates a file's parent only from
+  # a directory entry (so helm-cozy/ has one, before its files), and fails on that entry when it
+  # extracts the same URL into the cache directory it kept (plugin-hook.sh removes that extraction).
   stage=$work/$platform/helm
-  mkdir -p "$stage"
-  sed -e "s/^version:.*/version: $VERSION/" \
-    -e 's|\$HELM_PLUGIN_DIR/bin/helm-cozy|$HELM_PLUGIN_DIR/helm-cozy|' \
-    -e 's|\$HELM_PLUGIN_DIR/scripts/plugin-hook.sh|$HELM_PLUGIN_DIR/plugin-hook.sh|' plugin.yaml >"$stage/plugin.yaml"
-  chmod 0644 "$stage/plugin.yaml"
-  grep -qx "version: $VERSION" "$stage/plugin.yaml" || die "plugin.yaml has no top-level version line"
-  grep -q 'command: \$HELM_PLUGIN_DIR/helm-cozy$' "$stage/plugin.yaml" || die "plugin.yaml: cannot point platformCommand at the archive's helm-cozy"
-  [ "$(grep -c '\$HELM_PLUGIN_DIR/plugin-hook.sh$' "$stage/plugin.yaml")" = 2 ] || die "plugin.yaml: cannot point the install/update hooks at the archive's plugin-hook.sh"
+  mkdir -p "$stage/helm-cozy"
+  chmod 0755 "$stage/helm-cozy"
+  plugin_yaml "$stage/helm-cozy/plugin.yaml" '$HELM_PLUGIN_DIR' \
+    "# The Helm plugin cozy ($platform), as \`helm plugin install FILE\` (Helm 4) installs it: this directory."
+  plugin_yaml "$stage/plugin.yaml" '$HELM_PLUGIN_DIR/helm-cozy' \
+    "# The Helm plugin cozy ($platform) for installs from a URL (Helm 3 and 4), which install the archive's root: the plugin is helm-cozy/."
+  install -m 0644 completion.yaml "$stage/helm-cozy/completion.yaml"
   install -m 0644 completion.yaml "$stage/completion.yaml"
-  install -m 0644 LICENSE "$stage/LICENSE"
-  install -m 0755 scripts/plugin-hook.sh "$stage/plugin-hook.sh"
-  install -m 0755 "$bindir/helm-cozy" "$stage/helm-cozy"
+  install -m 0644 LICENSE "$stage/helm-cozy/LICENSE"
+  install -m 0755 scripts/plugin-hook.sh "$stage/helm-cozy/plugin-hook.sh"
+  install -m 0755 "$bindir/helm-cozy" "$stage/helm-cozy/helm-cozy"
   # `cozyhr` beside it (Go cozyhr's command line; cargo binstall installs it from here, and users link
   # it onto PATH): a launcher, since Helm's extractor takes regular files only.
+  install -m 0755 scripts/cozyhr-launcher.sh "$stage/helm-cozy/cozyhr"
   install -m 0755 scripts/cozyhr-launcher.sh "$stage/cozyhr"
-  tarball "$DIST/$helm_archive" "$stage" plugin.yaml helm-cozy cozyhr plugin-hook.sh completion.yaml LICENSE
+  tarball "$DIST/$helm_archive" "$stage" helm-cozy helm-cozy/LICENSE helm-cozy/completion.yaml helm-cozy/cozyhr \
+    helm-cozy/helm-cozy helm-cozy/plugin-hook.sh helm-cozy/plugin.yaml plugin.yaml completion.yaml cozyhr
 
   built+=("$platform")
   note "$platform: $DIST/$krew_archive, $DIST/$helm_archive, $DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz"
@@ -277,11 +339,60 @@ for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
   note "$platform: $DIST/flux-cozyhr_${VERSION}_${os}_${arch}.tar.gz from the krew archive built elsewhere"
 done
 
+# The Helm plugin for every platform in DIST (including archives built elsewhere), helm-cozy-VERSION.tgz:
+# the layer of the OCI artifact (--push). Helm 4's OCI installer resolves no platform (no image index:
+# it pulls one manifest and its one plugin archive), so the artifact carries each platform's binary as
+# OS-ARCH/helm-cozy and its plugin.yaml a platformCommand per platform, which Helm matches to the machine
+# it runs on; one tag then serves every user. Laid out as `helm plugin package` lays one out (helm-cozy/
+# at the top, entries in lexical order), so Helm 4 also installs the file itself.
+universal=helm-cozy-$VERSION.tgz
+stage=$work/universal
+mkdir -p "$stage/helm-cozy"
+chmod 0755 "$stage/helm-cozy"
+universal_entries=(helm-cozy helm-cozy/LICENSE helm-cozy/completion.yaml helm-cozy/cozyhr helm-cozy/plugin-hook.sh helm-cozy/plugin.yaml)
+universal_platforms=()
+for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  os=${platform%/*} arch=${platform#*/}
+  a=$DIST/helm-cozy-${VERSION}-${os}-${arch}.tar.gz
+  [ -f "$a" ] || continue
+  x=$work/$os-$arch/helm-unpacked
+  mkdir -p "$x"
+  tar -xzf "$a" -C "$x" || die "cannot unpack $a"
+  # An archive of an earlier release.sh (kept from elsewhere) has helm-cozy at its root.
+  if [ -f "$x/helm-cozy/helm-cozy" ]; then bin=$x/helm-cozy/helm-cozy; else bin=$x/helm-cozy; fi
+  [ -f "$bin" ] || die "$a has no helm-cozy binary"
+  mkdir -p "$stage/helm-cozy/$os-$arch"
+  chmod 0755 "$stage/helm-cozy/$os-$arch"
+  install -m 0755 "$bin" "$stage/helm-cozy/$os-$arch/helm-cozy"
+  universal_entries+=("helm-cozy/$os-$arch" "helm-cozy/$os-$arch/helm-cozy")
+  universal_platforms+=("$platform")
+done
+[ ${#universal_platforms[@]} -gt 0 ] || die "no Helm archive for $VERSION in $DIST"
+plugin_yaml "$stage/helm-cozy/plugin.yaml" '$HELM_PLUGIN_DIR' \
+  "# The Helm plugin cozy for ${universal_platforms[*]}: Helm runs the binary of the platform it runs on."
+platform_commands=$(for platform in "${universal_platforms[@]}"; do
+  printf '  - os: %s\n    arch: %s\n    command: $HELM_PLUGIN_DIR/%s-%s/helm-cozy\n' \
+    "${platform%/*}" "${platform#*/}" "${platform%/*}" "${platform#*/}"
+done)
+CMDS=$platform_commands awk '$0 == "  - command: $HELM_PLUGIN_DIR/helm-cozy" { print ENVIRON["CMDS"]; next } { print }' \
+  "$stage/helm-cozy/plugin.yaml" >"$stage/helm-cozy/plugin.yaml.tmp"
+mv "$stage/helm-cozy/plugin.yaml.tmp" "$stage/helm-cozy/plugin.yaml"
+chmod 0644 "$stage/helm-cozy/plugin.yaml"
+[ "$(grep -c '^    command: \$HELM_PLUGIN_DIR/[a-z]*-[a-z0-9]*/helm-cozy$' "$stage/helm-cozy/plugin.yaml")" = ${#universal_platforms[@]} ] ||
+  die "plugin.yaml: cannot write a platformCommand per platform"
+install -m 0644 completion.yaml "$stage/helm-cozy/completion.yaml"
+install -m 0644 LICENSE "$stage/helm-cozy/LICENSE"
+install -m 0755 scripts/plugin-hook.sh "$stage/helm-cozy/plugin-hook.sh"
+install -m 0755 scripts/cozyhr-launcher.sh "$stage/helm-cozy/cozyhr"
+mapfile -t universal_entries < <(printf '%s\n' "${universal_entries[@]}" | LC_ALL=C sort)
+tarball "$DIST/$universal" "$stage" "${universal_entries[@]}"
+note "every platform: $DIST/$universal (${universal_platforms[*]})"
+
 # SHA256SUMS over every archive of this version in DIST (including ones built elsewhere).
 (
   cd "$DIST"
   shopt -s nullglob
-  archives=(kubectl-cozyhr_"${VERSION}"_*.tar.gz helm-cozy-"${VERSION}"-*.tar.gz flux-cozyhr_"${VERSION}"_*.tar.gz)
+  archives=(kubectl-cozyhr_"${VERSION}"_*.tar.gz helm-cozy-"${VERSION}"-*.tar.gz "$universal" flux-cozyhr_"${VERSION}"_*.tar.gz)
   [ ${#archives[@]} -gt 0 ] || die "no archives for $VERSION in $DIST"
   LC_ALL=C sha256sum "${archives[@]}" | LC_ALL=C sort -k2 >SHA256SUMS.tmp
   mv SHA256SUMS.tmp SHA256SUMS
@@ -354,20 +465,26 @@ EOF
 mv "$KREW_MANIFEST.tmp" "$KREW_MANIFEST"
 
 # --- Signed Helm archives -------------------------------------------------------------------------
-# sign_helm_archive ARCHIVE: ARCHIVE.prov as Helm 4's `helm plugin package --sign` writes it
+# sign_helm_archive ARCHIVE [NAME...]: ARCHIVE.prov as Helm 4's `helm plugin package --sign` writes it
 # (internal/plugin/sign.go, pkg/provenance/sign.go): an OpenPGP clear-signed message, hash SHA512,
-# whose text is the plugin's metadata as YAML, a line `...`, and a YAML map `files:` from the archive's
-# file name (the last part of the URL Helm installs it from) to `sha256:<hex>` of its bytes. Helm 4
-# checks the signature against --keyring and that sum; it does not read the metadata part, which is the
-# archive's own plugin.yaml here without its comments (Helm writes its parsed form of that file).
+# whose text is the plugin's metadata as YAML, a line `...`, and a YAML map `files:` from a file name to
+# `sha256:<hex>` of the archive's bytes. Helm 4 checks the signature against --keyring and the sum under
+# the name it installs from: the archive's file name (the last part of a URL, or a local file's name),
+# and for an OCI install PLUGIN-VERSION.tgz from the archive's plugin.yaml (cozy-VERSION.tgz), not the
+# layer's name; NAME... adds the sum under those names too. Helm does not read the metadata part, which
+# is the archive's own plugin.yaml here without its comments (Helm writes its parsed form of that file).
 sign_helm_archive() {
-  local archive=$1 name sum msg
+  local archive=$1 name sum msg n
+  shift
   name=$(basename "$archive")
   sum=$(sha256sum "$archive" | cut -d' ' -f1)
   msg=$work/$name.msg
   {
-    tar -xzOf "$archive" plugin.yaml | sed '/^#/d'
-    printf '\n...\nfiles:\n  %s: sha256:%s\n' "$name" "$sum"
+    # The plugin's own plugin.yaml (the flat archives of an earlier release.sh have it at the root).
+    tar -xzOf "$archive" helm-cozy/plugin.yaml 2>/dev/null | sed '/^#/d' ||
+      tar -xzOf "$archive" plugin.yaml | sed '/^#/d'
+    printf '\n...\nfiles:\n'
+    for n in "$name" "$@"; do printf '  %s: sha256:%s\n' "$n" "$sum"; done
   } >"$msg"
   rm -f "$archive.prov.tmp"
   gpg --batch --yes --local-user "$SIGN_KEY" --digest-algo SHA512 --armor --clearsign \
@@ -376,10 +493,18 @@ sign_helm_archive() {
 }
 
 shopt -s nullglob
-helm_archives=("$DIST"/helm-cozy-"$VERSION"-*.tar.gz)
+helm_archives=("$DIST"/helm-cozy-"$VERSION"-*.tar.gz "$DIST/$universal")
 shopt -u nullglob
+plugin_name=$(sed -n 's/^name:[[:space:]]*//p' plugin.yaml | head -n 1)
+[ -n "$plugin_name" ] || die "plugin.yaml has no name"
 if [ -n "$SIGN_KEY" ]; then
-  for a in "${helm_archives[@]}"; do sign_helm_archive "$a"; done
+  for a in "${helm_archives[@]}"; do
+    if [ "$a" = "$DIST/$universal" ]; then
+      sign_helm_archive "$a" "$plugin_name-$VERSION.tgz"
+    else
+      sign_helm_archive "$a"
+    fi
+  done
   gpg --batch --yes --export --output "$DIST/cozyhr-keyring.gpg.tmp" -- "$SIGN_KEY" &&
     [ -s "$DIST/cozyhr-keyring.gpg.tmp" ] || die "gpg could not export the public key of $SIGN_KEY"
   mv "$DIST/cozyhr-keyring.gpg.tmp" "$DIST/cozyhr-keyring.gpg"
@@ -450,7 +575,9 @@ mv "$DIST/catalog.yaml.tmp" "$DIST/catalog.yaml"
 # --- Homebrew ---------------------------------------------------------------------------------------
 # cozyhr.rb for a tap (Formula/cozyhr.rb): per platform, the krew archive as the formula's url and the
 # Helm archive as a resource; kubectl-cozyhr and its completion shim go on PATH, the Helm plugin into
-# libexec/helm-cozy, which `helm plugin install` links (the caveat says so: Homebrew cannot run it).
+# libexec/helm-cozy (the archive's helm-cozy/ directory, the plugin itself; the archive's root has more
+# than that directory, so Homebrew stages it unmoved), which `helm plugin install` links (the caveat says
+# so: Homebrew cannot run it).
 formula_platform() { # OS ARCH: the url/sha256/resource lines for one platform, or nothing
   local os=$1 arch=$2 k h ks hs
   k=kubectl-cozyhr_${VERSION}_${os}_${arch}.tar.gz h=helm-cozy-${VERSION}-${os}-${arch}.tar.gz
@@ -495,7 +622,7 @@ RUBY
 
   def install
     bin.install "kubectl-cozyhr", "kubectl_complete-cozyhr"
-    resource("helm-cozy").stage { (libexec/"helm-cozy").install Dir["*"] }
+    resource("helm-cozy").stage { (libexec/"helm-cozy").install Dir["helm-cozy/*"] }
     # cozyhr: helm-cozy run by that name takes the Go cozyhr's command line.
     bin.install_symlink libexec/"helm-cozy/helm-cozy" => "cozyhr"
   end
@@ -523,5 +650,36 @@ RUBY
 } >"$DIST/cozyhr.rb.tmp"
 mv "$DIST/cozyhr.rb.tmp" "$DIST/cozyhr.rb"
 
-note "built: ${built[*]:-nothing}; SHA256SUMS, $KREW_MANIFEST, cozyhr.yaml and catalog.yaml (flux), cozyhr.rb (Homebrew) written"
+# --- The OCI artifact ------------------------------------------------------------------------------
+# --push: helm-cozy-VERSION.tgz (and its .prov) as REGISTRY/PATH/helm-cozy:VERSION, with the artifact type
+# Helm 4 requires of a plugin (pkg/registry/plugin.go). Helm finds the layers by their title annotation
+# (the file name, which oras writes): the plugin as `helm-cozy-….tgz` and its provenance as
+# `helm-cozy-….tgz.prov`, `helm-cozy` being the repository's last path segment (so the repository must be
+# named helm-cozy; Helm installs the plugin into $HELM_PLUGINS/helm-cozy, as from a URL). Helm pulls only
+# layers of the media types application/vnd.oci.image.layer.v1.tar and ...tar+gzip, so the .prov goes as
+# the first of those (what Helm's own tests push). The created annotation is the archives' time, so the
+# manifest is the same for the same files.
+if [ -n "$PUSH" ]; then
+  ref=${PUSH#oci://}/helm-cozy:$VERSION
+  layers=("$universal:application/vnd.oci.image.layer.v1.tar+gzip")
+  if [ -f "$DIST/$universal.prov" ]; then
+    layers+=("$universal.prov:application/vnd.oci.image.layer.v1.tar")
+  else
+    note "WARNING: pushing $ref without provenance (no --sign): Helm 4 installs it only with --verify=false"
+  fi
+  created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+  oras_flags=()
+  [ -z "$PLAIN_HTTP" ] || oras_flags+=(--plain-http)
+  note "pushing $ref (${universal_platforms[*]})"
+  (cd "$DIST" && "$ORAS" push "${oras_flags[@]}" --artifact-type application/vnd.helm.plugin.v1+json \
+    --annotation "org.opencontainers.image.created=$created" \
+    --annotation "org.opencontainers.image.version=$VERSION" \
+    --annotation "org.opencontainers.image.description=Helm plugin cozy: show, diff, apply and delete a chart exactly as Flux helm-controller would" \
+    --annotation "org.opencontainers.image.source=https://github.com/cozystack/cozyhr" \
+    --annotation "org.opencontainers.image.licenses=Apache-2.0" \
+    "$ref" "${layers[@]}" >&2) || die "oras could not push $ref (see above; log in with: oras login ${ref%%/*})"
+  note "pushed $ref: helm plugin install oci://$ref${SIGN_KEY:+ --keyring cozyhr-keyring.gpg}${PLAIN_HTTP:+ --plain-http}"
+fi
+
+note "built: ${built[*]:-nothing}; SHA256SUMS, $KREW_MANIFEST, cozyhr.yaml and catalog.yaml (flux), cozyhr.rb (Homebrew) written${PUSH:+; pushed ${PUSH#oci://}/helm-cozy:$VERSION}"
 cat "$DIST/SHA256SUMS"

@@ -778,6 +778,12 @@ pub fn flux_bin() -> PathBuf {
     need_var("FLUX", "scripts/cluster.sh up (scripts/tools.sh build builds the flux CLI)").into()
 }
 
+/// oras built from its Go module by scripts/tools.sh (`$ORAS`): what `scripts/release.sh --push` pushes the
+/// Helm plugin's OCI artifact with (it reads `ORAS` too).
+pub fn oras_bin() -> PathBuf {
+    need_var("ORAS", "scripts/cluster.sh up (scripts/tools.sh build builds oras)").into()
+}
+
 /// The Python of the venv scripts/tools.sh makes (jsonschema and PyYAML installed), `$COZYHR_PYTHON`.
 pub fn python() -> PathBuf {
     need_var("COZYHR_PYTHON", "scripts/cluster.sh up (scripts/tools.sh build makes the venv)").into()
@@ -884,6 +890,11 @@ impl ServedRelease {
 
     pub fn path(&self, file: &str) -> PathBuf {
         self.dir.path().join(file)
+    }
+
+    /// The Helm plugin for every platform, `helm-cozy-VERSION.tgz` (the OCI artifact's layer).
+    pub fn every_platform_archive(&self) -> String {
+        format!("helm-cozy-{}.tgz", self.version)
     }
 
     /// This platform's archive name for a tool: `kubectl-cozyhr`, `helm-cozy` or `flux-cozyhr`.

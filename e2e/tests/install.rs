@@ -1,7 +1,9 @@
 //! Installation as users do it: the release archives made by `scripts/release.sh`, installed with the real
 //! krew into a throw-away KREW_ROOT and with the real Helm 3 and Helm 4 (`helm plugin install` of the
-//! archive over http, and of the source checkout), used through kubectl's and Helm's plugin dispatch,
-//! and removed again. Plus the shell completion both binaries generate and the Makefile snippet.
+//! archive over http, of its plugin directory extracted by hand, and of the source checkout), used
+//! through kubectl's and Helm's plugin dispatch, and removed again. Plus the shell completion both
+//! binaries generate and the Makefile snippet. Signed installs (a file, over http, from the OCI
+//! registry) are tests/signed_helm_plugin.rs.
 //!
 //! Each test packages its own release (release.sh with COZYHR_PREBUILT = the binaries under test, into a
 //! temporary DIST), so nothing is written into the repository.
@@ -111,12 +113,13 @@ fn release_archives_are_laid_out_for_krew_and_helm_and_are_reproducible() {
     let rel = Release::new();
     let (os, arch) = platform();
 
-    // SHA256SUMS covers the three archives (krew, Helm, flux) and is right.
+    // SHA256SUMS covers the four archives (krew, Helm, the Helm plugin for every platform, flux) and is
+    // right.
     let sums = rel.sums();
     let mut c = Command::new("sha256sum");
     c.arg("-c").arg("SHA256SUMS").current_dir(rel.path());
     let check = run(c).ok();
-    assert_eq!(check.stdout.matches(": OK").count(), 3, "SHA256SUMS:\n{sums}\n{}", check.stdout);
+    assert_eq!(check.stdout.matches(": OK").count(), 4, "SHA256SUMS:\n{sums}\n{}", check.stdout);
 
     // krew archive: flat, executable bin at the root, the license beside it.
     let krew = tar_entries(&rel.krew_archive());
@@ -125,42 +128,93 @@ fn release_archives_are_laid_out_for_krew_and_helm_and_are_reproducible() {
     let mode = &krew.iter().find(|(_, n)| n == "kubectl-cozyhr").expect("bin").0;
     assert_eq!(mode, "-rwxr-xr-x", "kubectl-cozyhr mode in {krew:?}");
 
-    // Helm archive: flat, no directory entry (Helm 3 accepts only a root plugin.yaml over http, and
-    // re-extracting a directory entry into its kept cache fails), no "./" entry.
+    // Helm archive: the plugin in helm-cozy/ (the directory Helm 4 installs a local file from: the file's
+    // name minus -VERSION-…), its directory entry first (Helm 3 creates a file's parent only from one);
+    // at the root what the installers that take the archive's root read (plugin.yaml, completion.yaml)
+    // and the cozyhr users link. Nothing else, no "./" entry.
     let helm_archive = rel.path().join(Release::helm_archive_name());
     let helm = tar_entries(&helm_archive);
-    let names: Vec<&str> = helm.iter().map(|(_, n)| n.as_str()).collect();
-    for want in ["plugin.yaml", "helm-cozy", "cozyhr", "plugin-hook.sh", "completion.yaml", "LICENSE"] {
-        assert!(names.contains(&want), "{want} missing from the Helm archive: {names:?}");
+    let want: &[(&str, &str)] = &[
+        ("drwxr-xr-x", "helm-cozy/"),
+        ("-rw-r--r--", "helm-cozy/LICENSE"),
+        ("-rw-r--r--", "helm-cozy/completion.yaml"),
+        ("-rwxr-xr-x", "helm-cozy/cozyhr"),
+        ("-rwxr-xr-x", "helm-cozy/helm-cozy"),
+        ("-rwxr-xr-x", "helm-cozy/plugin-hook.sh"),
+        ("-rw-r--r--", "helm-cozy/plugin.yaml"),
+        ("-rw-r--r--", "plugin.yaml"),
+        ("-rw-r--r--", "completion.yaml"),
+        ("-rwxr-xr-x", "cozyhr"),
+    ];
+    let got: Vec<(&str, &str)> = helm.iter().map(|(m, n)| (m.as_str(), n.as_str())).collect();
+    assert_eq!(got, want, "the Helm archive's entries");
+    // The binary is there once; the root plugin.yaml runs it where it is.
+    let inner = tar_file(&helm_archive, "helm-cozy/plugin.yaml");
+    let outer = tar_file(&helm_archive, "plugin.yaml");
+    for (yaml, dir) in [(&inner, "$HELM_PLUGIN_DIR"), (&outer, "$HELM_PLUGIN_DIR/helm-cozy")] {
+        assert!(yaml.lines().any(|l| l == format!("version: {VERSION}")), "plugin.yaml:\n{yaml}");
+        assert!(yaml.lines().any(|l| l == "name: cozy"), "plugin.yaml:\n{yaml}");
+        assert!(
+            !yaml.lines().any(|l| l.starts_with("apiVersion:")),
+            "a v1 plugin.yaml does not load on Helm 3:\n{yaml}"
+        );
+        assert!(yaml.contains(&format!("  - command: {dir}/helm-cozy\n")), "plugin.yaml:\n{yaml}");
+        assert_eq!(yaml.matches(&format!(": {dir}/plugin-hook.sh\n")).count(), 2, "hooks:\n{yaml}");
     }
-    assert!(names.iter().all(|n| !n.contains('/')), "the Helm archive is not flat: {names:?}");
-    for (mode, name) in &helm {
-        let exec = ["helm-cozy", "cozyhr", "plugin-hook.sh"].contains(&name.as_str());
-        let want = if exec { "-rwxr-xr-x" } else { "-rw-r--r--" };
-        assert_eq!(mode, want, "{name} mode");
-    }
-    // `cozyhr` beside helm-cozy runs helm-cozy with the Go cozyhr's command line, from wherever it is linked.
-    let unpacked = tempfile::tempdir().expect("tempdir");
-    let mut x = Command::new("tar");
-    x.arg("-xzf").arg(&helm_archive).arg("-C").arg(unpacked.path());
-    run(x).ok();
-    let linked = tempfile::tempdir().expect("tempdir");
-    std::os::unix::fs::symlink(unpacked.path().join("cozyhr"), linked.path().join("cozyhr")).expect("link cozyhr");
-    let mut v = Command::new(linked.path().join("cozyhr"));
-    v.arg("version");
     assert_eq!(
-        run(v).ok().stdout.lines().next().unwrap_or_default(),
-        format!("cozyhr {VERSION}"),
-        "the archive's cozyhr"
+        tar_file(&helm_archive, "completion.yaml"),
+        tar_file(&helm_archive, "helm-cozy/completion.yaml"),
+        "one completion.yaml"
     );
-    let plugin_yaml = tar_file(&helm_archive, "plugin.yaml");
-    assert!(plugin_yaml.lines().any(|l| l == format!("version: {VERSION}")), "plugin.yaml:\n{plugin_yaml}");
+
+    // The Helm plugin for every platform (here, this one): Helm 4's package layout, each platform's
+    // binary as OS-ARCH/helm-cozy and a platformCommand for it.
+    let every = rel.path().join(format!("helm-cozy-{VERSION}.tgz"));
+    let entries = tar_entries(&every);
+    let got: Vec<(&str, &str)> = entries.iter().map(|(m, n)| (m.as_str(), n.as_str())).collect();
+    let os_arch = format!("helm-cozy/{os}-{arch}/");
+    let binary = format!("helm-cozy/{os}-{arch}/helm-cozy");
+    let mut want: Vec<(&str, &str)> = vec![
+        ("drwxr-xr-x", "helm-cozy/"),
+        ("-rw-r--r--", "helm-cozy/LICENSE"),
+        ("-rw-r--r--", "helm-cozy/completion.yaml"),
+        ("-rwxr-xr-x", "helm-cozy/cozyhr"),
+        ("drwxr-xr-x", os_arch.as_str()),
+        ("-rwxr-xr-x", binary.as_str()),
+        ("-rwxr-xr-x", "helm-cozy/plugin-hook.sh"),
+        ("-rw-r--r--", "helm-cozy/plugin.yaml"),
+    ];
+    want.sort_by_key(|(_, n)| *n);
+    assert_eq!(got, want, "the every-platform archive's entries");
+    let yaml = tar_file(&every, "helm-cozy/plugin.yaml");
     assert!(
-        !plugin_yaml.lines().any(|l| l.starts_with("apiVersion:")),
-        "a v1 plugin.yaml does not load on Helm 3:\n{plugin_yaml}"
+        yaml.contains(&format!(
+            "  - os: {os}\n    arch: {arch}\n    command: $HELM_PLUGIN_DIR/{os}-{arch}/helm-cozy\n"
+        )),
+        "plugin.yaml:\n{yaml}"
     );
-    assert!(plugin_yaml.contains("command: $HELM_PLUGIN_DIR/helm-cozy\n"), "plugin.yaml:\n{plugin_yaml}");
-    assert_eq!(plugin_yaml.matches(": $HELM_PLUGIN_DIR/plugin-hook.sh\n").count(), 2, "hooks:\n{plugin_yaml}");
+    assert_eq!(yaml.matches(": $HELM_PLUGIN_DIR/plugin-hook.sh\n").count(), 2, "hooks:\n{yaml}");
+
+    // `cozyhr` runs helm-cozy with the Go cozyhr's command line, from wherever it is linked, in each
+    // layout: the plugin directory, the platform archive's root, the every-platform archive.
+    for (archive, launcher) in
+        [(&helm_archive, "helm-cozy/cozyhr"), (&helm_archive, "cozyhr"), (&every, "helm-cozy/cozyhr")]
+    {
+        let unpacked = tempfile::tempdir().expect("tempdir");
+        let mut x = Command::new("tar");
+        x.arg("-xzf").arg(archive).arg("-C").arg(unpacked.path());
+        run(x).ok();
+        let linked = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(unpacked.path().join(launcher), linked.path().join("cozyhr")).expect("link cozyhr");
+        let mut v = Command::new(linked.path().join("cozyhr"));
+        v.args(["version", "--client"]);
+        assert_eq!(
+            run(v).ok().stdout.lines().next().unwrap_or_default(),
+            format!("cozyhr {VERSION}"),
+            "the cozyhr of {} at {launcher}",
+            archive.display()
+        );
+    }
 
     // The krew manifest names this archive with its sum, and passes krew's rules that a line can check.
     let manifest = std::fs::read_to_string(rel.manifest()).expect("manifest");
@@ -416,8 +470,10 @@ fn helm_installs_the_release_archive(helm: Helm) {
     let install = helm_install_url(&home, &url).ok();
     assert!(install.stdout.contains("Installed plugin: cozy"), "{}\n{}", install.stdout, install.stderr);
     assert!(install.stderr.contains(&format!("helm-cozy: ready: helm-cozy {VERSION}")), "hook:\n{}", install.stderr);
-    // The directory is named after the archive minus -VERSION-…: the same for every version.
+    // The directory is named after the archive minus -VERSION-…: the same for every version. From a URL
+    // both Helms install the archive's root, whose plugin.yaml runs helm-cozy/helm-cozy.
     assert!(home.plugins().join("helm-cozy/plugin.yaml").is_file(), "plugin not in plugins/helm-cozy");
+    assert!(home.plugins().join("helm-cozy/helm-cozy/helm-cozy").is_file(), "the archive's root is installed");
     let listed = plugin_listed(&home).expect("helm plugin list shows cozy");
     assert!(listed.split_whitespace().nth(1) == Some(VERSION), "helm plugin list: {listed}");
 
@@ -449,7 +505,16 @@ fn helm_installs_the_release_archive(helm: Helm) {
     let gone = home.run(["cozy", "version"]);
     assert_ne!(gone.code, Some(0), "helm cozy still runs after uninstall: {}", gone.stdout);
 
-    // Installing the same URL again works (Helm 3 re-extracts into the cache directory it kept).
+    // Installing the same URL again works. Helm 3 extracts into a cache directory named after the URL and
+    // keeps it, and a second extraction there fails on the archive's helm-cozy/ directory entry ("mkdir
+    // ...: file exists"): the install hook removed that extraction.
+    let kept: Vec<String> = std::fs::read_dir(home.inner.dir.path().join("cache/plugins"))
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    assert!(
+        !kept.iter().any(|k| k.ends_with(&Release::helm_archive_name())),
+        "Helm's extraction of the archive is still in its cache: {kept:?}"
+    );
     helm_install_url(&home, &url).ok();
     assert_eq!(
         home.run(["cozy", "version"]).ok().stdout.lines().next().unwrap_or_default(),
@@ -475,25 +540,26 @@ fn helm4_installs_the_release_archive_and_uninstalls_it() {
     helm_installs_the_release_archive(Helm::V4);
 }
 
-/// Repacks the Helm archive with its `helm-cozy` binary replaced (None: removed), under the same name.
+/// Repacks the Helm archive with its `helm-cozy/helm-cozy` binary replaced (None: removed), under the
+/// same name and in the same order.
 fn broken_archive(rel: &Release, binary: Option<&[u8]>) -> tempfile::TempDir {
     let stage = tempfile::Builder::new().prefix("cozyhr-broken-").tempdir().expect("tempdir");
     let out = tempfile::Builder::new().prefix("cozyhr-broken-dist-").tempdir().expect("tempdir");
     let archive = rel.path().join(Release::helm_archive_name());
     let stage_s = stage.path().to_string_lossy().into_owned();
     sh("tar", &["-xzf", &archive.to_string_lossy(), "-C", &stage_s]).ok();
-    let bin = stage.path().join("helm-cozy");
-    let mut entries = vec!["plugin.yaml", "plugin-hook.sh", "completion.yaml", "LICENSE"];
+    let bin = stage.path().join("helm-cozy/helm-cozy");
+    let mut entries: Vec<String> = tar_entries(&archive).into_iter().map(|(_, n)| n).collect();
     match binary {
-        None => std::fs::remove_file(&bin).expect("remove binary"),
-        Some(bytes) => {
-            std::fs::write(&bin, bytes).expect("write binary");
-            entries.push("helm-cozy");
+        None => {
+            std::fs::remove_file(&bin).expect("remove binary");
+            entries.retain(|n| n != "helm-cozy/helm-cozy");
         }
+        Some(bytes) => std::fs::write(&bin, bytes).expect("write binary"),
     }
     let target = out.path().join(Release::helm_archive_name()).to_string_lossy().into_owned();
-    let mut args = vec!["-czf", target.as_str(), "-C", stage_s.as_str()];
-    args.extend(entries);
+    let mut args = vec!["--no-recursion", "-czf", target.as_str(), "-C", stage_s.as_str()];
+    args.extend(entries.iter().map(String::as_str));
     sh("tar", &args).ok();
     out
 }
@@ -536,6 +602,41 @@ fn helm_install_of_an_archive_for_another_platform_fails_clearly() {
     elf.extend_from_slice(&machine.to_le_bytes());
     elf.resize(64, 0);
     helm_install_fails_clearly(Helm::V4, Some(&elf), "does not run on this machine (PLATFORM)");
+}
+
+/// The archive extracted by hand and its helm-cozy/ directory installed (what docs/install.md says when
+/// Helm cannot reach the release and for Helm 3, which installs no local archive): Helm 4 links it as a
+/// development install (no signature asked), Helm 3 links it too; the hook checks the binary.
+fn helm_installs_the_extracted_plugin_directory(helm: Helm) {
+    let rel = Release::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let x = dir.path().to_string_lossy().into_owned();
+    sh("tar", &["-xzf", &rel.path().join(Release::helm_archive_name()).to_string_lossy(), "-C", &x]).ok();
+    let home = Home::new(helm);
+    let plugin = dir.path().join("helm-cozy");
+    let install = home.run([Path::new("plugin"), Path::new("install"), plugin.as_path()]).ok();
+    assert!(install.stdout.contains("Installed plugin: cozy"), "{}\n{}", install.stdout, install.stderr);
+    assert!(install.stderr.contains(&format!("helm-cozy: ready: helm-cozy {VERSION}")), "hook:\n{}", install.stderr);
+    if helm == Helm::V4 {
+        assert!(install.stdout.contains("development mode"), "{}", install.stdout);
+    }
+    let version = home.run(["cozy", "version", "--client"]).ok();
+    assert_eq!(version.stdout.lines().next().unwrap_or_default(), format!("helm-cozy {VERSION}"));
+    let subs = helm_completions(&home, &["cozy", ""]);
+    assert!(subs.iter().any(|s| s == "diff"), "helm __complete cozy offers {subs:?}");
+    home.run(["plugin", "uninstall", "cozy"]).ok();
+    assert_eq!(plugin_listed(&home), None, "cozy still listed after uninstall");
+    assert!(plugin.join("helm-cozy").is_file(), "uninstalling a linked directory must not touch it");
+}
+
+#[test]
+fn helm3_installs_the_extracted_plugin_directory() {
+    helm_installs_the_extracted_plugin_directory(Helm::V3);
+}
+
+#[test]
+fn helm4_installs_the_extracted_plugin_directory() {
+    helm_installs_the_extracted_plugin_directory(Helm::V4);
 }
 
 /// Source-checkout installs build into the checkout's bin/: one at a time.

@@ -1,6 +1,7 @@
 //! Hermetic (no cluster, no network): the `cargo binstall` metadata in the binaries' Cargo.toml (read by
 //! `cargo metadata`) and the Homebrew formula scripts/release.sh writes name exactly the archives it
-//! writes, for every platform, with their sums, and the binary each looks for is in the archive.
+//! writes, for every platform, with their sums, and the binary each looks for is in the archive; the
+//! Helm plugin for every platform (the OCI artifact's layer) holds each platform's binary and names it.
 //!
 //! release.sh packages the binaries under test for this machine and keeps archives "built elsewhere"
 //! for the other platforms; here those are copies of this machine's archives under the other names, so
@@ -116,12 +117,16 @@ fn binstall_metadata_names_the_archives_release_sh_writes() {
             let file = name_of(os, arch);
             assert_eq!(url, format!("{REPO_URL}/releases/download/v{VERSION}/{file}"), "{package} on {triple}");
             assert!(sums.contains_key(&file), "{package} on {triple}: release.sh wrote no {file}");
-            let inside = expand(bin_dir_template, package, VERSION);
-            assert_eq!(
-                entries(&dist.path().join(&file)).get(&inside),
-                Some(&true),
-                "{package} on {triple}: {file} has no executable {inside}"
-            );
+            // Every binary of the package (helm-cozy also installs `cozyhr`) is where bin-dir says.
+            let bins: &[&str] = if package == "helm-cozy" { &["helm-cozy", "cozyhr"] } else { &[package] };
+            for bin in bins {
+                let inside = expand(bin_dir_template, bin, VERSION);
+                assert_eq!(
+                    entries(&dist.path().join(&file)).get(&inside),
+                    Some(&true),
+                    "{package} on {triple}: {file} has no executable {inside}"
+                );
+            }
         }
     }
 }
@@ -187,17 +192,18 @@ fn the_homebrew_formula_names_the_archives_release_sh_writes() {
         for bin in ["kubectl-cozyhr", "kubectl_complete-cozyhr"] {
             assert_eq!(krew.get(bin), Some(&true), "{k} has no executable {bin} for bin.install");
         }
+        // The formula installs the archive's helm-cozy/ (the plugin directory) into libexec/helm-cozy.
         let helm = entries(&dist.path().join(&h));
-        assert_eq!(helm.get("helm-cozy"), Some(&true), "{h} has no executable helm-cozy");
-        assert_eq!(helm.get("cozyhr"), Some(&true), "{h} has no executable cozyhr (cargo binstall installs it)");
-        assert!(helm.contains_key("plugin.yaml"), "{h} has no plugin.yaml for helm plugin install");
+        assert_eq!(helm.get("helm-cozy/helm-cozy"), Some(&true), "{h} has no executable helm-cozy/helm-cozy");
+        assert_eq!(helm.get("helm-cozy/cozyhr"), Some(&true), "{h} has no executable helm-cozy/cozyhr");
+        assert!(helm.contains_key("helm-cozy/plugin.yaml"), "{h} has no helm-cozy/plugin.yaml for helm plugin install");
     }
     for want in [
         "class Cozyhr < Formula".to_string(),
         format!("version \"{VERSION}\""),
         "license \"Apache-2.0\"".into(),
         "bin.install \"kubectl-cozyhr\", \"kubectl_complete-cozyhr\"".into(),
-        "resource(\"helm-cozy\").stage { (libexec/\"helm-cozy\").install Dir[\"*\"] }".into(),
+        "resource(\"helm-cozy\").stage { (libexec/\"helm-cozy\").install Dir[\"helm-cozy/*\"] }".into(),
         "helm plugin install #{opt_libexec}/helm-cozy".into(),
         "bin.install_symlink libexec/\"helm-cozy/helm-cozy\" => \"cozyhr\"".into(),
     ] {
@@ -220,4 +226,30 @@ fn the_homebrew_formula_names_the_archives_release_sh_writes() {
         assert!(manifest.contains(&format!("        url: {base}/{f}\n        checksum: sha256:{sum}\n")), "{manifest}");
         assert_eq!(entries(&dist.path().join(&f)).get("flux-cozyhr"), Some(&true), "{f} has no executable flux-cozyhr");
     }
+}
+
+#[test]
+fn the_every_platform_helm_archive_holds_each_platforms_binary_and_a_platform_command_for_it() {
+    let (dist, sums) = release();
+    let every = format!("helm-cozy-{VERSION}.tgz");
+    assert!(sums.contains_key(&every), "SHA256SUMS has no {every}");
+    let inside = entries(&dist.path().join(&every));
+    let mut c = Command::new("tar");
+    c.arg("-xzOf").arg(dist.path().join(&every)).arg("helm-cozy/plugin.yaml");
+    let plugin_yaml = run(c).ok().stdout;
+    for (os, arch, _) in PLATFORMS {
+        // Built from each platform's archive (here: copies of this machine's under the other names).
+        assert_eq!(inside.get(&format!("helm-cozy/{os}-{arch}/helm-cozy")), Some(&true), "{every}: {inside:?}");
+        assert!(
+            plugin_yaml.contains(&format!(
+                "  - os: {os}\n    arch: {arch}\n    command: $HELM_PLUGIN_DIR/{os}-{arch}/helm-cozy\n"
+            )),
+            "no platformCommand for {os}/{arch}:\n{plugin_yaml}"
+        );
+    }
+    assert_eq!(plugin_yaml.matches("command: ").count(), PLATFORMS.len(), "{plugin_yaml}");
+    for file in ["helm-cozy/plugin-hook.sh", "helm-cozy/cozyhr"] {
+        assert_eq!(inside.get(file), Some(&true), "{every} has no executable {file}");
+    }
+    assert!(!inside.keys().any(|k| !k.starts_with("helm-cozy/")), "one top directory: {inside:?}");
 }
