@@ -81,6 +81,38 @@ const NOT_RUN: &[(&str, &str)] = &[
         "downloads from github.com; tests/signed_helm_plugin.rs installs a signed release.sh archive this way",
     ),
     (
+        "helm plugin install oci://ghcr.io/cozystack/cozyhr/helm-cozy:0.1.0 --keyring cozyhr-keyring.gpg",
+        "pulls from ghcr.io; tests/signed_helm_plugin.rs installs what release.sh --push put into the test ground's registry this way",
+    ),
+    (
+        "BASE=https://github.com/cozystack/cozyhr/releases/download/v0.1.0",
+        "names a download from github.com (the published release)",
+    ),
+    (
+        "curl -LO \"$BASE/helm-cozy-0.1.0-linux-amd64.tar.gz\" -LO \"$BASE/helm-cozy-0.1.0-linux-amd64.tar.gz.prov\" -LO \"$BASE/cozyhr-keyring.gpg\"",
+        "downloads from github.com; tests/signed_helm_plugin.rs downloads the three files of a served release with curl",
+    ),
+    (
+        "helm plugin verify helm-cozy-0.1.0-linux-amd64.tar.gz --keyring cozyhr-keyring.gpg",
+        "needs the published archive; tests/signed_helm_plugin.rs verifies the downloaded release.sh archive this way",
+    ),
+    (
+        "helm plugin install ./helm-cozy-0.1.0-linux-amd64.tar.gz --keyring cozyhr-keyring.gpg",
+        "needs the published archive; tests/signed_helm_plugin.rs installs the downloaded release.sh archive this way",
+    ),
+    (
+        "gpg --no-default-keyring --keyring ./cozyhr-keyring.gpg --verify helm-cozy-0.1.0-linux-amd64.tar.gz.prov",
+        "needs the published archive; tests/signed_helm_plugin.rs runs these lines on a downloaded release.sh archive",
+    ),
+    (
+        "gpg --no-default-keyring --keyring ./cozyhr-keyring.gpg --decrypt helm-cozy-0.1.0-linux-amd64.tar.gz.prov | grep \"$(sha256sum helm-cozy-0.1.0-linux-amd64.tar.gz | cut -d' ' -f1)\"",
+        "needs the published archive; tests/signed_helm_plugin.rs runs these lines on a downloaded release.sh archive",
+    ),
+    (
+        "tar -xzf helm-cozy-0.1.0-linux-amd64.tar.gz && helm plugin install ./helm-cozy",
+        "needs the published archive; tests/signed_helm_plugin.rs (Helm 3) and tests/install.rs (both) install the extracted plugin directory",
+    ),
+    (
         "FLUXCD_PLUGIN_CATALOG=https://github.com/cozystack/cozyhr/releases/download/v0.1.0/ flux plugin install cozyhr",
         "downloads from github.com; tests/flux_plugin.rs installs from release.sh's catalog served on loopback",
     ),
