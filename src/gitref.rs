@@ -51,6 +51,10 @@ impl Tree {
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
     pub entries: BTreeMap<PathBuf, Listed>,
+    /// Of the work tree, the files Git does not track (and does not ignore).
+    pub untracked: BTreeSet<PathBuf>,
+    /// Of a commit, the files Git records as executable.
+    executable: BTreeSet<PathBuf>,
     /// The blob of each path of a commit (empty for the work tree, which is read from disk).
     oids: BTreeMap<PathBuf, String>,
 }
@@ -66,11 +70,11 @@ pub enum Listed {
 impl Listing {
     /// A listing of the given entries (for tests and callers that list by other means).
     pub fn from_entries(entries: impl IntoIterator<Item = (PathBuf, Listed)>) -> Listing {
-        Listing { entries: entries.into_iter().collect(), oids: BTreeMap::new() }
+        Listing { entries: entries.into_iter().collect(), ..Listing::default() }
     }
 
     /// The entries under directory `dir` (repository-relative; empty: all).
-    pub fn under<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a Listed)> + 'a {
+    pub fn under<'a, 'b>(&'a self, dir: &'b Path) -> impl Iterator<Item = (&'a PathBuf, &'a Listed)> + use<'a, 'b> {
         self.entries.range(dir.to_path_buf()..).take_while(move |(p, _)| is_under(p, dir))
     }
 }
@@ -169,11 +173,10 @@ impl Repo {
         Ok(tree)
     }
 
-    /// Everything `commit` holds (see [`Listing`]).
-    pub async fn list_commit(&self, commit: &str) -> Result<Listing, GitError> {
+    /// Everything `commit` holds (see [`Listing`]); the links' targets are read with `blobs`.
+    pub async fn list_commit(&self, commit: &str, blobs: &Blobs) -> Result<Listing, GitError> {
         let entries = self.ls_tree(commit, &[]).await?;
-        let links: Vec<Entry> = entries.iter().filter(|e| e.mode == "120000").cloned().collect();
-        let targets = self.blobs(&links).await?;
+        let targets = blobs.read(entries.iter().filter(|e| e.mode == "120000").map(|e| e.oid.as_str())).await?;
         let mut listing = Listing::default();
         for e in entries {
             let listed = if e.mode == "120000" {
@@ -181,6 +184,9 @@ impl Repo {
             } else {
                 Listed::File
             };
+            if e.mode == "100755" {
+                listing.executable.insert(e.path.clone());
+            }
             listing.oids.insert(e.path.clone(), e.oid);
             listing.entries.insert(e.path, listed);
         }
@@ -188,12 +194,18 @@ impl Repo {
     }
 
     /// Everything the work tree holds that Git sees: tracked files as they are on disk now (a deleted one
-    /// is not there) and untracked ones Git does not ignore.
+    /// is not there) and untracked ones Git does not ignore, which [`Listing::untracked`] names too.
     pub async fn list_worktree(&self) -> Result<Listing, GitError> {
-        let out = git(&self.top, &["ls-files", "-z", "--cached", "--others", "--exclude-standard"], None).await?;
+        let out = git(&self.top, &["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"], None).await?;
         let mut listing = Listing::default();
         for record in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let rel = PathBuf::from(String::from_utf8_lossy(record).into_owned());
+            // `-t`: a tag, a space, the path; `?` is a file Git does not track.
+            let text = String::from_utf8_lossy(record);
+            let Some((tag, path)) = text.split_once(' ') else { continue };
+            let rel = PathBuf::from(path);
+            if tag == "?" {
+                listing.untracked.insert(rel.clone());
+            }
             let Ok(meta) = std::fs::symlink_metadata(self.top.join(&rel)) else { continue };
             let listed = if meta.file_type().is_symlink() {
                 match std::fs::read_link(self.top.join(&rel)) {
@@ -210,34 +222,18 @@ impl Repo {
         Ok(listing)
     }
 
-    /// The contents of the files `paths` of a commit's `listing` (what is not a file there is left out).
-    pub async fn read_listed(
-        &self,
-        listing: &Listing,
-        paths: &[PathBuf],
-    ) -> Result<BTreeMap<PathBuf, Vec<u8>>, GitError> {
-        let wanted: Vec<Entry> = paths
-            .iter()
-            .filter(|p| listing.entries.get(*p) == Some(&Listed::File))
-            .filter_map(|p| {
-                listing.oids.get(p).map(|oid| Entry { mode: "100644".into(), oid: oid.clone(), path: p.clone() })
-            })
-            .collect();
-        let blobs = self.blobs(&wanted).await?;
-        Ok(wanted.into_iter().filter_map(|e| blobs.get(&e.oid).map(|b| (e.path, b.clone()))).collect())
+    /// A reader of this repository's objects for many small reads (see [`Blobs`]).
+    pub fn blobs_reader(&self) -> Blobs {
+        Blobs { top: self.top.clone(), cat_file: tokio::sync::Mutex::new(None) }
     }
 
-    /// The paths that differ between commit `old` and commit `new`, or the work tree when `new` is None
-    /// (then untracked files Git does not ignore count as added).
+    /// The tracked paths that differ between commit `old` and commit `new`, or the work tree when `new`
+    /// is None (whose untracked files [`Listing::untracked`] names).
     pub async fn changed(&self, old: &str, new: Option<&str>) -> Result<BTreeSet<PathBuf>, GitError> {
         let mut args = vec!["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", old];
         args.extend(new);
         args.push("--");
-        let mut out = git(&self.top, &args, None).await?;
-        if new.is_none() {
-            out.push(0);
-            out.extend(git(&self.top, &["ls-files", "-z", "--others", "--exclude-standard"], None).await?);
-        }
+        let out = git(&self.top, &args, None).await?;
         Ok(out
             .split(|b| *b == 0)
             .filter(|r| !r.is_empty())
@@ -294,6 +290,156 @@ impl Repo {
             rest = rest.get(size + 1..).unwrap_or_default();
         }
         Ok(blobs)
+    }
+}
+
+impl Listing {
+    /// The contents of the files `paths` of a commit's listing, read with `blobs` (what is not a file
+    /// there is left out).
+    pub async fn read(&self, blobs: &Blobs, paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Vec<u8>>, GitError> {
+        let wanted: Vec<(&PathBuf, &String)> = paths
+            .iter()
+            .filter(|p| self.entries.get(*p) == Some(&Listed::File))
+            .filter_map(|p| self.oids.get(p).map(|oid| (p, oid)))
+            .collect();
+        let read = blobs.read(wanted.iter().map(|(_, oid)| oid.as_str())).await?;
+        Ok(wanted.into_iter().filter_map(|(p, oid)| read.get(oid).map(|b| (p.clone(), b.clone()))).collect())
+    }
+
+    /// Writes `paths` of a commit's listing (repository-relative; an empty path is everything) into a
+    /// private temporary directory as [`Repo::materialise`] does, links followed inside the repository,
+    /// without asking Git for the listing again.
+    pub async fn materialise(&self, blobs: &Blobs, commit: &str, paths: &[PathBuf]) -> Result<Tree, GitError> {
+        let io = |source| GitError::Io { git_ref: commit.to_string(), source };
+        let dir = crate::process::private_dir("cozyhr-git-").map_err(io)?;
+        let tree = Tree { dir, commit: commit.to_string() };
+        let mut chosen: BTreeSet<&PathBuf> = BTreeSet::new();
+        let mut wanted: Vec<PathBuf> = paths.to_vec();
+        for _ in 0..MAX_LINK_ROUNDS {
+            let mut next = Vec::new();
+            for want in &wanted {
+                for (path, listed) in self.under(want) {
+                    if !chosen.insert(path) {
+                        continue;
+                    }
+                    if let Listed::Link(target) = listed
+                        && let Some(resolved) = path.parent().and_then(|p| lexical_join(p, Path::new(target)))
+                    {
+                        next.push(resolved);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            wanted = next;
+        }
+        let files: Vec<PathBuf> =
+            chosen.iter().filter(|p| self.entries.get(**p) == Some(&Listed::File)).map(|p| (*p).clone()).collect();
+        let contents = self.read(blobs, &files).await?;
+        for path in chosen {
+            let dest = tree.path(path);
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+            match &self.entries[path] {
+                Listed::Link(target) => std::os::unix::fs::symlink(target, &dest).map_err(io)?,
+                Listed::File => {
+                    let executable = self.executable.contains(path);
+                    let content = contents.get(path).map_or(&[][..], Vec::as_slice);
+                    write_private(&dest, content, executable).map_err(io)?;
+                }
+            }
+        }
+        Ok(tree)
+    }
+}
+
+/// One `git cat-file --batch` kept running for a repository, so the many small reads of a review (its
+/// Chart.yaml files, templates, release files, the files each side renders from) cost one process, not
+/// one each. Started at the first read; killed when dropped.
+pub struct Blobs {
+    top: PathBuf,
+    cat_file: tokio::sync::Mutex<Option<CatFile>>,
+}
+
+struct CatFile {
+    /// Kept so the process lives as long as the reader (and is killed with it).
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+}
+
+impl Blobs {
+    /// The contents of the objects `oids`, by object id (one that is missing is left out).
+    pub async fn read<'a>(&self, oids: impl Iterator<Item = &'a str>) -> Result<BTreeMap<String, Vec<u8>>, GitError> {
+        use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+        let oids: Vec<&str> = oids.collect();
+        if oids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let failed = |stderr: String| GitError::Failed { command: "cat-file", stderr };
+        let mut guard = self.cat_file.lock().await;
+        if guard.is_none() {
+            *guard = Some(self.start()?);
+        }
+        let Some(CatFile { stdin, stdout, .. }) = guard.as_mut() else { return Ok(BTreeMap::new()) };
+        let requests: String = oids.iter().map(|o| format!("{o}\n")).collect();
+        // Written while the answers are read: a large batch would otherwise fill both pipes.
+        let write = async {
+            stdin.write_all(requests.as_bytes()).await?;
+            stdin.flush().await
+        };
+        let read = async {
+            let mut out = BTreeMap::new();
+            let mut header = Vec::new();
+            for _ in &oids {
+                header.clear();
+                if stdout.read_until(b'\n', &mut header).await? == 0 {
+                    return Err(std::io::Error::other("git cat-file ended early"));
+                }
+                let line = String::from_utf8_lossy(&header).trim_end().to_string();
+                let parts: Vec<&str> = line.split(' ').collect();
+                let [oid, _kind, size] = parts[..] else { continue };
+                let size: usize =
+                    size.parse().map_err(|_| std::io::Error::other(format!("unexpected output: {line}")))?;
+                let mut content = vec![0; size + 1];
+                stdout.read_exact(&mut content).await?;
+                content.pop();
+                out.insert(oid.to_string(), content);
+            }
+            Ok(out)
+        };
+        let (written, read) = tokio::join!(write, read);
+        written.map_err(|e| failed(e.to_string()))?;
+        read.map_err(|e| failed(e.to_string()))
+    }
+
+    /// Ends the `git cat-file` it started (it exits at the end of its input), and waits for it.
+    pub async fn close(&self) {
+        if let Some(CatFile { _child: mut child, stdin, .. }) = self.cat_file.lock().await.take() {
+            drop(stdin);
+            let _ = child.wait().await;
+        }
+    }
+
+    fn start(&self) -> Result<CatFile, GitError> {
+        let git = which::which("git").map_err(|_| GitError::Missing)?;
+        let mut child = tokio::process::Command::new(git)
+            .arg("-C")
+            .arg(&self.top)
+            .args(["cat-file", "--batch"])
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| GitError::Failed { command: "cat-file", stderr: e.to_string() })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(GitError::Failed { command: "cat-file", stderr: "no pipes".into() });
+        };
+        Ok(CatFile { _child: child, stdin, stdout: tokio::io::BufReader::new(stdout) })
     }
 }
 

@@ -88,26 +88,42 @@ impl ReleaseFiles {
 
     /// [`parse`](Self::parse) file by file, leaving out the files that are not YAML documents (a
     /// directory of manifests may hold templates and other texts): the files read, and each file left
-    /// out with why.
-    pub fn parse_each(texts: Vec<(String, String)>) -> (ReleaseFiles, Vec<(String, String)>) {
-        let mut good = Vec::new();
+    /// out with why. `parsed` keeps what was parsed, by file and text, for the next call: the two sides
+    /// of a review mostly hold the same files.
+    pub fn parse_each(
+        texts: Vec<(String, String)>,
+        parsed: &mut std::collections::HashMap<(String, String), Result<ReleaseFiles, String>>,
+    ) -> (ReleaseFiles, Vec<(String, String)>) {
+        let mut out = ReleaseFiles::default();
         let mut left_out = Vec::new();
         for (label, text) in texts {
-            match ReleaseFiles::parse(vec![(label.clone(), text.clone())]) {
-                Ok(_) => good.push((label, text)),
-                Err(e) => left_out.push((label, e.to_string())),
+            let key = (label.clone(), text);
+            let one = parsed.entry(key).or_insert_with_key(|(label, text)| {
+                ReleaseFiles::parse(vec![(label.clone(), text.clone())]).map_err(|e| e.to_string())
+            });
+            match one {
+                Ok(files) => {
+                    out.labels.extend(files.labels.iter().cloned());
+                    out.docs.extend(files.docs.iter().cloned());
+                }
+                Err(why) => left_out.push((label, why.clone())),
             }
         }
-        (ReleaseFiles::parse(good).unwrap_or_default(), left_out)
+        (out, left_out)
     }
 
-    /// `(namespace, name)` of every HelmRelease of the files, in order (a document without a namespace
-    /// is in `default_namespace`).
-    pub fn helmrelease_keys(&self, default_namespace: &str) -> Vec<(String, String)> {
+    /// Every HelmRelease of the files, in order, each in the namespace it would be applied in (a
+    /// document without one: `default_namespace`); one that is not a valid HelmRelease is left out.
+    pub fn helmreleases(&self, default_namespace: &str) -> Vec<HelmRelease> {
         self.objects(crate::flux::helmrelease::GROUP, crate::flux::helmrelease::KIND)
-            .map(|o| {
-                let ns = meta(o, "namespace");
-                (if ns.is_empty() { default_namespace.to_string() } else { ns }, meta(o, "name"))
+            .filter_map(|o| {
+                let mut object = o.clone();
+                if let Some(Value::Object(m)) = object.get_mut("metadata")
+                    && m.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty)
+                {
+                    m.insert("namespace".into(), Value::String(default_namespace.to_string()));
+                }
+                serde_json::from_value(Value::Object(object)).ok()
             })
             .collect()
     }

@@ -55,15 +55,22 @@ pub struct ChartView {
 }
 
 impl ChartView {
-    /// Reads what deciding on the paths `at` (in the chart) needs, and no more.
+    /// Reads what deciding on the paths `at` (in the chart) needs, and no more: the `.helmignore` of
+    /// each (sub)chart they lie in, and its templates only where a path is not one of the files every
+    /// chart is made of (then whether the templates read files decides).
     async fn read(sides: &Sides, side: &Side, layout: &Layout, at: impl Iterator<Item = &Path>) -> Result<ChartView> {
         let files: BTreeSet<PathBuf> = layout.files(&side.listing).collect();
-        let roots: BTreeSet<PathBuf> = at.map(|a| root_of(a, &files)).collect();
+        let mut roots: BTreeMap<PathBuf, bool> = BTreeMap::new();
+        for a in at {
+            let root = root_of(a, &files);
+            let inner = a.strip_prefix(&root).unwrap_or(a).to_string_lossy().replace('\\', "/");
+            *roots.entry(root).or_default() |= !is_input(&inner, &HelmIgnore::default(), false);
+        }
         let mut wanted: Vec<(PathBuf, PathBuf)> = Vec::new();
-        for root in &roots {
+        for (root, other_files) in &roots {
             let ignore = root.join(".helmignore");
             let templates = root.join("templates");
-            for f in files.iter().filter(|f| **f == ignore || f.starts_with(&templates)) {
+            for f in files.iter().filter(|f| **f == ignore || (*other_files && f.starts_with(&templates))) {
                 if let Some(repo) = layout.repository_path(f) {
                     wanted.push((f.clone(), repo));
                 }
@@ -72,13 +79,14 @@ impl ChartView {
         let texts = sides.read(side, &wanted.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>()).await?;
         let text = |at: &Path| wanted.iter().find(|(f, _)| f == at).and_then(|(_, r)| texts.get(r));
         let mut view = ChartView { files: files.clone(), ignores: BTreeMap::new(), reads_files: BTreeSet::new() };
-        for root in roots {
+        for (root, other_files) in roots {
             let ignore = text(&root.join(".helmignore")).map(|b| HelmIgnore::parse(&String::from_utf8_lossy(b)));
             let templates = root.join("templates");
-            if files
-                .iter()
-                .filter(|f| f.starts_with(&templates))
-                .any(|f| text(f).is_none_or(|b| b.windows(6).any(|w| w == b".Files")))
+            if other_files
+                && files
+                    .iter()
+                    .filter(|f| f.starts_with(&templates))
+                    .any(|f| text(f).is_none_or(|b| b.windows(6).any(|w| w == b".Files")))
             {
                 view.reads_files.insert(root.clone());
             }

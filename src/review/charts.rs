@@ -161,27 +161,34 @@ pub async fn discover(sides: &Sides, scope: &Path) -> Result<Vec<Chart>> {
     Ok(by_path.into_values().collect())
 }
 
-/// The charts under `scope` at one side, each with its layout.
+/// The charts under `scope` at one side, each with its layout. Files are read in a few batches for all
+/// the charts together (their Chart.yaml files, then those of what they reach, round by round), so the
+/// cost hardly grows with the number of charts.
 async fn at_side(sides: &Sides, side: &Side, scope: &Path) -> Result<Vec<(PathBuf, Layout)>> {
     let listing = &side.listing;
     let candidates = chart_dirs(listing, scope);
-    let yamls: Vec<PathBuf> = candidates.iter().map(|c| c.join("Chart.yaml")).collect();
-    let texts = sides.read(side, &yamls).await?;
-    let mut charts = Vec::new();
+    let mut yamls = ChartYamls::default();
+    yamls.load(sides, side, candidates.iter().map(|c| c.join("Chart.yaml")).collect()).await?;
+    let mut builders: Vec<(PathBuf, Builder)> = Vec::new();
     for dir in candidates {
-        let meta = texts.get(&dir.join("Chart.yaml")).and_then(|b| ChartYaml::parse(b));
-        if meta.as_ref().is_some_and(|m| m.kind.as_deref() == Some("library")) {
+        let meta = yamls.get(&dir.join("Chart.yaml"));
+        if meta.is_some_and(|m| m.kind.as_deref() == Some("library")) {
             continue;
         }
-        let name = meta.as_ref().map(|m| m.name.clone()).unwrap_or_default();
-        charts.push((dir, name));
+        let name = meta.map(|m| m.name.clone()).unwrap_or_default();
+        builders.push((dir.clone(), Builder::new(&dir, name)));
     }
-    let mut out = Vec::new();
-    for (dir, name) in charts {
-        let layout = layout(sides, side, &dir, name).await?;
-        out.push((dir, layout));
+    for _ in 0..MAX_ROUNDS {
+        if builders.iter().all(|(_, b)| b.done()) {
+            break;
+        }
+        let wanted: Vec<PathBuf> = builders.iter().flat_map(|(_, b)| b.chart_yamls(listing)).map(|(p, _)| p).collect();
+        yamls.load(sides, side, wanted).await?;
+        for (_, b) in &mut builders {
+            b.step(listing, &yamls);
+        }
     }
-    Ok(out)
+    Ok(builders.into_iter().map(|(dir, b)| (dir, b.layout)).collect())
 }
 
 /// Directories under `scope` with a Chart.yaml that lie inside no other such directory.
@@ -200,59 +207,100 @@ pub fn chart_dirs(listing: &Listing, scope: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// What chart `dir` reads at `side`: its directory, and each directory reached through a link or a
-/// `file://` dependency (from its own Chart.yaml or a subchart's), round by round.
-async fn layout(sides: &Sides, side: &Side, dir: &Path, name: String) -> Result<Layout> {
-    let listing = &side.listing;
-    let mut mounts = vec![Mount { dir: dir.to_path_buf(), at: PathBuf::new() }];
-    let mut next = 0;
-    let mut missing = Vec::new();
-    for _ in 0..MAX_ROUNDS {
-        if next >= mounts.len() {
-            break;
+/// The Chart.yaml files read so far at a side (None: not a chart's YAML).
+#[derive(Default)]
+struct ChartYamls(BTreeMap<PathBuf, Option<ChartYaml>>);
+
+impl ChartYamls {
+    /// Reads those of `paths` not read yet, in one batch.
+    async fn load(&mut self, sides: &Sides, side: &Side, paths: Vec<PathBuf>) -> Result<()> {
+        let new: Vec<PathBuf> = paths.into_iter().filter(|p| !self.0.contains_key(p)).collect();
+        if new.is_empty() {
+            return Ok(());
         }
-        let round: Vec<Mount> = mounts[next..].to_vec();
-        next = mounts.len();
-        // Links inside the new mounts.
-        for m in &round {
-            for (path, listed) in listing.under(&m.dir) {
-                let Listed::Link(target) = listed else { continue };
-                let Some(resolved) = path.parent().and_then(|p| lexical_join(p, Path::new(target))) else { continue };
-                let at = join(&m.at, path.strip_prefix(&m.dir).unwrap_or(path));
-                push(&mut mounts, resolved, at);
-            }
+        let texts = sides.read(side, &new).await?;
+        for p in new {
+            let meta = texts.get(&p).and_then(|b| ChartYaml::parse(b));
+            self.0.insert(p, meta);
         }
-        // file:// dependencies of every Chart.yaml inside the new mounts.
-        let yamls: Vec<(PathBuf, PathBuf)> = round
+        Ok(())
+    }
+
+    fn get(&self, path: &Path) -> Option<&ChartYaml> {
+        self.0.get(path).and_then(Option::as_ref)
+    }
+}
+
+/// One chart's layout as it is worked out, a round of mounts at a time: the links inside the mounts
+/// of the round, and the `file://` dependencies of every Chart.yaml inside them.
+struct Builder {
+    layout: Layout,
+    /// The first mount not worked out yet.
+    next: usize,
+}
+
+impl Builder {
+    fn new(dir: &Path, name: String) -> Builder {
+        let layout = Layout {
+            name,
+            mounts: vec![Mount { dir: dir.to_path_buf(), at: PathBuf::new() }],
+            missing_dependencies: Vec::new(),
+        };
+        Builder { layout, next: 0 }
+    }
+
+    fn done(&self) -> bool {
+        self.next >= self.layout.mounts.len()
+    }
+
+    /// The Chart.yaml files inside this round's mounts, each with where its chart is in the chart.
+    fn chart_yamls(&self, listing: &Listing) -> Vec<(PathBuf, PathBuf)> {
+        self.layout.mounts[self.next..]
             .iter()
             .flat_map(|m| {
                 listing
                     .under(&m.dir)
                     .filter(|(p, l)| **l == Listed::File && p.file_name().is_some_and(|n| n == "Chart.yaml"))
                     .map(|(p, _)| {
-                        (
-                            p.clone(),
-                            join(&m.at, p.parent().and_then(|d| d.strip_prefix(&m.dir).ok()).unwrap_or(Path::new(""))),
-                        )
+                        let inside = p.parent().and_then(|d| d.strip_prefix(&m.dir).ok()).unwrap_or(Path::new(""));
+                        (p.clone(), join(&m.at, inside))
                     })
                     .collect::<Vec<_>>()
             })
-            .collect();
-        let texts = sides.read(side, &yamls.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>()).await?;
-        for (yaml, chart_at) in &yamls {
-            let Some(meta) = texts.get(yaml).and_then(|b| ChartYaml::parse(b)) else { continue };
+            .collect()
+    }
+
+    /// Works out this round's mounts (their Chart.yaml files are in `yamls`); the mounts they reach are
+    /// the next round's.
+    fn step(&mut self, listing: &Listing, yamls: &ChartYamls) {
+        if self.done() {
+            return;
+        }
+        let round: Vec<Mount> = self.layout.mounts[self.next..].to_vec();
+        let chart_yamls = self.chart_yamls(listing);
+        self.next = self.layout.mounts.len();
+        let mounts = &mut self.layout.mounts;
+        for m in &round {
+            for (path, listed) in listing.under(&m.dir) {
+                let Listed::Link(target) = listed else { continue };
+                let Some(resolved) = path.parent().and_then(|p| lexical_join(p, Path::new(target))) else { continue };
+                let at = join(&m.at, path.strip_prefix(&m.dir).unwrap_or(path));
+                push(mounts, resolved, at);
+            }
+        }
+        for (yaml, chart_at) in &chart_yamls {
+            let Some(meta) = yamls.get(yaml) else { continue };
             let chart_dir = yaml.parent().unwrap_or(Path::new(""));
             for (dep_name, rel) in meta.local_dependencies() {
                 let Some(resolved) = lexical_join(chart_dir, Path::new(&rel)) else { continue };
                 let at = chart_at.join("charts").join(&dep_name);
-                if chart_at.as_os_str().is_empty() && !has_dependency(listing, &mounts, &dep_name) {
-                    missing.push((dep_name.clone(), resolved.clone()));
+                if chart_at.as_os_str().is_empty() && !has_dependency(listing, mounts, &dep_name) {
+                    self.layout.missing_dependencies.push((dep_name.clone(), resolved.clone()));
                 }
-                push(&mut mounts, resolved, at);
+                push(mounts, resolved, at);
             }
         }
     }
-    Ok(Layout { name, mounts, missing_dependencies: missing })
 }
 
 fn push(mounts: &mut Vec<Mount>, dir: PathBuf, at: PathBuf) {

@@ -128,11 +128,16 @@ impl Report {
 /// Runs a review (the steps of the module's words, in order).
 pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Report> {
     let sides = sides::Sides::open(req.dir, req.refs).await?;
-    let changed = sides.changed().await?;
     let scope = sides.scope(req.dir, req.scope)?;
-    let charts = charts::discover(&sides, &scope).await?;
-    let touched = affected::select(&sides, &charts, &changed).await?;
-    let jobs = releases::assign(&sides, &charts, &touched, &req.releases).await?;
-    let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await?;
+    let found = async {
+        let charts = charts::discover(&sides, &scope).await?;
+        let touched = affected::select(&sides, &charts, &sides.changed).await?;
+        Ok((charts, touched))
+    };
+    let ((charts, touched), files) = tokio::try_join!(found, releases::read(&sides, req.releases.files))?;
+    let jobs = releases::assign(&charts, &touched, req.releases.cluster.as_ref(), files).await?;
+    let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await;
+    sides.close().await;
+    let entries = entries?;
     Ok(Report { old: sides.old.label.clone(), new: sides.new.label.clone(), charts: charts.len(), entries })
 }

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Release;
-use super::Releases;
 use super::affected::Touched;
 use super::charts::Chart;
 use super::sides::{Side, Sides};
@@ -47,37 +46,57 @@ pub struct Assigned {
 /// A HelmRelease of the files: `(namespace, name)`.
 type Key = (String, String);
 
+/// The HelmRelease files at both sides, parsed.
+pub struct Files {
+    old: ReleaseFiles,
+    new: ReleaseFiles,
+    /// Whether every file is the same at both sides (then no release changed by its own inputs).
+    same: bool,
+}
+
+/// Reads and parses the release files `paths` at both sides (nothing without any). A path that is at
+/// neither side is an error. The parsing runs on a thread of its own, beside the rest of the review.
+pub async fn read(sides: &Sides, paths: &[PathBuf]) -> Result<Option<Files>> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    for path in paths.iter().filter(|p| !is_stdin(p)) {
+        let in_repo = sides.repo.relative(path).or_else(|| sides.scope(Path::new("."), path).ok());
+        let found = match &in_repo {
+            Some(rel) => [&sides.old, &sides.new].iter().any(|s| s.listing.under(rel).next().is_some()),
+            None => path.exists(),
+        };
+        if !found {
+            return Err(Error::Failed(format!(
+                "--release-file {}: no such file or directory, at {} or in {}",
+                path.display(),
+                sides.old.label,
+                sides.new.label
+            )));
+        }
+    }
+    let (old, new) = tokio::try_join!(read_texts(sides, &sides.old, paths), read_texts(sides, &sides.new, paths))?;
+    let parsed = tokio::task::spawn_blocking(move || {
+        let same = old == new;
+        let mut parsed = std::collections::HashMap::new();
+        Files { old: parse(old, &mut parsed), new: parse(new, &mut parsed), same }
+    });
+    parsed.await.map_err(|e| Error::Failed(format!("reading the release files: {e}"))).map(Some)
+}
+
 /// The jobs for the `touched` charts (and the charts of HelmRelease files whose releases changed), in
 /// chart order and release order.
-pub async fn assign(sides: &Sides, charts: &[Chart], touched: &[Touched], releases: &Releases<'_>) -> Result<Assigned> {
-    let files = if releases.files.is_empty() {
-        None
-    } else {
-        for path in releases.files.iter().filter(|p| !is_stdin(p)) {
-            let in_repo = sides.repo.relative(path).or_else(|| sides.scope(Path::new("."), path).ok());
-            let found = match &in_repo {
-                Some(rel) => [&sides.old, &sides.new].iter().any(|s| s.listing.under(rel).next().is_some()),
-                None => path.exists(),
-            };
-            if !found {
-                return Err(Error::Failed(format!(
-                    "--release-file {}: no such file or directory, at {} or in {}",
-                    path.display(),
-                    sides.old.label,
-                    sides.new.label
-                )));
-            }
-        }
-        let (old, new) = tokio::try_join!(
-            read_files(sides, &sides.old, releases.files),
-            read_files(sides, &sides.new, releases.files)
-        )?;
-        Some((old, new))
-    };
-    let (of_files, changed) = files.as_ref().map(|(old, new)| file_releases(old, new, charts)).unwrap_or_default();
+pub async fn assign(
+    charts: &[Chart],
+    touched: &[Touched],
+    cluster: Option<&(crate::cluster::ClusterOptions, crate::release_set::Selection)>,
+    files: Option<Files>,
+) -> Result<Assigned> {
+    let (of_files, changed) = files.as_ref().map(|f| file_releases(&f.old, &f.new, f.same, charts)).unwrap_or_default();
+    let files = files.map(|f| (f.old, f.new));
     let touched_charts: BTreeSet<usize> = touched.iter().map(|t| t.chart).collect();
     let reviewed: BTreeSet<usize> = touched_charts.iter().chain(changed.keys()).copied().collect();
-    let cluster = match &releases.cluster {
+    let cluster = match cluster {
         Some((options, selection)) if !reviewed.is_empty() => match connect_and_list(options, selection).await {
             Ok(found) => Some(found),
             Err(e) => {
@@ -135,18 +154,22 @@ pub async fn assign(sides: &Sides, charts: &[Chart], touched: &[Touched], releas
 }
 
 /// The HelmReleases of the files at either side by the chart they deploy, and of those the ones whose
-/// own inputs (the object, its valuesFrom sources) differ between the sides.
+/// own inputs (the object, its valuesFrom sources) differ between the sides (none when the files are
+/// the `same` at both).
 fn file_releases(
     old: &ReleaseFiles,
     new: &ReleaseFiles,
+    same: bool,
     charts: &[Chart],
 ) -> (BTreeMap<usize, BTreeSet<Key>>, BTreeMap<usize, BTreeSet<Key>>) {
     let mut all: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
     let mut changed: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
-    for (files, other) in [(old, new), (new, old)] {
-        for (ns, name) in files.helmrelease_keys("default") {
-            let Some(chart) = deployed_chart(files, &ns, &name, charts) else { continue };
-            if inputs(files, &ns, &name) != inputs(other, &ns, &name) {
+    let sides: &[(&ReleaseFiles, &ReleaseFiles)] = if same { &[(new, old)] } else { &[(old, new), (new, old)] };
+    for (files, other) in sides {
+        for hr in files.helmreleases("default") {
+            let (ns, name) = (hr.namespace().to_string(), hr.name().to_string());
+            let Some(chart) = deployed_chart(files, &hr, charts) else { continue };
+            if !same && inputs(files, &ns, &name) != inputs(other, &ns, &name) {
                 changed.entry(chart).or_default().insert((ns.clone(), name.clone()));
             }
             all.entry(chart).or_default().insert((ns, name));
@@ -183,9 +206,9 @@ fn inputs(files: &ReleaseFiles, ns: &str, name: &str) -> Option<String> {
     Some(format!("{}{:?}", serde_json::to_string(&hr.spec).unwrap_or_default(), refs.map_err(|e| e.to_string())))
 }
 
-/// The chart (an index into `charts`) that HelmRelease `ns/name` of the files deploys.
-fn deployed_chart(files: &ReleaseFiles, ns: &str, name: &str, charts: &[Chart]) -> Option<usize> {
-    let hr = files.helmrelease(name, Some(ns), "default").ok()?;
+/// The chart (an index into `charts`) that HelmRelease `hr` of the files deploys.
+fn deployed_chart(files: &ReleaseFiles, hr: &HelmRelease, charts: &[Chart]) -> Option<usize> {
+    let ns = hr.namespace();
     if let Some(template) = &hr.spec.chart {
         let wanted = template.spec.chart.trim();
         if wanted.contains('/') {
@@ -232,9 +255,9 @@ fn normal(path: &str) -> PathBuf {
         .collect()
 }
 
-/// The release files at one side: those inside the repository as that side has them (a directory:
-/// its YAML files, leaving out chart directories and files that are not YAML), the others as they are.
-async fn read_files(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<ReleaseFiles> {
+/// The release files at one side, each as a label and its text: those inside the repository as that
+/// side has them (a directory: its YAML files, leaving out chart directories), the others as they are.
+async fn read_texts(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<Vec<(String, String)>> {
     let mut texts: Vec<(String, String)> = Vec::new();
     for path in paths {
         if is_stdin(path) {
@@ -267,11 +290,19 @@ async fn read_files(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<Rel
             None => texts.extend(outside(path)?),
         }
     }
-    let (files, left_out) = ReleaseFiles::parse_each(texts);
+    Ok(texts)
+}
+
+/// The release files of `texts`, leaving out those that are not YAML (see [`ReleaseFiles::parse_each`]).
+fn parse(
+    texts: Vec<(String, String)>,
+    parsed: &mut std::collections::HashMap<(String, String), std::result::Result<ReleaseFiles, String>>,
+) -> ReleaseFiles {
+    let (files, left_out) = ReleaseFiles::parse_each(texts, parsed);
     for (label, why) in left_out {
         tracing::debug!("release file {label} left out: {why}");
     }
-    Ok(files)
+    files
 }
 
 fn is_yaml(path: &Path) -> bool {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::gitref::{Listing, Repo, Tree};
+use crate::gitref::{Blobs, Listing, Repo, Tree};
 
 /// The refs a review compares, as the command line spells them after `git:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,17 +40,22 @@ pub struct Side {
     /// The commit, None for the work tree.
     pub commit: Option<String>,
     pub listing: Listing,
+    /// A commit's files are read with it.
+    blobs: Option<Blobs>,
 }
 
-/// The repository and its two sides.
+/// The repository, its two sides, and the paths that differ between them.
 pub struct Sides {
     pub repo: Repo,
     pub old: Side,
     pub new: Side,
+    /// Repository paths added, changed or removed (untracked files of the work tree included).
+    pub changed: BTreeSet<PathBuf>,
 }
 
 impl Sides {
-    /// The repository `dir` is in, and the two sides `refs` names (see [`Refs::parse`]).
+    /// The repository `dir` is in, and the two sides `refs` names (see [`Refs::parse`]), each listed,
+    /// and what differs between them: the Git commands of each run side by side.
     pub async fn open(dir: &Path, refs: &str) -> Result<Sides> {
         let parsed = Refs::parse(refs).ok_or_else(|| Error::Invalid {
             what: format!("git:{refs}"),
@@ -60,36 +65,50 @@ impl Sides {
         let commit_side = |label: String, commit: String| {
             let repo = repo.clone();
             async move {
-                let listing = repo.list_commit(&commit).await?;
-                Ok::<_, Error>(Side { label, commit: Some(commit), listing })
+                let blobs = repo.blobs_reader();
+                let listing = repo.list_commit(&commit, &blobs).await?;
+                Ok::<_, Error>(Side { label, commit: Some(commit), listing, blobs: Some(blobs) })
             }
         };
-        let (old, new) = match parsed {
+        let (old, new, mut changed) = match parsed {
             Refs::WorkTree { old } => {
-                let commit = repo.commit(&old).await?;
-                let (old, listing) = tokio::join!(commit_side(format!("git:{old}"), commit), repo.list_worktree());
-                (old?, Side { label: "the work tree".into(), commit: None, listing: listing? })
+                let commit_and_changes = async {
+                    let commit = repo.commit(&old).await?;
+                    tokio::try_join!(commit_side(format!("git:{old}"), commit.clone()), async {
+                        Ok(repo.changed(&commit, None).await?)
+                    })
+                };
+                let ((old, changed), listing) =
+                    tokio::try_join!(commit_and_changes, async { Ok(repo.list_worktree().await?) })?;
+                (old, Side { label: "the work tree".into(), commit: None, listing, blobs: None }, changed)
             }
             Refs::Commits { old, new } => {
                 let (a, b) = tokio::try_join!(repo.commit(&old), repo.commit(&new))?;
-                tokio::try_join!(commit_side(format!("git:{old}"), a), commit_side(format!("git:{new}"), b))?
+                tokio::try_join!(
+                    commit_side(format!("git:{old}"), a.clone()),
+                    commit_side(format!("git:{new}"), b.clone()),
+                    async { Ok(repo.changed(&a, Some(&b)).await?) },
+                )?
             }
             Refs::MergeBase { base, new } => {
                 let (a, b) = tokio::try_join!(repo.commit(&base), repo.commit(&new))?;
                 let merge_base = repo.merge_base(&a, &b).await?;
                 tokio::try_join!(
-                    commit_side(format!("the merge base of git:{base} and git:{new}"), merge_base),
-                    commit_side(format!("git:{new}"), b)
+                    commit_side(format!("the merge base of git:{base} and git:{new}"), merge_base.clone()),
+                    commit_side(format!("git:{new}"), b.clone()),
+                    async { Ok(repo.changed(&merge_base, Some(&b)).await?) },
                 )?
             }
         };
-        Ok(Sides { repo, old, new })
+        changed.extend(new.listing.untracked.iter().cloned());
+        Ok(Sides { repo, old, new, changed })
     }
 
-    /// The paths that differ between the two sides.
-    pub async fn changed(&self) -> Result<BTreeSet<PathBuf>> {
-        let old = self.old.commit.as_deref().unwrap_or_default();
-        Ok(self.repo.changed(old, self.new.commit.as_deref()).await?)
+    /// Ends what reading the sides started (see [`Blobs::close`]).
+    pub async fn close(&self) {
+        for blobs in [&self.old.blobs, &self.new.blobs].into_iter().flatten() {
+            blobs.close().await;
+        }
     }
 
     /// `scope` (relative to `dir` unless absolute) as a path relative to the repository's top. A path
@@ -112,8 +131,8 @@ impl Sides {
 
     /// The contents of the files `paths` at `side` (what is not a file there is left out).
     pub async fn read(&self, side: &Side, paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Vec<u8>>> {
-        match &side.commit {
-            Some(_) => Ok(self.repo.read_listed(&side.listing, paths).await?),
+        match &side.blobs {
+            Some(blobs) => Ok(side.listing.read(blobs, paths).await?),
             None => Ok(paths
                 .iter()
                 .filter(|p| side.listing.entries.contains_key(*p))
@@ -125,9 +144,9 @@ impl Sides {
     /// Where `side`'s files of `paths` can be read from disk: the work tree itself, or a private
     /// temporary copy of those paths of the commit (links followed, see [`Repo::materialise`]).
     pub async fn on_disk(&self, side: &Side, paths: &[PathBuf]) -> Result<OnDisk> {
-        match &side.commit {
-            None => Ok(OnDisk::WorkTree(self.repo.top().to_path_buf())),
-            Some(commit) => Ok(OnDisk::Tree(self.repo.materialise(commit, paths).await?)),
+        match (&side.commit, &side.blobs) {
+            (Some(commit), Some(blobs)) => Ok(OnDisk::Tree(side.listing.materialise(blobs, commit, paths).await?)),
+            _ => Ok(OnDisk::WorkTree(self.repo.top().to_path_buf())),
         }
     }
 }
