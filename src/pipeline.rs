@@ -92,7 +92,10 @@ impl Pipeline {
         if let Some(note) = desired.source_version.note(&self.chart.meta.version)
             && self.chart.may_use_chart_version()
         {
-            crate::output::stderr_line(format_args!("helm cozy: rendering without a cluster: {note}"));
+            crate::output::stderr_line(format_args!(
+                "{}: rendering without a cluster: {note}",
+                crate::output::chart_command()
+            ));
         }
         Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
     }
@@ -327,7 +330,8 @@ impl DiffRequest<'_> {
                     crate::output::stderr_line(format_args!("No differences against git:{git_ref}."))
                 }
                 DiffAgainst::Cluster(_) => crate::output::stderr_line(format_args!(
-                    "No differences: helm cozy apply {} would change nothing.",
+                    "No differences: {} apply {} would change nothing.",
+                    crate::output::chart_command(),
                     self.name
                 )),
             }

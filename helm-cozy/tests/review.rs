@@ -396,3 +396,21 @@ fn bad_input_is_one_line_and_changes_nothing() {
     // --kube-version without --release-file is a usage error.
     repo.cozy(&["show", HR_NAME, "--kube-version", "v1.30.0"]).usage_error("--release-file");
 }
+
+#[test]
+fn status_lines_name_the_command_that_ran() {
+    let mut repo = Repo::new(Helm::V4);
+    repo.write(
+        "charts/app/templates/looks.yaml",
+        "{{- $s := lookup \"v1\" \"Secret\" .Release.Namespace \"kept\" }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: looks\n",
+    );
+    let helm = repo.cozy(&["show", "app", "--plain", "--offline", "-s", "templates/looks.yaml"]);
+    assert!(helm.stderr.starts_with("helm cozy: --offline: rendering with Helm's defaults"), "{}", helm.stderr);
+    // The same binary as Go cozyhr's command line (the release archive's launcher says so with COZYHR_FACE).
+    repo.repo.sandbox.set_env("COZYHR_FACE", "cozyhr");
+    let cozyhr = repo.cozy(&["show", "app", "--plain", "--offline", "-s", "templates/looks.yaml"]);
+    assert_eq!(cozyhr.code, Some(0), "{cozyhr:?}");
+    assert!(cozyhr.stderr.starts_with("cozyhr: --offline: rendering with Helm's defaults"), "{}", cozyhr.stderr);
+    let diff = repo.cozy(&["diff", HR_NAME, "--release-file", "repo/deploy/release.yaml", "--against", "git:HEAD"]);
+    assert!(!diff.stderr.contains("helm cozy"), "{}", diff.stderr);
+}

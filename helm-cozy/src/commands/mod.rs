@@ -42,7 +42,10 @@ async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>)
     tokio::select! {
         result = command => result,
         signal = interrupted => {
-            cozyhr::output::stderr_line(format_args!("helm cozy: interrupted by {signal}; nothing was changed"));
+            cozyhr::output::stderr_line(format_args!(
+                "{}: interrupted by {signal}; nothing was changed",
+                cozyhr::output::chart_command()
+            ));
             Ok(ExitCode::from(INTERRUPTED))
         }
     }
@@ -62,7 +65,8 @@ fn helmrelease_hint(e: cozyhr::Error) -> anyhow::Error {
 fn note_offline_lookup(charts: &[&cozyhr::chart::ChartDir]) {
     if charts.iter().any(|c| c.may_use_lookup()) {
         cozyhr::output::stderr_line(format_args!(
-            "helm cozy: rendering without a cluster: lookup finds nothing (the chart calls lookup)"
+            "{}: rendering without a cluster: lookup finds nothing (the chart calls lookup)",
+            cozyhr::output::chart_command()
         ));
     }
 }

@@ -22,7 +22,8 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
     } else if args.offline || !flags.options().is_configured() {
         let why = if args.offline { "--offline" } else { "no cluster is configured" };
         cozyhr::output::stderr_line(format_args!(
-            "helm cozy: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)"
+            "{}: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)",
+            cozyhr::output::chart_command()
         ));
         let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
         pipeline.render_plain(None, &namespace, &args.name, &user).await?
