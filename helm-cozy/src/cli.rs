@@ -294,31 +294,13 @@ pub struct DiffArgs {
     #[arg(long, value_parser = parse_against, default_value = "live", value_name = "live|release|git:REF")]
     pub against: AgainstArg,
 
-    /// Print Secret values instead of masking them.
-    #[arg(long = "show-secrets")]
-    pub show_secrets: bool,
-
     /// The chart alone (its own values, -f and --set; no HelmRelease is read), against the Helm release
     /// NAME stored in the namespace, as Go cozyhr's diff --plain compares them.
     #[arg(long, conflicts_with_all = ["all", "release_file", "watch", "kube_version", "api_versions"])]
     pub plain: bool,
 
-    /// Exit with 2 when there are changes (0 when none, 1 on error).
-    #[arg(long = "detailed-exitcode")]
-    pub detailed_exitcode: bool,
-
-    /// Output format: a unified diff per object, only the object list and plan, JSON, or Markdown for a
-    /// pull-request comment (a collapsible diff per object, under 65,536 characters).
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
-    pub output: DiffFormat,
-
-    /// Lines of context around each change; -1 prints whole objects.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
-    pub context: i64,
-
-    /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
-    pub color: Color,
+    #[command(flatten)]
+    pub print: DiffPrintFlags,
 
     /// Print the diff again on every change of the chart (linked charts included), the -f files, the
     /// HelmRelease or its valuesFrom sources, until Ctrl-C. It follows the cluster: not with
@@ -337,6 +319,54 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub target: TargetFlags,
+}
+
+/// How a diff is printed, for `diff` and `review` alike.
+#[derive(Debug, Args)]
+pub struct DiffPrintFlags {
+    /// Print Secret values instead of masking them.
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+
+    /// Exit with 2 when there are changes (0 when none, 1 on error).
+    #[arg(long = "detailed-exitcode")]
+    pub detailed_exitcode: bool,
+
+    /// Output format: a unified diff per object, only the object list and plan, JSON, or Markdown for a
+    /// pull-request comment (collapsible diffs, under 65,536 characters). Over several releases (--all,
+    /// review) a table of them comes first; summary prints the table alone.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
+    pub output: DiffFormat,
+
+    /// Lines of context around each change; -1 prints whole objects.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
+    pub context: i64,
+
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+}
+
+impl DiffPrintFlags {
+    pub fn format(&self) -> cozyhr::diff::Format {
+        match self.output {
+            DiffFormat::Diff => cozyhr::diff::Format::Diff,
+            DiffFormat::Summary => cozyhr::diff::Format::Summary,
+            DiffFormat::Json => cozyhr::diff::Format::Json,
+            DiffFormat::Markdown => cozyhr::diff::Format::Markdown,
+        }
+    }
+
+    /// How the plan is printed: context lines, and colour when stdout is a terminal that takes it.
+    pub fn render_options(&self) -> cozyhr::diff::RenderOptions {
+        let color = cozyhr::output::ColorChoice::from(self.color).for_stdout();
+        cozyhr::diff::RenderOptions::with_context_flag(self.context, color)
+    }
+
+    /// How the plan compares: Secrets masked unless --show-secrets.
+    pub fn plan_options(&self) -> cozyhr::diff::PlanOptions {
+        cozyhr::diff::PlanOptions { show_secrets: self.show_secrets, ..Default::default() }
+    }
 }
 
 /// `--all`: the chart's HelmReleases instead of one (see cozyhr::release_set).
@@ -502,27 +532,8 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: Option<u16>,
 
-    /// Print Secret values instead of masking them.
-    #[arg(long = "show-secrets")]
-    pub show_secrets: bool,
-
-    /// Exit with 2 when a release's rendering changes (0 when none does, 1 on error).
-    #[arg(long = "detailed-exitcode")]
-    pub detailed_exitcode: bool,
-
-    /// Output format: the table and each release's diff, the table alone, JSON (one entry per chart and
-    /// release), or Markdown for a pull-request comment (a folded section per release, under 65,536
-    /// characters).
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
-    pub output: DiffFormat,
-
-    /// Lines of context around each change; -1 prints whole objects.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
-    pub context: i64,
-
-    /// When to colour the output.
-    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
-    pub color: Color,
+    #[command(flatten)]
+    pub print: DiffPrintFlags,
 
     #[command(flatten)]
     pub capabilities: CapabilitiesFlags,

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use cozyhr::compare::Against;
-use cozyhr::diff::{Format, Plan, PlanOptions, RenderOptions};
+use cozyhr::diff::Plan;
 use cozyhr::pipeline::{DiffAgainst, DiffRequest, Pipeline};
 
-use crate::cli::{AgainstArg, ClusterFlags, DiffArgs, DiffFormat};
+use crate::cli::{AgainstArg, ClusterFlags, DiffArgs};
 use crate::commands::{helmrelease_hint, note_offline_lookup};
 
 /// Exit code for "there are changes" with --detailed-exitcode, as helm-diff and terraform use.
@@ -20,13 +20,12 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let namespace = flags.options().namespace;
     let user = args.values.user();
     let request = request(args, &user, namespace.as_deref());
-    let options =
-        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
+    let options = args.print.render_options();
     if args.plain {
         let cluster = flags.options().connect().await?;
         let rendered = pipeline.render_plain(Some(&cluster), &cluster.namespace, args.name(), &user).await?;
         let plan = cozyhr::compare::plain_against_release(&cluster, &rendered, args.name(), request.options).await?;
-        request.print(&plan, format(args.output), options)?;
+        request.print(&plan, args.print.format(), options)?;
         return Ok(exit_code(&plan, args));
     }
     // --watch excludes release files, offline capabilities and git: refs (see cli.rs): it needs a cluster.
@@ -36,7 +35,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
         note_offline_lookup(&[&pipeline.chart]);
         None
     };
-    let format = format(args.output);
+    let format = args.print.format();
     if args.watch
         && let Some(cluster) = &cluster
     {
@@ -55,14 +54,8 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
     let selection = args.set.selection(&args.names);
     let user = args.values.user();
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
-    let common = Common {
-        user: &user,
-        against,
-        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
-    };
-    let options =
-        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
-    let format = format(args.output);
+    let common = Common { user: &user, against, options: args.print.plan_options() };
+    let (options, format) = (args.print.render_options(), args.print.format());
     if args.watch {
         cozyhr::watch::diff_all(pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
             .await?;
@@ -75,7 +68,7 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
         let failed = entries.iter().filter(|e| e.outcome.is_err()).count();
         anyhow::bail!("{failed} of {} releases could not be diffed (see their rows above)", entries.len());
     }
-    let changed = args.detailed_exitcode && any_change(&entries);
+    let changed = args.print.detailed_exitcode && any_change(&entries);
     Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
 }
 
@@ -96,20 +89,11 @@ fn request<'a>(
         release_files: &args.release.release_file,
         namespace,
         offline_view: args.capabilities.view(),
-        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
-    }
-}
-
-pub(crate) fn format(output: DiffFormat) -> Format {
-    match output {
-        DiffFormat::Diff => Format::Diff,
-        DiffFormat::Summary => Format::Summary,
-        DiffFormat::Json => Format::Json,
-        DiffFormat::Markdown => Format::Markdown,
+        options: args.print.plan_options(),
     }
 }
 
 /// With `--detailed-exitcode`, 2 when the plan changes something.
 fn exit_code(plan: &Plan, args: &DiffArgs) -> ExitCode {
-    if args.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS }
+    if args.print.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS }
 }

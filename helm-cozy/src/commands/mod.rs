@@ -3,7 +3,7 @@
 mod apply;
 pub mod completion;
 mod delete;
-pub(crate) mod diff;
+mod diff;
 mod review;
 mod show;
 mod values;

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use cozyhr::diff::{PlanOptions, RenderOptions};
 use cozyhr::review::{Releases, Request};
 
 use crate::cli::{ClusterFlags, ReviewArgs};
@@ -35,13 +34,11 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         refs: &args.refs,
         releases,
         offline_view: args.capabilities.view(),
-        options: PlanOptions { show_secrets: args.show_secrets, ..PlanOptions::default() },
+        options: args.print.plan_options(),
         concurrency: cozyhr::release_set::concurrency(args.concurrency.map(usize::from)),
     };
     let report = cozyhr::review::run(&helm, &self_exe, &request).await?;
-    let options =
-        RenderOptions::with_context_flag(args.context, cozyhr::output::ColorChoice::from(args.color).for_stdout());
-    cozyhr::review::print::print(&report, crate::commands::diff::format(args.output), options)?;
+    cozyhr::review::print::print(&report, args.print.format(), args.print.render_options())?;
     if report.errors() > 0 {
         anyhow::bail!(
             "{} of {} releases could not be rendered (see their rows above)",
@@ -49,6 +46,6 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
             report.entries.len()
         );
     }
-    let changed = args.detailed_exitcode && report.any_change();
+    let changed = args.print.detailed_exitcode && report.any_change();
     Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
 }
