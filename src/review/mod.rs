@@ -11,9 +11,9 @@
 //! 4. [`releases`]: for each affected chart, the releases to show: the HelmReleases that deploy it in the
 //!    cluster, else the HelmRelease files given (in the repository, read at both sides), else the chart
 //!    with its own defaults. A HelmRelease file whose release changed brings its chart in too.
-//! 5. [`render`]: each release rendered at both sides, several at a time, into a [`Plan`]; a failure is
+//! 5. [`render`]: each release rendered at both sides, several at a time, into a [`Plan`](crate::diff::Plan); a failure is
 //!    that release's row, the others still shown.
-//! 6. [`print`]: a table, then each release's diff; `-o markdown` for a pull-request comment, `-o json`
+//! 6. [`print`](mod@print): a table, then each release's diff; `-o markdown` for a pull-request comment, `-o json`
 //!    for CI.
 
 pub mod affected;
@@ -21,12 +21,15 @@ pub mod charts;
 pub mod print;
 pub mod releases;
 pub mod render;
+mod report;
 pub mod sides;
+
+pub use report::{Entry, Release, Report};
 
 use std::path::{Path, PathBuf};
 
 use crate::cluster::ClusterOptions;
-use crate::diff::{Plan, PlanOptions};
+use crate::diff::PlanOptions;
 use crate::error::Result;
 use crate::release_set::Selection;
 use crate::render::{ClusterView, Helm};
@@ -57,72 +60,6 @@ pub struct Releases<'a> {
     /// HelmRelease files and directories of YAML (other kinds ignored); those inside the repository
     /// are read as they are at each side.
     pub files: &'a [PathBuf],
-}
-
-/// Who a reviewed rendering is for.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Release {
-    /// A HelmRelease of the cluster.
-    Cluster { namespace: String, name: String },
-    /// A HelmRelease of the files given.
-    File { namespace: String, name: String },
-    /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
-    Defaults,
-}
-
-impl Release {
-    /// `namespace/name`, or `(chart defaults)`.
-    pub fn label(&self) -> String {
-        match self {
-            Release::Cluster { namespace, name } | Release::File { namespace, name } => format!("{namespace}/{name}"),
-            Release::Defaults => "(chart defaults)".into(),
-        }
-    }
-
-    /// Where it was found: `cluster`, `file` or `defaults`.
-    pub fn source(&self) -> &'static str {
-        match self {
-            Release::Cluster { .. } => "cluster",
-            Release::File { .. } => "file",
-            Release::Defaults => "defaults",
-        }
-    }
-}
-
-/// One release of one affected chart, and what the change does to it.
-pub struct Entry {
-    /// The chart's directory, relative to the repository's top.
-    pub chart: PathBuf,
-    pub release: Release,
-    pub outcome: std::result::Result<Plan, String>,
-}
-
-/// What a review found.
-pub struct Report {
-    /// The two sides, as people name them (`git:main`, `the work tree`).
-    pub old: String,
-    pub new: String,
-    /// How many charts lie under PATH (at either side).
-    pub charts: usize,
-    /// One entry per release of each affected chart, by chart path, then release.
-    pub entries: Vec<Entry>,
-}
-
-impl Report {
-    pub fn any_change(&self) -> bool {
-        self.entries.iter().any(|e| e.outcome.as_ref().is_ok_and(Plan::has_changes))
-    }
-
-    pub fn errors(&self) -> usize {
-        self.entries.iter().filter(|e| e.outcome.is_err()).count()
-    }
-
-    /// How many charts were rendered.
-    pub fn affected(&self) -> usize {
-        let mut charts: Vec<&PathBuf> = self.entries.iter().map(|e| &e.chart).collect();
-        charts.dedup();
-        charts.len()
-    }
 }
 
 /// Runs a review (the steps of the module's words, in order).

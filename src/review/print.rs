@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{Entry, Report};
+use super::report::{Entry, Release, Report};
 use crate::diff::{COMMENT_LIMIT, Format, Plan, RenderOptions};
 use crate::output::{StdoutError, Table, Tone};
 
@@ -106,10 +106,10 @@ pub fn json(report: &Report) -> String {
         .iter()
         .map(|e| {
             let (namespace, name) = match &e.release {
-                super::Release::Cluster { namespace, name } | super::Release::File { namespace, name } => {
+                Release::Cluster { namespace, name } | Release::File { namespace, name } => {
                     (Some(namespace.as_str()), Some(name.as_str()))
                 }
-                super::Release::Defaults => (None, None),
+                Release::Defaults => (None, None),
             };
             let mut item = json!({
                 "chart": e.chart.display().to_string(),

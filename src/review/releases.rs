@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::Release;
 use super::affected::Touched;
 use super::charts::Chart;
+use super::report::Release;
 use super::sides::{Side, Sides};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use futures::StreamExt as _;
 use serde_json::Value;
 
+use super::Request;
 use super::charts::{Chart, Layout};
 use super::releases::{Assigned, Job};
+use super::report::{Entry, Release};
 use super::sides::{OnDisk, Side, Sides};
-use super::{Entry, Release, Request};
 use crate::chart::ChartDir;
 use crate::cluster::Cluster;
 use crate::controller::Controller;
