@@ -22,6 +22,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_helm-cozy");
 
 const LIBRARY_USERS: [&str; 8] = ["01", "02", "03", "04", "05", "06", "07", "08"];
 
+/// app-01's Secret value, which no output may show.
+const SECRET: &str = "s3cr3t-t0ken-of-app-01";
+
+/// How many objects the library change changes in chart app-NN: its ConfigMap, and app-01's Secret.
+fn library_changes(n: &str) -> u64 {
+    if n == "01" { 2 } else { 1 }
+}
+
 /// The repository, committed on `main`.
 struct Fixture {
     repo: GitRepo,
@@ -99,6 +107,13 @@ impl Fixture {
             );
             if uses_lib {
                 repo.link(&format!("{dir}/charts/cozy-lib"), "../../../library/cozy-lib");
+            }
+            if i == 1 {
+                // A Secret the library labels: its values are masked in every output.
+                repo.write(
+                    &format!("{dir}/templates/secret.yaml"),
+                    &format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{{{ .Release.Name }}}}-auth\n  labels: {{{{- include \"cozy-lib.labels\" . | nindent 4 }}}}\nstringData:\n  token: {SECRET}\n"),
+                );
             }
         }
         // A vendored upstream chart, as `helm pull --untar --untardir charts` leaves it.
@@ -254,6 +269,11 @@ spec:
   targetNamespace: tenant-root
 ";
 
+fn b64(s: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
 fn defaults(n: &str) -> (String, String) {
     (app(n), "(chart defaults)".to_string())
 }
@@ -265,8 +285,8 @@ fn library_change_lists_exactly_its_eight_dependents(helm: Helm) {
 
     let (keys, rows) = f.rows(&["git:HEAD", "packages", "--offline"]);
     assert_eq!(keys, LIBRARY_USERS.map(defaults));
-    for row in &rows {
-        assert_eq!((row["changed"].as_bool(), row["change"].as_u64()), (Some(true), Some(1)), "{row}");
+    for (row, n) in rows.iter().zip(LIBRARY_USERS) {
+        assert_eq!((row["changed"].as_bool(), row["change"].as_u64()), (Some(true), Some(library_changes(n))), "{row}");
         assert_eq!(row["source"], "defaults");
     }
 
@@ -279,7 +299,8 @@ fn library_change_lists_exactly_its_eight_dependents(helm: Helm) {
     );
     for n in LIBRARY_USERS {
         let row = out.stdout.lines().find(|l| l.starts_with(&format!("{} ", app(n)))).expect("a row");
-        assert_eq!(row.split_whitespace().collect::<Vec<_>>()[1..], ["(chart", "defaults)", "0", "1", "0"]);
+        let changes = library_changes(n).to_string();
+        assert_eq!(row.split_whitespace().collect::<Vec<_>>()[1..], ["(chart", "defaults)", "0", &changes, "0"]);
         let section = out.stdout.split(&format!("=== {} · (chart defaults) ===\n", app(n))).nth(1).expect("its diff");
         let section = section.split("\n===").next().unwrap_or_default();
         assert!(section.starts_with(&format!("default, app-{n}-config, ConfigMap (v1) has changed:\n")), "{section}");
@@ -287,6 +308,14 @@ fn library_change_lists_exactly_its_eight_dependents(helm: Helm) {
             section.contains("-     app.kubernetes.io/managed-by: cozystack\n+     app.kubernetes.io/managed-by: cozystack-platform\n"),
             "{section}"
         );
+    }
+    // app-01's Secret changed (its labels) and is shown masked, here and in JSON.
+    let secret =
+        out.stdout.split("default, app-01-auth, Secret (v1) has changed:\n").nth(1).expect("the Secret's diff");
+    assert!(secret.contains(&format!("token: \"REDACTED # ({} bytes)\"", SECRET.len())), "{secret}");
+    let json = f.review(&["git:HEAD", "packages", "--offline", "-o", "json"]);
+    for shown in [&out.stdout, &json.stdout] {
+        assert!(!shown.contains(SECRET) && !shown.contains(&b64(SECRET)), "the Secret's value leaked:\n{shown}");
     }
     assert_eq!(f.state(), before, "review changed the working tree, the index or HEAD");
 
@@ -465,11 +494,13 @@ fn markdown_for_a_library_change_folds_on_one_screen() {
         .filter(|l| l.starts_with('#') || l.starts_with('|') || l.starts_with("<details>") || l.starts_with("8 of"))
         .count();
     assert!(screen <= 2 + 2 + 8 + 8, "{screen} lines folded");
+    assert!(!md.contains(SECRET), "the Secret's value leaked:\n{md}");
     // Each section expands to that release's diff.
     for n in LIBRARY_USERS {
         let summary = format!(
-            "<details><summary><code>{}</code> · <code>(chart defaults)</code>: Plan: 0 to add, 1 to change, 0 to remove.</summary>",
-            app(n)
+            "<details><summary><code>{}</code> · <code>(chart defaults)</code>: Plan: 0 to add, {} to change, 0 to remove.</summary>",
+            app(n),
+            library_changes(n)
         );
         let section = md.split(&summary).nth(1).and_then(|s| s.split("</details>").next()).expect("a section");
         assert!(section.starts_with("\n\n```diff\n"), "{section}");
