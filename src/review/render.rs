@@ -35,7 +35,7 @@ struct Context<'a> {
     helm: &'a Helm,
     self_exe: &'a Path,
     /// The kubectl whose kustomize runs postRenderers; only a release that has them needs it.
-    kubectl: std::result::Result<PathBuf, crate::render::RenderError>,
+    kubectl: Option<PathBuf>,
     charts: &'a [Chart],
     old: Disk<'a>,
     new: Disk<'a>,
@@ -47,16 +47,14 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// The kubectl for `hr`: an error only when its postRenderers need one and there is none.
+    /// The kubectl for `hr`: an error (how to get one) only when its postRenderers need one and there
+    /// is none.
     fn kubectl(&self, hr: &HelmRelease) -> Result<PathBuf> {
+        let needs_one = hr.spec.post_renderers.as_ref().and_then(|p| p.as_array()).is_some_and(|p| !p.is_empty());
         match &self.kubectl {
-            Ok(path) => Ok(path.clone()),
-            Err(_) if hr.spec.post_renderers.as_ref().is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)) => {
-                Ok(PathBuf::from("kubectl"))
-            }
-            Err(_) => {
-                Err(crate::render::locate_kubectl().err().map_or_else(|| Error::Failed("kubectl".into()), Error::from))
-            }
+            Some(path) => Ok(path.clone()),
+            None if needs_one => Ok(crate::render::locate_kubectl()?),
+            None => Ok(PathBuf::from("kubectl")),
         }
     }
 }
@@ -93,7 +91,7 @@ pub async fn all(
     let ctx = Context {
         helm,
         self_exe,
-        kubectl: crate::render::locate_kubectl(),
+        kubectl: crate::render::locate_kubectl().ok(),
         charts,
         old: Disk { side: &sides.old, on_disk: old },
         new: Disk { side: &sides.new, on_disk: new },
