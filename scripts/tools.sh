@@ -19,24 +19,25 @@ set -euo pipefail
 # Pinned versions. Why these: docs/test-ground.md, "The local control plane" and "Two Fluxes".
 KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
-HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
-HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
+HELM3_VERSION=${HELM3_VERSION:-v3.21.4}
+HELM4_VERSION=${HELM4_VERSION:-v4.3.2}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
-FLUX_VERSION=${FLUX_VERSION:-v2.9.5}
 K9S_VERSION=${K9S_VERSION:-v0.50.16}
 ORAS_VERSION=${ORAS_VERSION:-v1.3.6}
 
 # The Flux sets (--flux). The controllers' versions are fixed per set, not read from the environment
 # (`env` exports HELM_CONTROLLER_VERSION, which must not leak into the next call for the other set).
-#   2.9 (default): helm-controller v1.6.2 (Flux 2.9.1-2.9.2; Helm SDK v4.2.2), source-controller v1.9.3,
-#                  source-watcher v2.2.1.
+# Each set's flux CLI is the same Flux release (FLUX_RELEASE).
+#   2.9 (default): Flux 2.9.5, what `flux install` gives today: helm-controller v1.6.4 (upstream Helm SDK
+#                  v4.2.4), source-controller v1.9.5; source-watcher v2.2.1 where 2.9.5 ships v2.2.4
+#                  (the proxy serves no source-watcher/v2 and the stored source stops at v2.2.1).
 #   2.8: Flux 2.8.0 as Cozystack's operator installs it: helm-controller v1.5.0 (Helm SDK v4.1.1),
 #        source-controller v1.8.0, source-watcher v2.1.0.
 FLUX_SETS=(2.9 2.8)
 # flux_set SET: sets HC_V SC_V SW_V HC_HELM_V FLUX_RELEASE for that set.
 flux_set() {
   case $1 in
-    2.9) HC_V=v1.6.2 SC_V=v1.9.3 SW_V=v2.2.1 HC_HELM_V=v4.2.2 FLUX_RELEASE=v2.9.2 ;;
+    2.9) HC_V=v1.6.4 SC_V=v1.9.5 SW_V=v2.2.1 HC_HELM_V=v4.2.4 FLUX_RELEASE=v2.9.5 ;;
     2.8) HC_V=v1.5.0 SC_V=v1.8.0 SW_V=v2.1.0 HC_HELM_V=v4.1.1 FLUX_RELEASE=v2.8.0 ;;
     *) echo "tools.sh: unknown Flux set '$1': use --flux 2.8 or --flux 2.9" >&2; exit 1 ;;
   esac
@@ -245,8 +246,8 @@ build_krew() {
 # (manifests/*.yaml) that Flux's release build generates with kustomize from GitHub downloads and the
 # module does not carry. A placeholder stands in for them, so this flux cannot `install` or `bootstrap`
 # (nothing here uses them); every other command is the released code.
-build_flux() {
-  local v=$FLUX_VERSION out=$BIN/flux-$FLUX_VERSION t0=$SECONDS
+build_flux() { # VERSION
+  local v=$1 out=$BIN/flux-$1 t0=$SECONDS
   [ -x "$out" ] && return
   log "building the flux CLI $v (cold: ~4-5 min)"
   local mod dir=$SRC/flux-$v
@@ -323,6 +324,7 @@ build_flux_set() {
   build_source_controller "$SC_V"
   build_source_watcher "$SW_V"
   build_sdk_helm "$HC_HELM_V"
+  build_flux "$FLUX_RELEASE"
 }
 
 # print_env SET: the `export` lines for that Flux set; fails (saying what is missing) if anything is not built.
@@ -342,7 +344,7 @@ print_env() {
     [HELM3]=$BIN/helm-$HELM3_VERSION/helm
     [HELM4]=$BIN/helm-$HELM4_VERSION/helm
     [KREW]=$BIN/krew-$KREW_VERSION
-    [FLUX]=$BIN/flux-$FLUX_VERSION
+    [FLUX]=$BIN/flux-$FLUX_RELEASE
     [ORAS]=$BIN/oras-$ORAS_VERSION
     [COZYHR_PYTHON]=$(venv_dir)/bin/python
   )
@@ -397,7 +399,6 @@ case $cmd in
       build_flux_set "${sets[0]}"
       build_registry
       build_kube
-      build_flux
       build_oras
       fetch_k9s
       build_venv

@@ -107,10 +107,7 @@ impl Desired {
             },
             common_metadata: hr.spec.common_metadata.clone(),
             post_render_strategy: rules.hook_strategy(hr.spec.extra.get("postRenderStrategy").and_then(Value::as_str)),
-            splitting: {
-                let sdk = controller.helm_sdk();
-                crate::render::metadata::Splitting::of_sdk(sdk.major, sdk.minor)
-            },
+            splitting: controller.helm_sdk().splitting(),
             kubectl,
         };
         Ok(Desired {

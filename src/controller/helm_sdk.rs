@@ -15,25 +15,99 @@
 //! [`crate::render::metadata`]); for the rest, [`differences`] names what applies to the chart at hand,
 //! so a user sees one line only when the render can differ.
 
+use std::fmt;
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::Version;
 
-/// The Helm SDK (`helm.sh/helm/v4`, or the fluxcd fork of it) of a helm-controller version (its go.mod).
-pub fn sdk_of(controller: Version) -> Version {
-    let v = Version::new;
+/// The Helm SDK built into a helm-controller: upstream `helm.sh/helm/v4` at `version`, or, where its
+/// go.mod replaces that module, the fluxcd fork `github.com/fluxcd/helm/v4` tagged `fork` (the module
+/// proxy serves no fork tag; what each is was matched by the go.sum hash of its module, see
+/// [`Splitting`] and docs/flux-exact.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HelmSdk {
+    /// The upstream version the SDK stands for (a fork's base version as its tag names it).
+    pub version: Version,
+    /// The fork's tag, e.g. `v4.2.4-flux.1`.
+    pub fork: Option<&'static str>,
+}
+
+impl HelmSdk {
+    const fn upstream(major: u64, minor: u64, patch: u64) -> HelmSdk {
+        HelmSdk { version: Version::new(major, minor, patch), fork: None }
+    }
+
+    const fn fork(major: u64, minor: u64, patch: u64, tag: &'static str) -> HelmSdk {
+        HelmSdk { version: Version::new(major, minor, patch), fork: Some(tag) }
+    }
+
+    /// How this SDK cuts a template's output into documents before helm-controller's post-renderers.
+    pub fn splitting(&self) -> Splitting {
+        match (self.fork, self.version.major, self.version.minor, self.version.patch) {
+            // helm/helm#31940's head: `annotateAndMerge` pre-splits with 4.1's `SplitManifests`, which
+            // trims every document at both ends.
+            (Some("v4.1.4-flux.1"), ..) => Splitting::Trim,
+            // Not to be had here; helm-controller 1.5.4's changelog: the fork "preserves line endings in
+            // SplitManifests" (helm/helm#31952, in 4.2.0). Inferred.
+            (Some("v4.1.4-flux.3"), ..) => Splitting::Cut,
+            // helm commit 51a9837ba: v4.2.3 with the line-anchored separator of 4.2.4 (helm/helm#32327).
+            (Some("v4.2.4-flux.1"), ..) => Splitting::Line,
+            (_, 4, 0..=1, _) => Splitting::Yaml,
+            (_, 4, 2, 0..=3) => Splitting::Cut,
+            _ => Splitting::Line,
+        }
+    }
+}
+
+impl fmt::Display for HelmSdk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.fork {
+            Some(tag) => write!(f, "{tag} (the fluxcd fork of Helm {})", self.version),
+            None => write!(f, "{}", self.version),
+        }
+    }
+}
+
+/// How a Helm SDK cuts a template's output into documents before helm-controller's post-renderers
+/// (`pkg/action/action.go` `annotateAndMerge`, `pkg/release/v1/util/manifest.go` `SplitManifests`). It
+/// decides the end of a block scalar that ends a document (`config.yaml: |` right before a `---`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Splitting {
+    /// Helm 4.0-4.1.4 (helm-controller 1.5.0-1.5.2): each template's output is parsed whole as a YAML
+    /// stream (`kio.ParseAll`), so every document keeps its ending as YAML reads it.
+    Yaml,
+    /// The fork v4.1.4-flux.1 (helm-controller 1.5.3): every document cut at `(?:^|\s*\n)---\s*` and
+    /// trimmed at both ends, its template's last one too: no block scalar ending a document keeps a
+    /// final newline.
+    Trim,
+    /// Helm 4.2.0-4.2.3 and the fork v4.1.4-flux.3 (helm-controller 1.5.4, 1.5.5, 1.6.0-1.6.2): cut at
+    /// `(?:^|\s*\n)---\s*` with leading whitespace trimmed, so a document that is not its template's
+    /// last loses its trailing whitespace (`|` reads as `|-`); the last keeps the template's ending.
+    Cut,
+    /// Helm 4.2.4 and later, and the fork v4.2.4-flux.1 (helm-controller 1.6.3, 1.6.4): cut at
+    /// `(?m)^---[ \t]*`, at the line, so every document keeps its trailing whitespace.
+    #[default]
+    Line,
+}
+
+/// The Helm SDK of a helm-controller version (its go.mod: `require helm.sh/helm/v4` and any `replace`).
+pub fn sdk_of(controller: Version) -> HelmSdk {
+    let (up, fork) = (HelmSdk::upstream, HelmSdk::fork);
     match (controller.major, controller.minor, controller.patch) {
-        (1, 5, 0..=1) => v(4, 1, 1),
-        (1, 5, 2) => v(4, 1, 3),
-        (1, 5, 3..=4) => v(4, 1, 4),
-        (1, 5, _) => v(4, 2, 0),
-        (1, 6, 0) => v(4, 2, 1),
-        (1, 6, 1..=2) => v(4, 2, 2),
-        (1, 6, _) => v(4, 2, 4),
+        (1, 5, 0..=1) => up(4, 1, 1),
+        (1, 5, 2) => up(4, 1, 3),
+        (1, 5, 3) => fork(4, 1, 4, "v4.1.4-flux.1"),
+        (1, 5, 4) => fork(4, 1, 4, "v4.1.4-flux.3"),
+        (1, 5, _) => up(4, 2, 0),
+        (1, 6, 0) => up(4, 2, 1),
+        (1, 6, 1..=2) => up(4, 2, 2),
+        (1, 6, 3) => fork(4, 2, 4, "v4.2.4-flux.1"),
+        (1, 6, 4) => up(4, 2, 4),
         // Older than 1.5 is Helm 3 (not followed here); newer: the newest known.
-        _ => v(4, 2, 4),
+        _ => up(4, 2, 4),
     }
 }
 
@@ -63,7 +137,7 @@ pub enum HelmDifference {
 }
 
 impl HelmDifference {
-    pub fn describe(&self, local: Version, sdk: Version) -> String {
+    pub fn describe(&self, local: Version, sdk: HelmSdk) -> String {
         match self {
             HelmDifference::HelmVersion => {
                 format!(".Capabilities.HelmVersion is {} there, {local} here", controller_helm_version(sdk))
@@ -82,23 +156,25 @@ impl HelmDifference {
     }
 }
 
-/// What `.Capabilities.HelmVersion.Version` says under helm-controller with this SDK.
-pub fn controller_helm_version(sdk: Version) -> String {
-    format!("v{}.{}", sdk.major, sdk.minor)
+/// What `.Capabilities.HelmVersion.Version` says under helm-controller with this SDK (its version is not
+/// stamped there, a fork's neither).
+pub fn controller_helm_version(sdk: HelmSdk) -> String {
+    format!("v{}.{}", sdk.version.major, sdk.version.minor)
 }
 
 /// Whether a Helm whose `helm version` is `local_text` renders exactly as the `sdk` inside helm-controller.
-pub fn renders_as_controller(local_text: &str, sdk: Version) -> bool {
+pub fn renders_as_controller(local_text: &str, sdk: HelmSdk) -> bool {
     local_text.trim() == controller_helm_version(sdk)
 }
 
 /// What can differ between rendering `chart_dir` (with the coalesced chart `defaults`) with the local
 /// Helm (`helm version` said `local_text`) and with the `sdk` inside helm-controller. Empty when the
 /// chart touches none of the known differences.
-pub fn differences(local_text: &str, sdk: Version, chart_dir: &Path, defaults: &Value) -> Vec<HelmDifference> {
+pub fn differences(local_text: &str, sdk: HelmSdk, chart_dir: &Path, defaults: &Value) -> Vec<HelmDifference> {
     let Some(local) = Version::parse(local_text) else { return Vec::new() };
     let reads_version = !renders_as_controller(local_text, sdk);
-    if local.same_minor(&sdk) && !reads_version {
+    let there = sdk.version;
+    if local.same_minor(&there) && !reads_version {
         return Vec::new();
     }
     let templates = template_texts(chart_dir);
@@ -106,29 +182,30 @@ pub fn differences(local_text: &str, sdk: Version, chart_dir: &Path, defaults: &
     if reads_version && templates.iter().any(|t| t.contains("Capabilities.HelmVersion")) {
         found.push(HelmDifference::HelmVersion);
     }
-    if let (Some(there), Some(here)) = (keeps_chart_default_nulls(sdk), keeps_chart_default_nulls(local))
-        && there != here
+    if let (Some(kept_there), Some(kept_here)) = (keeps_chart_default_nulls(there), keeps_chart_default_nulls(local))
+        && kept_there != kept_here
         && let Some(path) = first_null_in_map(defaults, &mut Vec::new())
     {
-        found.push(HelmDifference::ChartDefaultNull { path, kept_by_controller: there });
+        found.push(HelmDifference::ChartDefaultNull { path, kept_by_controller: kept_there });
     }
-    if has_must_to_toml(sdk) != has_must_to_toml(local) && templates.iter().any(|t| t.contains("mustToToml")) {
-        found.push(HelmDifference::Function { name: "mustToToml", in_controller: has_must_to_toml(sdk) });
+    if has_must_to_toml(there) != has_must_to_toml(local) && templates.iter().any(|t| t.contains("mustToToml")) {
+        found.push(HelmDifference::Function { name: "mustToToml", in_controller: has_must_to_toml(there) });
     }
     found
 }
 
 /// The one line for [`differences`], or None when there are none.
-pub fn line(local_text: &str, sdk: Version, controller: Version, found: &[HelmDifference]) -> Option<String> {
+pub fn line(local_text: &str, sdk: HelmSdk, controller: Version, found: &[HelmDifference]) -> Option<String> {
     let local = Version::parse(local_text)?;
     if found.is_empty() {
         return None;
     }
     let what: Vec<String> = found.iter().map(|d| d.describe(local, sdk)).collect();
     Some(format!(
-        "helm-controller {controller} renders with Helm {sdk}, this render with Helm {}, and this chart can differ: {}; set COZYHR_HELM to a Helm {sdk} built without a version stamp to render exactly as it does (docs/flux-exact.md)",
+        "helm-controller {controller} renders with Helm {sdk}, this render with Helm {}, and this chart can differ: {}; set COZYHR_HELM to a Helm {} built without a version stamp to render exactly as it does (docs/flux-exact.md)",
         local_text.trim(),
         what.join("; "),
+        sdk.version,
     ))
 }
 
@@ -182,12 +259,49 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// One row per helm-controller release: its go.mod's `helm.sh/helm/v4` (and `replace`), and how that
+    /// SDK splits documents.
     #[test]
-    fn each_controller_names_its_helm() {
-        let sdk = |v| sdk_of(Version::parse(v).unwrap()).to_string();
-        assert_eq!(sdk("v1.5.0"), "v4.1.1");
-        assert_eq!(sdk("v1.5.5"), "v4.2.0");
-        assert_eq!(sdk("v1.6.2"), "v4.2.2");
+    fn each_controller_names_its_helm_and_its_splitting() {
+        use Splitting::*;
+        let rows: [(&str, &str, Option<&str>, Splitting); 11] = [
+            ("v1.5.0", "v4.1.1", None, Yaml),
+            ("v1.5.1", "v4.1.1", None, Yaml),
+            ("v1.5.2", "v4.1.3", None, Yaml),
+            ("v1.5.3", "v4.1.4", Some("v4.1.4-flux.1"), Trim),
+            ("v1.5.4", "v4.1.4", Some("v4.1.4-flux.3"), Cut),
+            ("v1.5.5", "v4.2.0", None, Cut),
+            ("v1.6.0", "v4.2.1", None, Cut),
+            ("v1.6.1", "v4.2.2", None, Cut),
+            ("v1.6.2", "v4.2.2", None, Cut),
+            ("v1.6.3", "v4.2.4", Some("v4.2.4-flux.1"), Line),
+            ("v1.6.4", "v4.2.4", None, Line),
+        ];
+        for (hc, helm, fork, splitting) in rows {
+            let sdk = sdk_of(Version::parse(hc).unwrap());
+            assert_eq!((sdk.version.to_string().as_str(), sdk.fork, sdk.splitting()), (helm, fork, splitting), "{hc}");
+        }
+        // A newer helm-controller than any known: the newest known SDK.
+        assert_eq!(sdk_of(Version::new(1, 7, 0)), sdk_of(Version::new(1, 6, 4)));
+        assert_eq!(sdk_of(Version::new(1, 6, 3)).to_string(), "v4.2.4-flux.1 (the fluxcd fork of Helm v4.2.4)");
+        assert_eq!(sdk_of(Version::new(1, 6, 4)).to_string(), "v4.2.4");
+    }
+
+    #[test]
+    fn upstream_helm_splits_as_its_source_does() {
+        let of = |text: &str| HelmSdk { version: Version::parse(text).unwrap(), fork: None }.splitting();
+        // pkg/action: 4.1 parses each template's output as one YAML stream.
+        for v in ["v4.1.1", "v4.1.3", "v4.1.4"] {
+            assert_eq!(of(v), Splitting::Yaml, "{v}");
+        }
+        // pkg/release/v1/util/manifest.go: `(?:^|\s*\n)---\s*` in 4.2.0-4.2.3 ...
+        for v in ["v4.2.0", "v4.2.1", "v4.2.2", "v4.2.3"] {
+            assert_eq!(of(v), Splitting::Cut, "{v}");
+        }
+        // ... `(?m)^---[ \t]*` from 4.2.4 (and in 4.3).
+        for v in ["v4.2.4", "v4.3.0", "v4.3.2"] {
+            assert_eq!(of(v), Splitting::Line, "{v}");
+        }
     }
 
     #[test]
@@ -195,7 +309,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("templates")).unwrap();
         std::fs::write(dir.path().join("templates/cm.yaml"), "v: {{ .Capabilities.HelmVersion.Version }}").unwrap();
-        let (h41, h42) = (Version::new(4, 1, 1), Version::new(4, 2, 2));
+        let (h41, h42) = (HelmSdk::upstream(4, 1, 1), HelmSdk::upstream(4, 2, 2));
         let defaults = json!({"m": {"a": 1, "b": null}});
         // The Helm helm-controller embeds, unstamped: nothing differs.
         assert!(differences("v4.2", h42, dir.path(), &defaults).is_empty());

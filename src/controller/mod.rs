@@ -19,7 +19,7 @@ pub mod rules;
 use std::fmt;
 
 pub use detect::detect;
-pub use helm_sdk::{HelmDifference, differences};
+pub use helm_sdk::{HelmDifference, HelmSdk, Splitting, differences};
 pub use rules::{ForceWithSsa, HookRule, Rules};
 
 /// A version as major, minor and patch (a pre-release or build suffix is not kept).
@@ -54,7 +54,7 @@ impl fmt::Display for Version {
 }
 
 /// The newest helm-controller whose rules this build knows; an unknown or newer version gets its rules.
-pub const NEWEST_KNOWN: Version = Version::new(1, 6, 3);
+pub const NEWEST_KNOWN: Version = Version::new(1, 6, 4);
 
 /// How the version was learnt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,7 +116,7 @@ impl Controller {
     }
 
     /// The Helm SDK built into it (for an unknown version: the newest known one's).
-    pub fn helm_sdk(&self) -> Version {
+    pub fn helm_sdk(&self) -> helm_sdk::HelmSdk {
         helm_sdk::sdk_of(self.effective_version())
     }
 
@@ -150,19 +150,22 @@ impl Controller {
     }
 }
 
-/// helm-controller's version for a Flux distribution version (flux2's manifests at each tag).
+/// helm-controller's version for a Flux distribution version (flux2's
+/// `manifests/bases/helm-controller/kustomization.yaml` at each tag). A patch newer than any known gets
+/// its line's newest known helm-controller.
 pub fn for_flux(flux: &Version) -> Option<Version> {
-    let v = |p| Some(Version::new(1, 5, p));
+    let v = |minor, patch| Some(Version::new(1, minor, patch));
     match (flux.major, flux.minor, flux.patch) {
-        (2, 8, 0) => v(0),
-        (2, 8, 1) => v(1),
-        (2, 8, 2) => v(2),
-        (2, 8, 3..=5) => v(3),
-        (2, 8, 6..=7) => v(4),
-        (2, 8, _) => v(5),
-        (2, 9, 0) => Some(Version::new(1, 6, 1)),
-        (2, 9, 1..=2) => Some(Version::new(1, 6, 2)),
-        (2, 9, _) => Some(Version::new(1, 6, 3)),
+        (2, 8, 0) => v(5, 0),
+        (2, 8, 1) => v(5, 1),
+        (2, 8, 2) => v(5, 2),
+        (2, 8, 3..=5) => v(5, 3),
+        (2, 8, 6..=7) => v(5, 4),
+        (2, 8, _) => v(5, 5),
+        (2, 9, 0) => v(6, 1),
+        (2, 9, 1..=2) => v(6, 2),
+        (2, 9, 3..=4) => v(6, 3),
+        (2, 9, _) => v(6, 4),
         _ => None,
     }
 }
@@ -180,15 +183,35 @@ mod tests {
         assert_eq!(Version::new(4, 1, 1).to_string(), "v4.1.1");
     }
 
+    /// One row per Flux patch release (flux2's manifests at each tag): its helm-controller.
     #[test]
     fn flux_versions_name_their_helm_controller() {
+        let rows = [
+            ("v2.8.0", "v1.5.0"),
+            ("v2.8.1", "v1.5.1"),
+            ("v2.8.2", "v1.5.2"),
+            ("v2.8.3", "v1.5.3"),
+            ("v2.8.4", "v1.5.3"),
+            ("v2.8.5", "v1.5.3"),
+            ("v2.8.6", "v1.5.4"),
+            ("v2.8.7", "v1.5.4"),
+            ("v2.8.8", "v1.5.5"),
+            ("v2.9.0", "v1.6.1"),
+            ("v2.9.1", "v1.6.2"),
+            ("v2.9.2", "v1.6.2"),
+            ("v2.9.3", "v1.6.3"),
+            ("v2.9.4", "v1.6.3"),
+            ("v2.9.5", "v1.6.4"),
+        ];
         let hc = |f: &str| for_flux(&Version::parse(f).unwrap()).map(|v| v.to_string());
-        assert_eq!(hc("v2.8.0").as_deref(), Some("v1.5.0"));
-        assert_eq!(hc("v2.8.4").as_deref(), Some("v1.5.3"));
-        assert_eq!(hc("v2.8.8").as_deref(), Some("v1.5.5"));
-        assert_eq!(hc("v2.9.2").as_deref(), Some("v1.6.2"));
-        assert_eq!(hc("v2.9.5").as_deref(), Some("v1.6.3"));
+        for (flux, controller) in rows {
+            assert_eq!(hc(flux).as_deref(), Some(controller), "Flux {flux}");
+        }
+        // A later patch than any known: its line's newest known.
+        assert_eq!(hc("v2.8.9").as_deref(), Some("v1.5.5"));
+        assert_eq!(hc("v2.9.6").as_deref(), Some("v1.6.4"));
         assert_eq!(hc("v2.7.0"), None);
+        assert_eq!(hc("v2.10.0"), None);
     }
 
     #[test]

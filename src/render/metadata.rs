@@ -63,10 +63,10 @@ pub struct Document {
     pub hook: bool,
 }
 
-/// The non-blank documents of `stream`, each cut as helm-controller's Helm (splitting as Helm 4.2 does)
-/// reads it given where the stream comes from.
+/// The non-blank documents of `stream`, each cut as the newest Helm SDK ([`Splitting::default`]) reads
+/// it given where the stream comes from; for a kustomize build, whose documents are read as they are.
 pub fn documents(stream: &str, origin: Origin) -> Vec<Document> {
-    documents_split(stream, origin, Splitting::Cut)
+    documents_split(stream, origin, Splitting::default())
 }
 
 /// [`documents`], for the Helm SDK whose `splitting` is given.
@@ -160,11 +160,10 @@ fn transform_document(doc: &Document, steps: &[Step<'_>]) -> Result<Option<(Obje
 /// Where a manifest stream comes from. It decides how the end of each document is read, which matters for
 /// a block scalar that ends a document (`config.yaml: |` as the last lines before a `---`).
 ///
-/// helm-controller 1.6 is built on Helm 4.2, whose `SplitManifests` cuts a template's output at
-/// `\s*\n---\s*`: such a value loses its final newline, except in the template's last document, which
-/// keeps the template's own ending. The local Helm shows the documents differently, so each origin says
-/// how to get back to what helm-controller reads. The template is named by the `# Source:` comment, or by
-/// Helm 4's `postrenderer.helm.sh/postrender-filename` annotation; a document with neither is read as is.
+/// What helm-controller reads there depends on its Helm SDK ([`Splitting`]); the local Helm shows the
+/// documents in its own way, so each origin says how to get back to what helm-controller reads. The
+/// template is named by the `# Source:` comment, or by Helm 4's `postrenderer.helm.sh/postrender-filename`
+/// annotation; a document with neither is read as is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     /// Helm 3 (`helm template`, or its post-renderer input): every document trimmed, one newline added;
@@ -178,26 +177,7 @@ pub enum Origin {
     Kustomize,
 }
 
-/// How the Helm SDK inside helm-controller cuts a template's output into documents before its
-/// post-renderers, which decides the end of a block scalar that ends a document.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Splitting {
-    /// Helm 4.2 and later (helm-controller 1.5.5, 1.6): `SplitManifests` cuts at `\s*\n---\s*`, so a
-    /// document that is not its template's last loses its trailing whitespace.
-    #[default]
-    Cut,
-    /// Helm 4.1 (helm-controller 1.5.0–1.5.4): each template's output is parsed whole as a YAML stream,
-    /// so every document keeps its ending as YAML reads it (a block scalar keeps its final newline).
-    Yaml,
-}
-
-impl Splitting {
-    /// The splitting of a Helm SDK version.
-    pub fn of_sdk(major: u64, minor: u64) -> Splitting {
-        if (major, minor) < (4, 2) { Splitting::Yaml } else { Splitting::Cut }
-    }
-}
+pub use crate::controller::helm_sdk::Splitting;
 
 /// How much of a document's end to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,14 +204,16 @@ impl End {
 /// template, but Helm sorts by kind, so with several kinds in one template this is a guess
 /// ([`template_order_matters`] says when the guess could change a value).
 fn document_ends(docs: &[RawDocument], origin: Origin, splitting: Splitting) -> Vec<End> {
-    let other_end = match splitting {
-        Splitting::Cut => End::Trim,
-        Splitting::Yaml => End::AsIs,
-    };
     let last_end = match origin {
         Origin::Kustomize => return vec![End::AsIs; docs.len()],
         Origin::Helm => End::AsIs,
         Origin::Helm4Template => End::DropNewline,
+    };
+    // What the SDK leaves of a document's end: all of it, none of it, or all but of its template's last.
+    let (last_end, other_end) = match splitting {
+        Splitting::Yaml | Splitting::Line => (last_end, last_end),
+        Splitting::Trim => (End::Trim, End::Trim),
+        Splitting::Cut => (last_end, End::Trim),
     };
     let mut seen = HashSet::new();
     let mut ends = vec![End::AsIs; docs.len()];
@@ -257,11 +239,16 @@ fn template_of(doc: &RawDocument) -> Option<&str> {
     doc.source.as_deref().or_else(|| filename_annotation(&doc.text))
 }
 
-/// Whether the kind-sorted `helm template` output of Helm 4 hides something that decides a value: a
-/// template rendering several kinds (or hooks, which Helm orders on its own), one of whose documents
-/// reads differently as its template's last document than as any other. Helm's post-renderer input keeps
-/// the template order; the caller then lets Helm run the post-renderer.
-pub(crate) fn template_order_matters(docs: &[RawDocument]) -> bool {
+/// Whether the kind-sorted `helm template` output of Helm 4 hides something that decides a value, which
+/// only an SDK that ends a template's last document otherwise than the others ([`Splitting::Cut`]) can
+/// make so: a template rendering several kinds (or hooks, which Helm orders on its own), one of whose
+/// documents reads differently as its template's last document than as any other. Helm's post-renderer
+/// input keeps the template order; the caller then lets Helm run the post-renderer.
+pub(crate) fn template_order_matters(docs: &[RawDocument], splitting: Splitting) -> bool {
+    if splitting != Splitting::Cut {
+        // Every document of a template ends alike, last or not.
+        return false;
+    }
     let mut kinds: std::collections::HashMap<&str, HashSet<Option<&str>>> = std::collections::HashMap::new();
     for doc in docs {
         if let Some(t) = template_of(doc) {
@@ -504,18 +491,24 @@ mod tests {
     }
 
     #[test]
-    fn helm_4_1_keeps_the_newline_of_every_document() {
-        // helm-controller 1.5.0-1.5.4: Helm 4.1 parses each template's output whole as YAML.
+    fn helm_4_1_and_4_2_4_keep_the_newline_of_every_document() {
+        // helm-controller 1.5.0-1.5.4: Helm 4.1 parses each template's output whole as YAML; 1.6.4: Helm
+        // 4.2.4 cuts at the `---` line. Helm 3's output (trimmed, a newline added) gives it back.
         let stream = "---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: a1\nstringData:\n  a: |\n    x\n---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: a2\nstringData:\n  a: |\n    x\n";
-        for (splitting, first) in [(Splitting::Cut, "x"), (Splitting::Yaml, "x\n")] {
+        let cases = [
+            (Splitting::Cut, "x", "x\n"),
+            (Splitting::Yaml, "x\n", "x\n"),
+            (Splitting::Line, "x\n", "x\n"),
+            // helm-controller 1.5.3's fork trims every document, its template's last too.
+            (Splitting::Trim, "x", "x"),
+        ];
+        for (splitting, first, last) in cases {
             let docs = documents_split(stream, Origin::Helm, splitting);
             let Outcome::Done(out) = apply(&docs, &[]) else { panic!("unsupported") };
             let objs = crate::manifests::parse_manifests(&out).unwrap();
             assert_eq!(objs[0].object["stringData"]["a"], first, "{splitting:?}: {out}");
-            assert_eq!(objs[1].object["stringData"]["a"], "x\n", "{splitting:?}: {out}");
+            assert_eq!(objs[1].object["stringData"]["a"], last, "{splitting:?}: {out}");
         }
-        assert_eq!(Splitting::of_sdk(4, 1), Splitting::Yaml);
-        assert_eq!(Splitting::of_sdk(4, 2), Splitting::Cut);
     }
 
     #[test]
@@ -530,17 +523,20 @@ mod tests {
         // Another template's document after them: the stream's last is read differently (below).
         let other = "---\n# Source: c/t/z.yaml\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: z\n";
         let stream = [doc("a1", "\n"), doc("a2", "\n"), other.to_string()].concat();
-        let out = match apply(&documents(&stream, Origin::Helm4Template), &[]) {
-            Outcome::Done(out) => out,
-            Outcome::Unsupported(why) => panic!("{why}"),
-        };
-        let values: Vec<Value> = crate::manifests::parse_manifests(&out)
-            .unwrap()
-            .into_iter()
-            .filter(|m| m.id.kind == "ConfigMap")
-            .map(|m| m.object["data"]["a"].clone())
-            .collect();
-        assert_eq!(values, ["x", "x\n\n"], "{out}");
+        // Helm 4.2.0-4.2.3 cut the first one's ending away; 4.1 and 4.2.4 keep it.
+        for (splitting, first) in [(Splitting::Cut, "x"), (Splitting::Line, "x\n\n"), (Splitting::Yaml, "x\n\n")] {
+            let out = match apply(&documents_split(&stream, Origin::Helm4Template, splitting), &[]) {
+                Outcome::Done(out) => out,
+                Outcome::Unsupported(why) => panic!("{why}"),
+            };
+            let values: Vec<Value> = crate::manifests::parse_manifests(&out)
+                .unwrap()
+                .into_iter()
+                .filter(|m| m.id.kind == "ConfigMap")
+                .map(|m| m.object["data"]["a"].clone())
+                .collect();
+            assert_eq!(values, [first, "x\n\n"], "{splitting:?}: {out}");
+        }
         // The stream's last document: Helm trimmed the output's end, so it is read as ending in the
         // newline its template ends with.
         let last = format!("{}---\n# Source: c/t/b.yaml\n{}", stream, cm("data:\n  a: |\n    x\n"));
@@ -560,7 +556,7 @@ mod tests {
                 cm("data:\n  a: |\n    x\n").replacen("name: a", &format!("name: {name}"), 1)
             )
         };
-        let order_matters = |stream: &str| template_order_matters(&split_documents(stream));
+        let order_matters = |stream: &str| template_order_matters(&split_documents(stream), Splitting::Cut);
         let svc = "---\n# Source: c/t/a.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n\n";
         let plain_cm = format!("---\n# Source: c/t/a.yaml\n{}\n\n", cm("data:\n  a: x\n"));
         // One kind: the stream order is the template order.
@@ -572,11 +568,15 @@ mod tests {
         // A hook of the same kind is ordered by Helm on its own.
         let hook =
             cm_block("h").replacen("  name: h\n", "  name: h\n  annotations:\n    helm.sh/hook: pre-install\n", 1);
-        assert!(order_matters(&[cm_block("a1"), hook].concat()));
+        assert!(order_matters(&[cm_block("a1"), hook.clone()].concat()));
+        // An SDK that keeps every document's ending reads them alike in any order.
+        for keeps in [Splitting::Line, Splitting::Yaml, Splitting::Trim] {
+            assert!(!template_order_matters(&split_documents(&[cm_block("a1"), hook.clone()].concat()), keeps));
+        }
     }
 
     fn run_helm(stream: &str) -> String {
-        match apply(&documents(stream, Origin::Helm), &[]) {
+        match apply(&documents_split(stream, Origin::Helm, Splitting::Cut), &[]) {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
         }

@@ -200,7 +200,7 @@ pub async fn run_on_template_output(
 ) -> Result<Option<String>, RenderError> {
     let origin = if helm_major >= 4 { Origin::Helm4Template } else { Origin::Helm };
     let split = split_documents(manifests);
-    if origin == Origin::Helm4Template && metadata::template_order_matters(&split) {
+    if origin == Origin::Helm4Template && metadata::template_order_matters(&split, spec.splitting) {
         return Ok(None);
     }
     run_documents(spec, metadata::documents_of(split, origin, spec.splitting), manifests).await.map(Some)
