@@ -294,7 +294,7 @@ up() {
 
   log "starting helm-controller $HELM_CONTROLLER_VERSION"
   # helm-controller has no --kubeconfig flag (only pflag is parsed): it reads KUBECONFIG. v1.5.0 and
-  # v1.6.2 take the same flags; ExternalArtifact is off by default in both (`flux install` turns it on
+  # v1.6.4 take the same flags; ExternalArtifact is off by default in both (`flux install` turns it on
   # when source-watcher is installed).
   start helm-controller env KUBECONFIG="$RUN/kubeconfig" "$HELM_CONTROLLER" \
     --watch-all-namespaces=true --enable-leader-election=false \

@@ -117,12 +117,20 @@ print(*sorted(s))'); do
   built "kube-apiserver, kubectl and etcd $kv" "$t0"
 }
 
+# Dependencies a controller requires at a version the module proxy refuses, each replaced by the nearest
+# served version with the same code. fluxcd/pkg/artifact v0.18.1 -> v0.18.2 (in fluxcd/pkg's history)
+# changed only its go.mod; v0.18.3 (after that history) is taken to be the same (docs/test-ground.md).
+declare -A SUBSTITUTES=(
+  [source-controller-v1.9.5]="github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.1"
+)
+
 # build_flux_controller NAME VERSION OUT: a Flux controller built from its Go module. Its go.mod replaces
 # its API module with a local path (which `go install pkg@ver` refuses): a wrapper module takes the
-# published API module instead and carries over the other replaces (go-digest with BLAKE3, kustomize pins).
+# published API module instead and carries over the other replaces (go-digest with BLAKE3, kustomize pins),
+# and any SUBSTITUTES of that controller.
 build_flux_controller() {
   local name=$1 v=$2 out=$3
-  local dir mod
+  local dir mod sub
   dir=$(wrapper "$name-$v")
   mod=$(modfile "github.com/fluxcd/$name@$v")
   while read -r old new; do
@@ -130,6 +138,9 @@ build_flux_controller() {
   done < <(go mod edit -json "$mod" | python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("Replace") or []:
     if r["New"].get("Version"): print(r["Old"]["Path"], r["New"]["Path"]+"@"+r["New"]["Version"])')
+  for sub in ${SUBSTITUTES[$name-$v]:-}; do
+    (cd "$dir" && go mod edit -replace="$sub")
+  done
   (cd "$dir" && go get -tool "github.com/fluxcd/$name@$v")
   (cd "$dir" && go build -trimpath -mod=mod -ldflags "-s -w" -o "$out.tmp" "github.com/fluxcd/$name") && install_bin "$out.tmp" "$out"
 }

@@ -29,14 +29,11 @@ impl ApplyMethod {
 /// helm-controller's method for the next action on `hr`'s release: an upgrade when `installed`, with
 /// `last` the release's newest stored revision.
 pub fn decide(hr: &HelmRelease, installed: bool, last: Option<&StoredRelease>) -> ApplyMethod {
-    let section = |name: &str| hr.spec.extra.get(name);
     let method = |ssa: bool| if ssa { ApplyMethod::ServerSide } else { ApplyMethod::ClientSide };
     if !installed {
-        return method(
-            section("install").and_then(|s| s.get("serverSideApply")).and_then(Value::as_bool) != Some(false),
-        );
+        return method(hr.spec.install.as_ref().and_then(|i| i.server_side_apply) != Some(false));
     }
-    match section("upgrade").and_then(|s| s.get("serverSideApply")).and_then(Value::as_str) {
+    match hr.spec.upgrade.as_ref().and_then(|u| u.server_side_apply.as_deref()) {
         Some("enabled") => ApplyMethod::ServerSide,
         Some("disabled") => ApplyMethod::ClientSide,
         _ => method(last.and_then(|r| r.raw.get("apply_method")).and_then(Value::as_str) == Some("ssa")),
@@ -45,9 +42,7 @@ pub fn decide(hr: &HelmRelease, installed: bool, last: Option<&StoredRelease>) -
 
 /// Whether `spec.upgrade.force` asks for objects to be replaced (client-side apply only).
 pub fn force_replace(hr: &HelmRelease, installed: bool, method: ApplyMethod) -> bool {
-    installed
-        && !method.server_side()
-        && hr.spec.extra.get("upgrade").and_then(|u| u.get("force")).and_then(Value::as_bool) == Some(true)
+    installed && !method.server_side() && hr.spec.upgrade.as_ref().is_some_and(|u| u.force)
 }
 
 /// The line to say under Helm 3 when helm-controller would apply server-side.

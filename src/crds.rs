@@ -41,7 +41,12 @@ pub enum Policy {
 /// refused as helm-controller refuses it.
 pub fn policy(hr: &HelmRelease, installed: bool) -> Result<Policy> {
     let section = if installed { "upgrade" } else { "install" };
-    match hr.spec.extra.get(section).and_then(|s| s.get("crds")).and_then(Value::as_str).unwrap_or("") {
+    let crds = if installed {
+        hr.spec.upgrade.as_ref().and_then(|u| u.crds.as_deref())
+    } else {
+        hr.spec.install.as_ref().and_then(|i| i.crds.as_deref())
+    };
+    match crds.unwrap_or("") {
         "" | "Create" => Ok(Policy::Create),
         "Skip" => Ok(Policy::Skip),
         "CreateReplace" => Ok(Policy::CreateReplace),

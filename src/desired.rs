@@ -106,7 +106,7 @@ impl Desired {
                 _ => Vec::new(),
             },
             common_metadata: hr.spec.common_metadata.clone(),
-            post_render_strategy: rules.hook_strategy(hr.spec.extra.get("postRenderStrategy").and_then(Value::as_str)),
+            post_render_strategy: rules.hook_strategy(hr.spec.post_render_strategy.as_deref()),
             splitting: controller.helm_sdk().splitting(),
             kubectl,
         };

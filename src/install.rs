@@ -15,7 +15,6 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
-use serde_json::Value;
 
 use crate::apply_method::ApplyMethod;
 use crate::cluster::Cluster;
@@ -60,18 +59,16 @@ impl UpgradeOptions {
 /// The action's timeout as helm-controller takes it: `spec.install.timeout` or `spec.upgrade.timeout`,
 /// else `spec.timeout`, else 5 minutes; `overridden` (`--timeout`) wins.
 pub fn action_timeout(hr: &crate::flux::HelmRelease, installed: bool, overridden: Option<Duration>) -> Duration {
-    let extra = &hr.spec.extra;
-    let section = if installed { "upgrade" } else { "install" };
-    overridden
-        .or_else(|| {
-            let text = extra.get(section).and_then(|s| s.get("timeout")).or_else(|| extra.get("timeout"))?;
-            crate::duration::parse(text.as_str()?).ok()
-        })
-        .unwrap_or(Duration::from_secs(300))
+    use crate::flux::spec::Actions as _;
+    let own = hr.spec.release_settings(installed).timeout;
+    overridden.or_else(|| spec_timeout(&hr.spec, own.as_deref())).unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT)
 }
 
-fn spec_bool(hr_spec: &std::collections::BTreeMap<String, Value>, section: &str, field: &str) -> Option<bool> {
-    hr_spec.get(section)?.get(field)?.as_bool()
+/// An action's own timeout, else `spec.timeout` (unparseable ones are left to the default, as the API
+/// server's validation keeps them out).
+pub fn spec_timeout(spec: &crate::flux::helmrelease::HelmReleaseSpec, own: Option<&str>) -> Option<Duration> {
+    let text = own.filter(|t| !t.is_empty()).or(spec.timeout.as_deref())?;
+    crate::duration::parse(text).ok()
 }
 
 /// The `helm upgrade --install` argument vector for a desired release.
@@ -83,8 +80,9 @@ fn upgrade_args(
     options: &UpgradeOptions,
 ) -> Vec<OsString> {
     let Mode { installed, method, wait: helm_wait } = mode;
-    let extra = &desired.hr.spec.extra;
-    let section = if installed { "upgrade" } else { "install" };
+    use crate::flux::spec::Actions as _;
+    let spec = &desired.hr.spec;
+    let settings = spec.release_settings(installed);
     let mut args: Vec<OsString> = vec![
         "upgrade".into(),
         "--install".into(),
@@ -97,26 +95,25 @@ fn upgrade_args(
         // helm-controller sets ResetValues = !preserveValues: the composed values are the whole truth.
         "--reset-values".into(),
         "--history-max".into(),
-        extra.get("maxHistory").and_then(Value::as_i64).unwrap_or(5).to_string().into(),
+        spec.max_history().to_string().into(),
     ];
     // Integers helm-controller's Helm holds as int64s, which a values file would make float64s.
     args.extend(crate::render::values_args(&[], &desired.composed.integer_sets));
-    if spec_bool(extra, "install", "createNamespace").unwrap_or(false) {
+    if spec.install.as_ref().is_some_and(|i| i.create_namespace) {
         args.push("--create-namespace".into());
     }
     // helm-controller applies the chart's CRDs itself, by its own policy (as helm cozy does: crate::crds).
     args.push("--skip-crds".into());
-    let disable_take_ownership = spec_bool(extra, section, "disableTakeOwnership").unwrap_or(false);
-    if options.take_ownership || !disable_take_ownership {
+    if options.take_ownership || !settings.disable_take_ownership {
         args.push("--take-ownership".into());
     }
-    if spec_bool(extra, section, "disableHooks").unwrap_or(false) {
+    if settings.disable_hooks {
         args.push("--no-hooks".into());
     }
-    if spec_bool(extra, section, "disableOpenAPIValidation").unwrap_or(false) {
+    if settings.disable_openapi_validation {
         args.push("--disable-openapi-validation".into());
     }
-    if spec_bool(extra, section, "disableSchemaValidation").unwrap_or(false) {
+    if settings.disable_schema_validation {
         args.push("--skip-schema-validation".into());
     }
     args.push("--timeout".into());

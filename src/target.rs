@@ -208,6 +208,7 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
         .map_err(|_| TargetError::BadKubeconfig { what: from_secret.clone(), reason: "it is not UTF-8 text".into() })?;
     let secret_kc = Kubeconfig::from_yaml(&text)
         .map_err(|e| TargetError::BadKubeconfig { what: from_secret.clone(), reason: first_line(&e.to_string()) })?;
+    refuse_file_references(home, &secret_kc, hr_id, &from_secret).await?;
     let secret_config = Config::from_custom_kubeconfig(secret_kc.clone(), &KubeConfigOptions::default())
         .await
         .map_err(|e| TargetError::BadKubeconfig { what: from_secret.clone(), reason: first_line(&e.to_string()) })?;
@@ -281,6 +282,59 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
         cluster,
         place: Place::Remote { secret: secret_id, server, via_flag },
         identity: Identity::User,
+    })
+}
+
+/// helm-controller v1.6.4 and later refuse a kubeconfig that names a file (fluxcd/pkg
+/// `runtime/client.ValidateKubeConfig`): the release fails before anything is rendered. Its version is
+/// asked only when the kubeconfig names one, which is rare.
+async fn refuse_file_references(home: &Cluster, kubeconfig: &Kubeconfig, hr_id: &str, secret: &str) -> Result<()> {
+    let Some(reference) = file_reference(kubeconfig) else { return Ok(()) };
+    let controller = crate::controller::detect(home).await;
+    if !controller.rules().kubeconfig_files_refused {
+        return Ok(());
+    }
+    Err(TargetError::FileReference {
+        hr: hr_id.into(),
+        secret: secret.into(),
+        controller: controller.effective_version(),
+        reference,
+    }
+    .into())
+}
+
+/// The first file a kubeconfig names, said as `ValidateKubeConfig` says it: clusters first, then users
+/// (in name order here; Go walks its maps in no fixed order), a user's token file before its client
+/// certificate before its client key.
+fn file_reference(kubeconfig: &Kubeconfig) -> Option<String> {
+    let mut clusters: Vec<_> = kubeconfig.clusters.iter().collect();
+    clusters.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut users: Vec<_> = kubeconfig.auth_infos.iter().collect();
+    users.sort_by(|a, b| a.name.cmp(&b.name));
+    let cluster = clusters.into_iter().find_map(|c| {
+        let ca = c.cluster.as_ref()?.certificate_authority.as_deref().filter(|f| !f.is_empty())?;
+        Some(format!(
+            "cluster '{}' references a certificate-authority file ({ca}), only certificate-authority-data is supported",
+            c.name
+        ))
+    });
+    cluster.or_else(|| {
+        users.into_iter().find_map(|u| {
+            let auth = u.auth_info.as_ref()?;
+            let named = |f: &Option<String>| f.as_deref().filter(|f| !f.is_empty()).map(str::to_string);
+            if let Some(f) = named(&auth.token_file) {
+                Some(format!("user '{}' references a tokenFile ({f}), only an inline token is supported", u.name))
+            } else if let Some(f) = named(&auth.client_certificate) {
+                Some(format!(
+                    "user '{}' references a client-certificate file ({f}), only client-certificate-data is supported",
+                    u.name
+                ))
+            } else {
+                named(&auth.client_key).map(|f| {
+                    format!("user '{}' references a client-key file ({f}), only client-key-data is supported", u.name)
+                })
+            }
+        })
     })
 }
 
@@ -363,6 +417,31 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_named_by_a_kubeconfig_is_found_as_helm_controller_finds_it() {
+        let kc = |yaml: &str| Kubeconfig::from_yaml(yaml).unwrap();
+        let inline = kc(
+            "clusters:\n- name: c\n  cluster: {server: 'https://x', certificate-authority-data: QQ==}\nusers:\n- name: u\n  user: {token: t}\n",
+        );
+        assert_eq!(file_reference(&inline), None);
+        let ca = kc(
+            "clusters:\n- name: c\n  cluster: {server: 'https://x', certificate-authority: /etc/ca.crt}\nusers:\n- name: u\n  user: {tokenFile: /var/run/token}\n",
+        );
+        assert_eq!(
+            file_reference(&ca).as_deref(),
+            Some(
+                "cluster 'c' references a certificate-authority file (/etc/ca.crt), only certificate-authority-data is supported"
+            )
+        );
+        let token = kc("users:\n- name: u\n  user: {tokenFile: /var/run/token, client-key: /k}\n");
+        assert_eq!(
+            file_reference(&token).as_deref(),
+            Some("user 'u' references a tokenFile (/var/run/token), only an inline token is supported")
+        );
+        let key = kc("users:\n- name: a\n  user: {token: t}\n- name: b\n  user: {client-key: /k}\n");
+        assert!(file_reference(&key).unwrap().starts_with("user 'b' references a client-key file (/k)"));
+    }
 
     #[test]
     fn service_accounts_are_named_as_kubernetes_names_them() {

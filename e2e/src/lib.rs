@@ -913,7 +913,7 @@ impl ServedRelease {
 pub struct Flux {
     /// `2.8` or `2.9`.
     pub line: String,
-    /// helm-controller's version, `v1.5.0` or `v1.6.2`.
+    /// helm-controller's version, `v1.5.0` or `v1.6.4`.
     pub helm_controller: String,
     /// A Helm built at the SDK version that helm-controller embeds, and that version (`v4.1.1`, `v4.2.2`).
     pub controller_helm: PathBuf,
@@ -924,6 +924,12 @@ impl Flux {
     /// Flux 2.8 (helm-controller v1.5.x), as Cozystack runs it.
     pub fn is_2_8(&self) -> bool {
         self.line == "2.8"
+    }
+
+    /// Whether helm-controller's Helm SDK keeps the ending of a document that is not its template's last
+    /// (Helm 4.1's YAML stream in v1.5.0, 4.2.4's line cut from v1.6.3), or trims it (4.2.0-4.2.3).
+    pub fn keeps_document_endings(&self) -> bool {
+        self.is_2_8() || !matches!(self.helm_controller.as_str(), "v1.6.0" | "v1.6.1" | "v1.6.2")
     }
 }
 

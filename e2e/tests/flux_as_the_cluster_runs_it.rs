@@ -1,5 +1,5 @@
-//! helm cozy follows the helm-controller the cluster runs: run against Flux 2.9 (helm-controller v1.6.2,
-//! Helm SDK v4.2.2) and against Flux 2.8.0 as Cozystack runs it (helm-controller v1.5.0, Helm SDK v4.1.1):
+//! helm cozy follows the helm-controller the cluster runs: run against Flux 2.9.5 (helm-controller v1.6.4,
+//! Helm SDK v4.2.4) and against Flux 2.8.0 as Cozystack runs it (helm-controller v1.5.0, Helm SDK v4.1.1):
 //! `scripts/test.sh` runs this suite on each (`scripts/cluster.sh up --flux 2.8|2.9`). Every expectation
 //! that differs between the two is read off the real controller first (what it stored), then helm cozy
 //! is held to it.
@@ -303,31 +303,52 @@ fn literal_by_version(helm: Helm) {
     assert_in_sync(helm, Renders::PluginsHelm, chart.path(), &ns, name);
 }
 
-/// A block scalar that ends a document which is not its template's last (Cozystack's `vpn` Secret):
-/// Helm 4.1 keeps its final newline, Helm 4.2 drops it.
+/// Block scalars (`|`, `|+`, `|-`) that end documents which are not their template's last, in ConfigMaps
+/// (a `range` of them, as charts write them, and Cozystack's `vpn` Secret), with `commonMetadata`: Helm
+/// 4.1 (Flux 2.8.0) and Helm 4.2.4 (Flux 2.9.5) keep a document's ending, Helm 4.2.0-4.2.3 drop it.
 fn block_scalar_by_version(helm: Helm) {
     let ns = namespace("fx-vpn");
     let name = "vpn";
     let chart = Chart::new(
         name,
         "0.1.0",
-        "port: 40000\n",
-        &[(
-            "secret.yaml",
-            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-config\nstringData:\n  \
-             shadowbox_config.json: |\n    {\"portForNewAccessKeys\": {{ .Values.port }}}\n---\napiVersion: v1\nkind: \
-             Secret\nmetadata:\n  name: {{ .Release.Name }}-keys\nstringData:\n  keys: |\n    one\n",
-        )],
+        "port: 40000\napps: [a, b, c]\n",
+        &[
+            (
+                "secret.yaml",
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-config\nstringData:\n  \
+                 shadowbox_config.json: |\n    {\"portForNewAccessKeys\": {{ .Values.port }}}\n---\napiVersion: v1\nkind: \
+                 Secret\nmetadata:\n  name: {{ .Release.Name }}-keys\nstringData:\n  keys: |\n    one\n",
+            ),
+            (
+                "configs.yaml",
+                "{{- range .Values.apps }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ $.Release.Name }}-{{ . }}\n\
+                 data:\n  config.json: |\n    {\"a\": 1}\n  kept: |+\n    x\n\n  stripped: |-\n    y\n  config.yaml: |\n    app: {{ . }}\n\
+                 {{- end }}\n",
+            ),
+        ],
     );
     chart.publish(name, &ns);
-    apply(&helmrelease(&ns, name, name, ""));
+    let common = "commonMetadata:\n  labels:\n    team: vpn\n";
+    apply(&helmrelease(&ns, name, name, common));
     wait_hr_ready(&ns, name, READY_TIMEOUT);
+
+    // What helm-controller's Helm made of them, first.
     let theirs = stored(&ns, name);
     let config = find(&theirs, "Secret", &format!("{name}-config"))["stringData"]["shadowbox_config.json"]
         .as_str()
         .expect("the value")
         .to_string();
-    assert_eq!(config.ends_with('\n'), flux().is_2_8(), "{config:?}");
+    let keeps = flux().keeps_document_endings();
+    assert_eq!(config.ends_with('\n'), keeps, "{config:?}");
+    let a = &find(&theirs, "ConfigMap", &format!("{name}-a"))["data"];
+    assert_eq!(a["config.yaml"], if keeps { "app: a\n" } else { "app: a" }, "{a}");
+    assert_eq!(a["config.json"], "{\"a\": 1}\n", "not the document's end: {a}");
+    assert_eq!(a["stripped"], "y", "{a}");
+    assert_eq!(a["kept"], "x\n\n", "{a}");
+    assert_eq!(find(&theirs, "ConfigMap", &format!("{name}-a"))["metadata"]["labels"]["team"], "vpn");
+    // The template's last document keeps its ending under every Helm.
+    assert_eq!(find(&theirs, "ConfigMap", &format!("{name}-c"))["data"]["config.yaml"], "app: c\n");
     assert_in_sync(helm, Renders::PluginsHelm, chart.path(), &ns, name);
 }
 

@@ -8,6 +8,8 @@
 //! - the Secret's address unreachable from here: `show`, `diff` and `apply` exit 1 with one line, nothing
 //!   is created in either cluster and the HelmRelease is not suspended; `--target-kubeconfig` at the
 //!   tenant works, at the first cluster it refuses;
+//! - a kubeconfig Secret naming a file (a client key): helm-controller v1.6.4 refuses it, and `show`,
+//!   `diff` and `apply` exit 1 with one line saying so, nothing changed;
 //! - `serviceAccountName` naming an account that may not create ConfigMaps in the tenant: helm-controller's
 //!   install fails, and so does `helm cozy apply`, impersonating it and saying so.
 
@@ -303,7 +305,73 @@ fn service_account_is_impersonated(helm: Helm) {
     assert!(tenant_json("configmap", &ns, "limited-config").is_none(), "nothing was created");
 }
 
+/// A kubeconfig Secret whose user names a client-key file: helm-controller v1.6.4 refuses it before
+/// rendering (Ready=False, RESTClientError), and so does helm cozy, before anything changes.
+fn a_kubeconfig_naming_a_file(helm: Helm) {
+    let ns = namespaces(&format!("target-file-{}", format!("{helm:?}").to_lowercase()));
+    let chart = tenant_chart();
+    chart.publish("tenant-app", &ns);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key_file = dir.path().join("admin.key");
+    let text = std::fs::read_to_string(tenant_kubeconfig()).expect("tenant kubeconfig");
+    let with_file: Vec<String> = text
+        .lines()
+        .map(|l| match l.trim_start().strip_prefix("client-key-data:") {
+            Some(data) => {
+                use base64::Engine as _;
+                let key = base64::engine::general_purpose::STANDARD.decode(data.trim()).expect("base64 key");
+                std::fs::write(&key_file, key).expect("write the key");
+                format!("    client-key: {}", key_file.display())
+            }
+            None => l.to_string(),
+        })
+        .collect();
+    let file = dir.path().join("file.kubeconfig");
+    std::fs::write(&file, with_file.join("\n")).expect("write");
+    kubectl([
+        "-n",
+        &ns,
+        "create",
+        "secret",
+        "generic",
+        "file-kubeconfig",
+        &format!("--from-file=value={}", file.display()),
+    ])
+    .ok();
+    apply(&helmrelease(&ns, "file", "tenant-app", "kubeConfig:\n  secretRef:\n    name: file-kubeconfig\n"));
+
+    // What helm-controller does with it, first.
+    let theirs = eventually("helm-controller to judge the kubeconfig", READY_TIMEOUT, || {
+        let hr = get_json("helmrelease", &ns, "file").ok_or("not found")?;
+        match condition(&hr, "Ready") {
+            Some((s, reason, message)) if s == "False" && reason == "RESTClientError" => Ok(message),
+            other => Err(format!("Ready {other:?}")),
+        }
+    });
+    assert!(
+        theirs.contains("user 'tenant-admin' references a client-key file, only client-key-data is supported"),
+        "{theirs}"
+    );
+    let before = get_json("helmrelease", &ns, "file").expect("the HelmRelease");
+
+    for args in [&["show", "file"][..], &["diff", "file"], &["apply", "file"]] {
+        let r = cozy(helm, chart.path(), &ns, args);
+        assert_eq!(r.code, Some(1), "{helm:?} {args:?}: {}\n{}", r.stdout, r.stderr);
+        let line = one_error_line(&r.stderr);
+        let expected = format!("helm-controller {} refuses the kubeconfig", cozyhr_e2e::flux().helm_controller);
+        assert!(line.contains(&expected), "{line}");
+        assert!(
+            line.contains(&format!("user 'tenant-admin' references a client-key file ({})", key_file.display())),
+            "{line}"
+        );
+    }
+    let after = get_json("helmrelease", &ns, "file").expect("the HelmRelease");
+    assert_eq!(after["spec"], before["spec"], "the HelmRelease is not suspended nor changed");
+    assert!(tenant_json("configmap", &ns, "file-config").is_none());
+}
+
 helm_tests! {
+    a_kubeconfig_naming_a_file_is_refused_as_the_controller_refuses_it => a_kubeconfig_naming_a_file;
     installs_into_its_own_cluster => installs_into_its_own_cluster;
     unreachable_address_changes_nothing => unreachable_address_changes_nothing;
     service_account_is_impersonated => service_account_is_impersonated;

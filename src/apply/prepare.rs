@@ -113,8 +113,7 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
 async fn refuse_what_the_controller_fails(release: &Release) -> Result<()> {
     let (cluster, desired) = (&release.target.cluster, &release.desired);
     let rules = desired.controller.rules();
-    let force =
-        desired.hr.spec.extra.get("upgrade").and_then(|u| u.get("force")).and_then(Value::as_bool) == Some(true);
+    let force = desired.hr.spec.upgrade.as_ref().is_some_and(|u| u.force);
     if rules.force_with_ssa != crate::controller::ForceWithSsa::Fails || !force {
         return Ok(());
     }

@@ -42,8 +42,8 @@ pub(super) async fn run(req: &ApplyRequest<'_>, release: &Release, voice: Voice)
 
 /// Whether a chart name change reinstalls, for this helm-controller and HelmRelease.
 fn reinstalls(hr: &HelmRelease, rules: &Rules) -> bool {
-    let strategy = hr.spec.extra.get("upgrade").and_then(|u| u.get("chartNameChangeStrategy"));
-    !rules.chart_name_change_strategy || strategy.and_then(serde_json::Value::as_str) != Some("InPlaceUpdate")
+    let strategy = hr.spec.upgrade.as_ref().and_then(|u| u.chart_name_change_strategy.as_deref());
+    !rules.chart_name_change_strategy || strategy != Some("InPlaceUpdate")
 }
 
 #[cfg(test)]

@@ -25,6 +25,19 @@ pub enum ForceWithSsa {
     Ignored,
 }
 
+/// When a release counts as tested (`Snapshot.HasBeenTested`, which decides whether a release in sync
+/// is tested again: `internal/reconcile/state.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tested {
+    /// v1.5.0–v1.6.2: as soon as any test hook is recorded in the snapshot (`testHooks` set), whatever
+    /// its phase; every test hook of the release is recorded, `spec.test.filters` or not.
+    AnyRecord,
+    /// v1.6.3 and later: the test action ran with no test hook selected (an empty `testHooks`), or a
+    /// selected hook failed, or every selected hook succeeded; hooks `spec.test.filters` leaves out are
+    /// not recorded.
+    Finished,
+}
+
 /// The rules of one helm-controller version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rules {
@@ -41,6 +54,11 @@ pub struct Rules {
     pub creates_non_crds_from_crds_dir: bool,
     /// The `Drifted` condition is written when drift detection is enabled or warns (v1.6).
     pub drifted_condition: bool,
+    pub tested: Tested,
+    /// A `spec.kubeConfig` Secret whose kubeconfig names a file (a certificate authority, token, client
+    /// certificate or key) is refused (v1.6.4: fluxcd/pkg `runtime/client.ValidateKubeConfig`); before,
+    /// helm-controller read a token file from its own Pod and dropped the other paths.
+    pub kubeconfig_files_refused: bool,
 }
 
 impl Rules {
@@ -62,6 +80,8 @@ impl Rules {
             force_with_ssa: if version < v(1, 5, 4) { ForceWithSsa::Fails } else { ForceWithSsa::Ignored },
             creates_non_crds_from_crds_dir: version < v(1, 5, 5),
             drifted_condition: version >= v(1, 6, 0),
+            tested: if version < v(1, 6, 3) { Tested::AnyRecord } else { Tested::Finished },
+            kubeconfig_files_refused: version >= v(1, 6, 4),
         }
     }
 
@@ -109,5 +129,8 @@ mod tests {
         assert!(!rules("v1.5.5").creates_non_crds_from_crds_dir);
         let new = rules("v1.6.0");
         assert!(new.values_from_literal && new.chart_name_change_strategy && new.drifted_condition);
+        assert_eq!(rules("v1.6.2").tested, Tested::AnyRecord);
+        assert_eq!(rules("v1.6.3").tested, Tested::Finished);
+        assert!(!rules("v1.6.3").kubeconfig_files_refused && rules("v1.6.4").kubeconfig_files_refused);
     }
 }

@@ -74,8 +74,48 @@ pub struct HelmReleaseSpec {
     /// namespace (in the release's own cluster).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account_name: Option<String>,
+    /// `spec.timeout`: every action's timeout unless the action names its own (Go duration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    /// `spec.maxHistory`: the revisions Helm keeps (default 5, 0 for all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_history: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<super::spec::Install>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade: Option<super::spec::Upgrade>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<super::spec::Test>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<super::spec::Rollback>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstall: Option<super::spec::Uninstall>,
+    /// `spec.postRenderStrategy` (v1.6): `combined`, `separate` or `nohooks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_render_strategy: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl super::spec::Actions for HelmReleaseSpec {
+    fn install_spec(&self) -> Option<&super::spec::Install> {
+        self.install.as_ref()
+    }
+    fn upgrade_spec(&self) -> Option<&super::spec::Upgrade> {
+        self.upgrade.as_ref()
+    }
+}
+
+impl HelmReleaseSpec {
+    /// `spec.maxHistory`, defaulted.
+    pub fn max_history(&self) -> i64 {
+        self.max_history.unwrap_or(super::spec::DEFAULT_MAX_HISTORY)
+    }
+
+    /// Whether helm-controller tests the release after an install or upgrade.
+    pub fn tests_enabled(&self) -> bool {
+        self.test.as_ref().is_some_and(|t| t.enable)
+    }
 }
 
 /// `spec.kubeConfig`: a Secret holding a kubeconfig, or (Flux 2.6+) a ConfigMap naming a cloud

@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod report;
 pub mod source;
 pub mod sources;
+pub mod spec;
 pub mod table;
 pub mod tree;
 pub mod verbs;

@@ -68,9 +68,9 @@ impl Waiting {
     /// override of `disableWait`; `timeout` the action's. Invalid `healthCheckExprs` and an unknown
     /// strategy are refused here, before anything changes.
     pub fn of(hr: &HelmRelease, installed: bool, wait: Option<bool>, timeout: Duration) -> Result<Waiting> {
+        use crate::flux::spec::Actions as _;
         let extra = &hr.spec.extra;
-        let section = if installed { "upgrade" } else { "install" };
-        let flag = |f: &str| extra.get(section).and_then(|s| s.get(f)).and_then(Value::as_bool).unwrap_or(false);
+        let settings = hr.spec.release_settings(installed);
         let strategy = extra.pointer_str("waitStrategy", "name").unwrap_or("poller");
         if !matches!(strategy, "poller" | "legacy") {
             return Err(Error::Invalid {
@@ -79,8 +79,8 @@ impl Waiting {
             });
         }
         let checks = HealthChecks::of(extra)?;
-        let jobs = !flag("disableWaitForJobs");
-        if !wait.unwrap_or(!flag("disableWait")) {
+        let jobs = !settings.disable_wait_for_jobs;
+        if !wait.unwrap_or(!settings.disable_wait) {
             return Ok(Waiting { helm: HelmWait::HooksOnly, poller: None });
         }
         Ok(match strategy {
