@@ -27,6 +27,9 @@ pub struct StoredRelease {
     /// The release's hooks, which Helm keeps apart from `manifest`.
     pub hooks: Vec<StoredHook>,
     pub raw: Value,
+    /// The Secret's `modifiedAt` label (Unix seconds of Helm's last update), read by [`history`]: with the
+    /// content, it tells a revision Helm wrote again unchanged.
+    pub modified_at: Option<String>,
 }
 
 /// One hook of a stored release.
@@ -127,6 +130,7 @@ pub fn decode(release_field: &[u8]) -> Result<StoredRelease> {
         chart_version: meta.map(|m| m.version).unwrap_or_default(),
         hooks: head.hooks.unwrap_or_default(),
         raw,
+        modified_at: None,
     })
 }
 
@@ -138,10 +142,51 @@ pub async fn history(cluster: &Cluster, storage_namespace: &str, name: &str) -> 
     let mut out = Vec::new();
     for s in list.items {
         let Some(field) = s.data.as_ref().and_then(|d| d.get("release")) else { continue };
-        out.push(decode(&field.0)?);
+        let mut release = decode(&field.0)?;
+        release.modified_at = s.metadata.labels.as_ref().and_then(|l| l.get("modifiedAt")).cloned();
+        out.push(release);
     }
     out.sort_by_key(|r| std::cmp::Reverse(r.version));
     Ok(out)
+}
+
+/// Every stored revision of a release at one moment, newest first: what an action is seen to have
+/// written is what differs between two of them ([`Storage::written_since`]), which is how helm-controller's
+/// storage observers see Helm's writes.
+#[derive(Debug, Clone, Default)]
+pub struct Storage {
+    pub revisions: Vec<StoredRelease>,
+}
+
+impl Storage {
+    pub async fn read(cluster: &Cluster, storage_namespace: &str, name: &str) -> Result<Storage> {
+        Ok(Storage { revisions: history(cluster, storage_namespace, name).await? })
+    }
+
+    pub fn get(&self, version: i64) -> Option<&StoredRelease> {
+        self.revisions.iter().find(|r| r.version == version)
+    }
+
+    pub fn newest(&self) -> Option<&StoredRelease> {
+        self.revisions.first()
+    }
+
+    /// The revisions created or updated since `before` (another content, or updated again: a later
+    /// `modifiedAt`), newest first.
+    pub fn written_since(&self, before: &Storage) -> Vec<&StoredRelease> {
+        self.revisions
+            .iter()
+            .filter(|r| match before.get(r.version) {
+                None => true,
+                Some(b) => b.raw != r.raw || b.modified_at != r.modified_at,
+            })
+            .collect()
+    }
+
+    /// The revisions `before` held that are gone now (purged by an uninstall, or pruned), newest first.
+    pub fn deleted_since<'a>(&self, before: &'a Storage) -> Vec<&'a StoredRelease> {
+        before.revisions.iter().filter(|b| self.get(b.version).is_none()).collect()
+    }
 }
 
 /// What helm-controller's next action on a release would be, as its templates see it

@@ -46,6 +46,11 @@ pub struct UpgradeOptions {
     pub timeout: Option<Duration>,
     /// Pass `--take-ownership` even if the HelmRelease disables it.
     pub take_ownership: bool,
+    /// Leave `spec.test` to helm-controller (`--skip-tests`).
+    pub skip_tests: bool,
+    /// Keep a failed release as it is, without the remediation helm-controller would run
+    /// (`--keep-failed`).
+    pub keep_failed: bool,
 }
 
 impl UpgradeOptions {
@@ -116,44 +121,14 @@ fn upgrade_args(
     if settings.disable_schema_validation {
         args.push("--skip-schema-validation".into());
     }
+    // `upgrade.cleanupOnFail`: the objects a failed upgrade created are deleted (an install has none to keep).
+    if installed && spec.upgrade.as_ref().is_some_and(|u| u.cleanup_on_fail) {
+        args.push("--cleanup-on-fail".into());
+    }
     args.push("--timeout".into());
     args.push(format!("{}s", action_timeout(&desired.hr, installed, options.timeout).as_secs()).into());
     let force_replace = crate::apply_method::force_replace(&desired.hr, installed, method);
-    if helm.major >= 4 {
-        // The method helm-controller decides (crate::apply_method); conflicts forced only server-side,
-        // as helm-controller forces them.
-        if method.server_side() {
-            args.push("--server-side=true".into());
-            args.push("--force-conflicts".into());
-        } else {
-            args.push("--server-side=false".into());
-            if force_replace {
-                args.push("--force-replace".into());
-            }
-        }
-        // Under `poller` helm waits for hooks only and helm cozy waits as helm-controller's waiter does
-        // (crate::readiness); under `legacy` it is Helm's own wait.
-        match helm_wait {
-            HelmWait::HooksOnly => args.push("--wait=hookOnly".into()),
-            HelmWait::Legacy { jobs } => {
-                args.push("--wait=legacy".into());
-                if jobs {
-                    args.push("--wait-for-jobs".into());
-                }
-            }
-        }
-    } else {
-        if force_replace {
-            args.push("--force".into());
-        }
-        // Helm 3 always waits for hooks; --wait is its legacy wait.
-        if let HelmWait::Legacy { jobs } = helm_wait {
-            args.push("--wait".into());
-            if jobs {
-                args.push("--wait-for-jobs".into());
-            }
-        }
-    }
+    args.extend(method_and_wait_args(helm, method.server_side(), force_replace, helm_wait));
     if options.dry_run {
         args.push("--dry-run=server".into());
     }
@@ -211,6 +186,109 @@ pub async fn uninstall(
     args.extend(cluster.helm_args());
     let run = || async { helm.run_until(&args, &[], cancel).await.map(|_| ()) };
     with_storage_in_release_namespace(cluster, release, run).await
+}
+
+/// `helm test` of the release (its test hooks, `filters` as Helm's `--filter` arguments), each hook
+/// awaited up to `timeout`, as helm-controller's test action runs them.
+pub async fn test(
+    cluster: &Cluster,
+    helm: &Helm,
+    release: &Release,
+    timeout: Duration,
+    filters: &[String],
+    cancel: impl std::future::Future<Output = String>,
+) -> Result<(), RenderError> {
+    let mut args: Vec<OsString> = vec!["test".into(), release.name.clone().into(), "--namespace".into()];
+    args.push(release.namespace.clone().into());
+    args.push("--timeout".into());
+    args.push(format!("{}s", timeout.as_secs()).into());
+    for f in filters {
+        args.push("--filter".into());
+        args.push(f.into());
+    }
+    args.extend(cluster.helm_args());
+    let run = || async { helm.run_until(&args, &[], cancel).await.map(|_| ()) };
+    with_storage_in_release_namespace(cluster, release, run).await
+}
+
+/// `helm rollback` of the release to revision `to`, as helm-controller's rollback remediation runs it.
+pub async fn rollback(
+    cluster: &Cluster,
+    helm: &Helm,
+    release: &Release,
+    to: i64,
+    options: &RollbackOptions,
+    cancel: impl std::future::Future<Output = String>,
+) -> Result<(), RenderError> {
+    let args = rollback_args(helm, release, to, options, cluster);
+    let run = || async { helm.run_until(&args, &[], cancel).await.map(|_| ()) };
+    with_storage_in_release_namespace(cluster, release, run).await
+}
+
+/// How a rollback runs (`spec.rollback`, with what the release rolled back to says of its method).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollbackOptions {
+    pub timeout: Duration,
+    /// Helm's own wait; None when helm cozy waits after it (helm-controller's poller) or not at all.
+    pub helm_wait: HelmWait,
+    pub disable_hooks: bool,
+    pub cleanup_on_fail: bool,
+    pub server_side: bool,
+    pub force_replace: bool,
+    pub max_history: i64,
+}
+
+fn rollback_args(helm: &Helm, release: &Release, to: i64, o: &RollbackOptions, cluster: &Cluster) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["rollback".into(), release.name.clone().into(), to.to_string().into()];
+    args.extend(["--namespace".into(), release.namespace.clone().into()]);
+    args.extend(["--timeout".into(), format!("{}s", o.timeout.as_secs()).into()]);
+    args.extend(["--history-max".into(), o.max_history.to_string().into()]);
+    if o.disable_hooks {
+        args.push("--no-hooks".into());
+    }
+    if o.cleanup_on_fail {
+        args.push("--cleanup-on-fail".into());
+    }
+    args.extend(method_and_wait_args(helm, o.server_side, o.force_replace, o.helm_wait));
+    args.extend(cluster.helm_args());
+    args
+}
+
+/// How Helm applies and waits, as helm-controller asks it: under Helm 4 the method helm-controller decides
+/// ([`crate::apply_method`]), conflicts forced only server-side as helm-controller forces them, objects
+/// replaced only client-side; Helm's own wait only under `legacy` (under `poller` helm waits for hooks
+/// and helm cozy waits after it as helm-controller's waiter does, [`crate::readiness`]). Helm 3 applies
+/// client-side, always waits for hooks, and `--wait` is its legacy wait.
+fn method_and_wait_args(helm: &Helm, server_side: bool, force_replace: bool, wait: HelmWait) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    if helm.major >= 4 {
+        args.push(format!("--server-side={server_side}").into());
+        if server_side {
+            args.push("--force-conflicts".into());
+        } else if force_replace {
+            args.push("--force-replace".into());
+        }
+        match wait {
+            HelmWait::HooksOnly => args.push("--wait=hookOnly".into()),
+            HelmWait::Legacy { jobs } => {
+                args.push("--wait=legacy".into());
+                if jobs {
+                    args.push("--wait-for-jobs".into());
+                }
+            }
+        }
+    } else {
+        if force_replace {
+            args.push("--force".into());
+        }
+        if let HelmWait::Legacy { jobs } = wait {
+            args.push("--wait".into());
+            if jobs {
+                args.push("--wait-for-jobs".into());
+            }
+        }
+    }
+    args
 }
 
 /// Runs `f` with the release's storage Secrets in the release namespace (where Helm's CLI looks), then

@@ -13,9 +13,9 @@
 //! - [`apply`]: check, take the release's lock ([`release_lease`]), suspend, wait for helm-controller
 //!   ([`release_lock`]), apply the chart's CRDs ([`crds`]), install ([`install`], with the method of
 //!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), hand
-//!   Helm 4's fields to helm-controller's field manager ([`field_managers`]), and the status
-//!   helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]: whether
-//!   the chart applied is the source's, for an honest hand-back.
+//!   Helm 4's fields to helm-controller's field manager ([`field_managers`]), test and remediate as
+//!   helm-controller does, and the status it would write (digests from [`snapshot`]); [`handback`]:
+//!   whether the chart applied is the source's, for an honest hand-back.
 //!
 //! - [`drift`]: `kubectl cozyhr drift`, the drift helm-controller's drift detection sees (the stored
 //!   release against the live objects, its normalisation, exclusions and ignore rules in
@@ -82,7 +82,6 @@ pub mod release_file;
 pub mod release_lease;
 pub mod release_lock;
 pub mod release_set;
-pub mod release_status;
 pub mod render;
 pub mod review;
 pub mod snapshot;

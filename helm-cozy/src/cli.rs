@@ -472,6 +472,16 @@ pub struct ApplyArgs {
     #[arg(long = "take-ownership")]
     pub take_ownership: bool,
 
+    /// Do not run the chart's tests that spec.test asks for: the status says they are awaited, and
+    /// helm-controller runs them once the release is handed back.
+    #[arg(long = "skip-tests")]
+    pub skip_tests: bool,
+
+    /// After a failure, keep the failed release as it is for inspection, without the remediation
+    /// helm-controller would run (a rollback or an uninstall); the status says what it does on resume.
+    #[arg(long = "keep-failed")]
+    pub keep_failed: bool,
+
     /// How long helm may take (default: the HelmRelease's timeout, else 5m).
     #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,

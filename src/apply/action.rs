@@ -6,17 +6,19 @@ use std::time::{Duration, Instant};
 
 use super::plan::Plan;
 use super::prepare::{Checked, Release};
+use super::status::Action;
 use super::{ApplyRequest, Voice};
 use crate::error::Result;
 use crate::install::{Mode, upgrade};
 use crate::output::progress;
 use crate::readiness::{Poller, Settled};
-use crate::release_status::Action;
 
 /// How the action ended, and how long it took.
 pub(super) struct Ended {
     pub how: How,
     pub took: Duration,
+    /// Helm's storage of the release after the action (and helm cozy's wait).
+    pub after: crate::helmstore::Storage,
 }
 
 pub(super) enum How {
@@ -29,7 +31,6 @@ pub(super) enum How {
     /// Applied, but not ready as helm-controller judges it; the stored revision is marked failed.
     NotReady {
         failure: crate::readiness::NotReady,
-        stored: Box<crate::helmstore::StoredRelease>,
     },
     Interrupted {
         signal: String,
@@ -82,7 +83,9 @@ pub(super) async fn run(
             }
         }
     };
-    Ok(Ended { how, took: started.elapsed() })
+    let took = started.elapsed();
+    let after = crate::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    Ok(Ended { how, took, after })
 }
 
 /// helm-controller's waiter after helm applied the release ([`crate::readiness::settle`]).
@@ -99,7 +102,7 @@ async fn settle(release: &Release, action: Action, poller: &Poller, voice: Voice
     let (sns, name, ns) = (&desired.storage_namespace, &desired.release_name, &desired.release_namespace);
     Ok(match crate::readiness::settle(cluster, sns, name, ns, upgrade, poller, says).await? {
         Settled::Ready => How::Applied,
-        Settled::NotReady { failure, stored } => How::NotReady { failure, stored },
+        Settled::NotReady { failure, .. } => How::NotReady { failure },
         Settled::Interrupted { signal } => How::Interrupted {
             signal,
             during: "while waiting for the release's objects to be ready (helm had applied them)".into(),

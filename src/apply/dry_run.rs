@@ -4,12 +4,12 @@
 use futures::{StreamExt, TryStreamExt};
 
 use super::prepare::{Checked, Release};
+use super::status::Action;
 use super::{ApplyRequest, Outcome, plan};
 use crate::error::{Error, Result};
 use crate::install::{Mode, upgrade};
 use crate::output::progress;
 use crate::readiness::HelmWait;
-use crate::release_status::Action;
 
 pub(super) async fn run(
     req: &ApplyRequest<'_>,

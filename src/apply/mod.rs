@@ -14,9 +14,12 @@
 //! 7. `plan::decide`: install or upgrade, the apply method, the CRD policy and how to wait, from what
 //!    the storage holds now;
 //! 8. `action::run`: the CRDs, then `helm upgrade --install`, then helm-controller's wait;
-//! 9. `record::record`: the status helm-controller would write and its Event (a failure ends here);
-//! 10. `hand_back::mark`: mark the release when its chart is not the source's;
-//! 11. `hand_back::proceed`: nudge dependents, then hand back to Flux (`--resume`) or say how; the
+//! 9. `test::run`: the chart's tests when `spec.test` asks for them;
+//! 10. `remediate::run`: after a failure, the one remediation helm-controller would run (a rollback or an
+//!     uninstall), as `record::Book::decide` decides it;
+//! 11. `record::Book::write`: the status helm-controller would write and its Events (a failure ends here);
+//! 12. `hand_back::mark`: mark the release when its chart is not the source's;
+//! 13. `hand_back::proceed`: nudge dependents, then hand back to Flux (`--resume`) or say how; the
 //!     lease is released after it.
 //!
 //! On failure the status says Ready=False with helm-controller's reason and the release stays
@@ -29,11 +32,15 @@ mod delete;
 mod dry_run;
 mod events;
 mod hand_back;
+pub(crate) mod observe;
 mod plan;
 mod prepare;
 mod record;
+pub(crate) mod remediate;
 mod retarget;
+pub(crate) mod status;
 mod take_over;
+pub(crate) mod test;
 
 pub use delete::delete;
 
@@ -116,14 +123,27 @@ async fn run(
         req.options.timeout,
     )
     .await?;
+    let interrupted = futures::FutureExt::shared(interrupted);
     let applied = async {
         let why = voice.says().then_some("so Flux does not race this apply");
         let (home, release_cluster) = (req.cluster, &release.target.cluster);
         take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
         retarget::run(&req, &release, voice).await?;
         let plan = plan::decide(&req, &release, voice).await?;
-        let ended = action::run(&req, &release, &checked, &plan, interrupted, voice).await?;
-        let (hr, stored) = record::record(&req, &release, &checked, &plan, ended, voice).await?;
+        let mut book = record::Book::open(&req, &release, &plan).await?;
+        let ended = action::run(&req, &release, &checked, &plan, interrupted.clone(), voice).await?;
+        book.action(&ended, ended.after.clone());
+        if book.applied() {
+            book.test(test::run(&req, &release, interrupted.clone(), voice).await?);
+        }
+        if let Some(decision) = book.decide(req.options.keep_failed).cloned()
+            && !req.options.keep_failed
+        {
+            let failed = book.failed_snapshot();
+            let remedied = remediate::run(&req, &release, &decision, &failed, interrupted.clone(), voice).await?;
+            book.remediation(remedied);
+        }
+        let (hr, stored) = book.write(&checked, voice).await?;
         let hr = hand_back::mark(&req, &hr, &stored, &sameness).await?;
         hand_back::proceed(&req, &hr, voice).await
     }

@@ -3,6 +3,7 @@
 //! there was none), the apply method, the CRD policy of that action, and how it waits.
 
 use super::prepare::Release;
+use super::status::Action;
 use super::{ApplyRequest, Voice};
 use crate::apply_method::ApplyMethod;
 use crate::cluster::Cluster;
@@ -10,10 +11,11 @@ use crate::desired::Desired;
 use crate::error::Result;
 use crate::output::progress;
 use crate::readiness::Waiting;
-use crate::release_status::Action;
 
 /// The action an apply runs, and how.
 pub(super) struct Plan {
+    /// Helm's storage of the release before the action (what the action writes is what changes).
+    pub storage: crate::helmstore::Storage,
     pub installed: bool,
     pub action: Action,
     pub method: ApplyMethod,
@@ -35,7 +37,8 @@ pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voi
     }
     let crd_policy = crate::crds::policy(&desired.hr, installed)?;
     let waiting = req.options.waiting(&desired.hr, installed)?;
-    Ok(Plan { installed, action, method, crd_policy, waiting })
+    let storage = crate::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    Ok(Plan { storage, installed, action, method, crd_policy, waiting })
 }
 
 /// Whether `helm upgrade --install` will upgrade (a release is stored and not uninstalled), from the

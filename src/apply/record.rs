@@ -1,215 +1,418 @@
-//! Writing down how the action ended, as helm-controller would: the HelmRelease's status
-//! ([`crate::release_status`]), an Event, and a line for the user. A failure is written and then
-//! returned as the apply's error, the release staying suspended.
+//! Writing down what the apply did as helm-controller writes down its reconcile: a [`Book`] opened on
+//! the HelmRelease as the take-over left it, each step entered as it ended (the install or upgrade, the
+//! tests, the remediation), the end decided, then the status ([`super::status::Ledger`]) and the Events
+//! written at once, with a line for the user. A failure is written and then returned as the apply's
+//! error, the release staying suspended.
 
 use kube::runtime::events::EventType;
 
 use super::action::{Ended, How};
 use super::events::emit;
+use super::observe::{self, Writer};
 use super::plan::Plan;
 use super::prepare::{Checked, Release};
+use super::remediate::{self, Decision, Remedied};
+use super::status::{self, Action, Attempt, End, Ledger};
+use super::test::TestRun;
 use super::{ApplyRequest, Voice};
 use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
+use crate::flux::helmrelease::Snapshot;
+use crate::flux::spec::{Actions as _, OnFailure};
 use crate::flux::verbs::Objects;
-use crate::helmstore::StoredRelease;
+use crate::helmstore::{Storage, StoredRelease};
 use crate::output::progress;
-use crate::release_status::{self, Action, Failure, Success};
 
-/// Records `ended`. Returns the HelmRelease as written and the release Helm stored, once applied.
-pub(super) async fn record(
-    req: &ApplyRequest<'_>,
-    release: &Release,
-    checked: &Checked,
-    plan: &Plan,
-    ended: Ended,
-    voice: Voice,
-) -> Result<(HelmRelease, StoredRelease)> {
-    let failed = |reason: Option<&'static str>, message: &str, stored: Option<StoredRelease>| Failed {
-        req,
-        release,
-        action: plan.action,
-        reason,
-        message: message.to_string(),
-        stored,
-    };
-    let name = req.name;
-    match ended.how {
-        How::Applied => succeeded(req, release, checked, plan, ended.took, voice).await,
-        How::Interrupted { signal, during } => {
-            let cmd = crate::output::chart_command();
-            let message = format!(
-                "{cmd} apply was interrupted by {signal} {during}; the release may be partly applied: run {cmd} apply {name} again"
-            );
-            let reason = release_status::INTERRUPTED_REASON;
-            failed(Some(reason), &message, None).write(reason, false).await?;
-            if voice.says() {
-                progress::failure(format!("interrupted: helmrelease {name} stays suspended"));
-            }
-            Err(Error::Failed(message))
-        }
-        How::NotReady { failure, stored } => {
-            failed(None, &failure.message, Some(*stored)).write(failed_reason(plan.action), true).await?;
-            if voice.says() {
-                progress::failure(format!(
-                    "the release is not ready ({}); helmrelease {name} stays suspended ({} {name} -n {})",
-                    failure.why,
-                    crate::output::lifecycle_command("status"),
-                    req.cluster.namespace
-                ));
-            }
-            Err(Error::Failed(format!("{} ({})", failure.message, failure.why)))
-        }
-        How::CrdsFailed(message) => {
-            failed(None, &message, None).write(failed_reason(plan.action), false).await?;
-            if voice.says() {
-                progress::failure(format!(
-                    "the chart's CustomResourceDefinitions could not be applied, so helm did not run; helmrelease {name} stays suspended ({} {name} -n {})",
-                    crate::output::lifecycle_command("status"),
-                    req.cluster.namespace
-                ));
-            }
-            Err(Error::Failed(message))
-        }
-        How::HelmFailed(e) => {
-            let helm_message = match &e {
-                crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
-                other => other.to_string(),
-            };
-            failed(None, &helm_message, None).write(failed_reason(plan.action), false).await?;
-            if voice.says() {
-                progress::failure(format!(
-                    "helm {} failed; helmrelease {name} stays suspended ({} {name} -n {})",
-                    plan.action.as_str(),
-                    crate::output::lifecycle_command("status"),
-                    req.cluster.namespace
-                ));
-            }
-            Err(Error::Failed(e.to_string()))
-        }
-    }
+/// How the steps went, as far as the apply's exit is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failed {
+    No,
+    /// The message the apply fails with.
+    Yes(String),
 }
 
-fn failed_reason(action: Action) -> &'static str {
-    if action == Action::Install { "InstallFailed" } else { "UpgradeFailed" }
-}
-
-/// A failed action, as helm-controller writes one down.
-struct Failed<'a, 'r> {
+/// The record of one apply, kept as helm-controller keeps its reconcile.
+pub(super) struct Book<'a, 'r> {
     req: &'a ApplyRequest<'r>,
     release: &'a Release,
-    action: Action,
-    /// helm-controller's reason for the action's failure unless given (ours for an interruption).
-    reason: Option<&'static str>,
-    message: String,
-    /// The revision the waiter marked failed, for the history.
-    stored: Option<StoredRelease>,
+    hr: HelmRelease,
+    pub ledger: Ledger,
+    /// The storage as the latest step left it.
+    storage: Storage,
+    failed: Failed,
+    /// The failed revision the remediation works on, and whether a failure was counted for it.
+    counted: bool,
+    decision: Option<Decision>,
+    kept: bool,
+    interrupted: bool,
 }
 
-impl Failed<'_, '_> {
-    /// Writes the failed status and records an Event of `event_reason`, whose note is the message, or with
-    /// `note_from_ready` what the Ready condition says (helm-controller's words for a failed wait).
-    async fn write(self, event_reason: &str, note_from_ready: bool) -> Result<HelmRelease> {
-        let desired = &self.release.desired;
-        let objects = Objects::<HelmRelease>::namespaced(self.req.cluster, &self.req.cluster.namespace);
-        let chart_name = &self.req.pipeline.chart.meta.name;
-        let config_digest = crate::values::digest_values(&desired.composed.values);
-        let hr = objects
-            .write_status(self.req.name, |hr| {
-                Ok(release_status::failed(
-                    hr,
-                    &Failure {
-                        action: self.action,
-                        reason: self.reason,
-                        message: self.message.clone(),
-                        chart_name,
-                        chart_version: desired.chart_version(),
-                        config_digest: config_digest.clone(),
-                        storage_namespace: &desired.storage_namespace,
-                        release: self.stored.as_ref(),
-                    },
-                ))
-            })
-            .await?;
-        let conditions = hr.status.as_ref().map(|s| s.reconcile.conditions.as_slice()).unwrap_or_default();
-        let ready = crate::flux::condition::find(conditions, release_status::READY).map(|c| c.message.clone());
-        let note = ready.filter(|_| note_from_ready).unwrap_or_else(|| self.message.clone());
-        emit(self.req.cluster, &hr, EventType::Warning, event_reason, &note).await;
-        Ok(hr)
+impl<'a, 'r> Book<'a, 'r> {
+    /// Opens the book on the HelmRelease as it is now (suspended), the attempt the plan made.
+    pub async fn open(req: &'a ApplyRequest<'r>, release: &'a Release, plan: &Plan) -> Result<Book<'a, 'r>> {
+        let hr = Objects::<HelmRelease>::namespaced(req.cluster, &req.cluster.namespace).get(req.name).await?;
+        let desired = &release.desired;
+        let controller = &desired.controller;
+        let attempt = Attempt {
+            action: plan.action,
+            chart_name: req.pipeline.chart.meta.name.clone(),
+            chart_version: desired.chart_version().to_string(),
+            config_digest: crate::values::digest_values(&desired.composed.values),
+            storage_namespace: desired.storage_namespace.clone(),
+            rules: controller.rules(),
+            default_to_retry: controller.gate("DefaultToRetryOnFailure")
+                && controller.version >= Some(crate::controller::Version::new(1, 5, 2)),
+        };
+        let mut ledger = Ledger::begin(&hr, attempt);
+        ledger.action_started();
+        Ok(Book {
+            req,
+            release,
+            hr,
+            ledger,
+            storage: plan.storage.clone(),
+            failed: Failed::No,
+            counted: false,
+            decision: None,
+            kept: false,
+            interrupted: false,
+        })
     }
-}
 
-/// The success helm-controller would write: the stored release read back, its fields made
-/// helm-controller's (Helm 4, server-side), the status and an Event.
-async fn succeeded(
-    req: &ApplyRequest<'_>,
-    release: &Release,
-    checked: &Checked,
-    plan: &Plan,
-    took: std::time::Duration,
-    voice: Voice,
-) -> Result<(HelmRelease, StoredRelease)> {
-    let (cluster, desired) = (&release.target.cluster, &release.desired);
-    let stored = crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name)
-        .await?
-        .ok_or_else(|| Error::Invalid {
-            what: "apply".into(),
-            reason: format!("helm reported success but release {} is not stored", desired.release_name),
-        })?;
-    // What Helm 4 applied server-side is `helm`'s: made helm-controller's, so its apply after the
-    // hand-back removes what the source's chart does not set (crate::field_managers).
-    if req.pipeline.helm.major >= 4 && plan.method.server_side() {
-        let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
-        if let Err(e) = crate::field_managers::take_over(cluster, manifest, ns).await {
-            progress::warning(format!(
-                "cannot hand the applied fields to helm-controller's field manager ({e}): once resumed, helm-controller leaves fields this chart sets and its source's does not"
-            ));
+    fn oci(&self) -> &'static str {
+        // A local chart has no OCI digest.
+        ""
+    }
+
+    /// The install or upgrade ended as `ended` says; `after` is the storage after it.
+    pub fn action(&mut self, ended: &Ended, after: Storage) {
+        let action = self.ledger.attempt().action;
+        let writer = match action {
+            Action::Install => Writer::Install { oci_digest: self.oci() },
+            Action::Upgrade => Writer::Upgrade { oci_digest: self.oci() },
+        };
+        let mut written = after.written_since(&self.storage);
+        let stored = written.first().is_some_and(|r| self.storage.newest().is_none_or(|b| r.version > b.version));
+        // A failed upgrade whose revision Helm stored writes the previous one back (Helm's
+        // `recordRelease(original)`, or helm cozy's waiter that marks the revision failed for it).
+        if stored && action == Action::Upgrade && !matches!(ended.how, How::Applied) {
+            for r in after.revisions.iter().skip(1) {
+                if written.iter().all(|w| w.version != r.version) && r.status == "deployed" {
+                    written.push(r);
+                    break;
+                }
+            }
+        }
+        let config = self.ledger.attempt().config_digest.clone();
+        let history = observe::after_release(&self.ledger.history, &written, writer, &config);
+        match &ended.how {
+            How::Applied => {
+                let retries = matches!(
+                    self.hr.spec.on_failure(action, self.ledger.attempt().default_to_retry),
+                    OnFailure::Retry { .. }
+                );
+                self.ledger.action_succeeded(history, ended.took, retries);
+            }
+            How::Interrupted { signal, during } => {
+                let cmd = crate::output::chart_command();
+                let message = format!(
+                    "{cmd} apply was interrupted by {signal} {during}; the release may be partly applied: run {cmd} apply {} again",
+                    self.req.name
+                );
+                self.ledger.set_history(history);
+                self.ledger.interrupted(&message);
+                self.failed = Failed::Yes(message);
+                self.interrupted = true;
+            }
+            How::NotReady { failure, .. } => {
+                self.ledger.action_failed(history, &failure.message, stored, None);
+                self.failed = Failed::Yes(format!("{} ({})", failure.message, failure.why));
+                self.counted = stored;
+            }
+            How::CrdsFailed(message) => {
+                self.ledger.action_failed(history, message, stored, None);
+                self.failed = Failed::Yes(message.clone());
+                self.counted = stored;
+            }
+            How::HelmFailed(e) => {
+                let message = helm_message(e);
+                self.ledger.action_failed(history, &message, stored, None);
+                self.failed = Failed::Yes(message);
+                self.counted = stored;
+            }
+        }
+        self.storage = after;
+    }
+
+    /// Whether the steps so far succeeded (so the tests may run).
+    pub fn applied(&self) -> bool {
+        self.failed == Failed::No
+    }
+
+    /// The tests ended as `tested` says.
+    pub fn test(&mut self, tested: TestRun) {
+        let (rules, hr) = (self.ledger.attempt().rules, &self.hr);
+        match tested {
+            TestRun::NotEnabled | TestRun::Skipped => {}
+            TestRun::Passed { after } => {
+                if let Some(newest) = after.newest() {
+                    let hooks = status::test_hooks(&newest.raw, hr, &rules);
+                    let history = observe::after_test(&self.ledger.history, newest, hooks);
+                    self.ledger.tested(history);
+                }
+                self.storage = after;
+            }
+            TestRun::Failed { error, after } => {
+                let history = match after.newest() {
+                    Some(newest) => {
+                        observe::after_test(&self.ledger.history, newest, status::test_hooks(&newest.raw, hr, &rules))
+                    }
+                    None => self.ledger.history.clone(),
+                };
+                let action = self.ledger.attempt().action;
+                let ignore_failures = hr.spec.test.as_ref().is_some_and(|t| t.ignore_failures);
+                let ignores = hr.spec.remediation(action).ignores_test_failures(ignore_failures);
+                let before = self.ledger.failure_count(action);
+                self.ledger.test_failed(history, &error, ignores);
+                self.counted = self.ledger.failure_count(action) > before;
+                // A failure that counts makes the release a failed one to helm-controller.
+                if !ignores {
+                    self.failed = Failed::Yes(format!("the tests failed: {error}"));
+                } else if !ignore_failures {
+                    self.failed = Failed::Yes(format!(
+                        "the tests failed (not remediated: remediation.ignoreTestFailures): {error}"
+                    ));
+                }
+                self.storage = after;
+            }
+            TestRun::Interrupted { signal } => {
+                let message = format!(
+                    "the tests were interrupted by {signal}: run {} apply {} again",
+                    crate::output::chart_command(),
+                    self.req.name
+                );
+                self.ledger.interrupted(&message);
+                self.failed = Failed::Yes(message);
+                self.interrupted = true;
+            }
         }
     }
-    // Scopes for the inventory, as helm-controller's REST mapper knows them now (the chart may have
-    // brought CRDs of its own).
-    let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
-    let success = Success {
-        action: plan.action,
-        crds: &checked.crd_objects,
-        release: &stored,
-        config_digest: crate::values::digest_values(&desired.composed.values),
-        storage_namespace: &desired.storage_namespace,
-        release_namespace: &desired.release_namespace,
-        duration: took,
-        scoped: &scoped,
-        no_drift: desired.controller.rules().drifted_condition
-            && crate::drift::DriftDetection::of(&desired.hr.spec)
-                .is_ok_and(|d| d.mode() != crate::drift::Mode::Disabled),
-    };
-    let objects = Objects::<HelmRelease>::namespaced(req.cluster, &req.cluster.namespace);
-    let hr = objects.write_status(req.name, |hr| release_status::succeeded(hr, &success)).await?;
-    let message = format!(
-        "Helm {} succeeded for release {}/{}.v{} with chart {}@{}",
-        plan.action.as_str(),
-        stored.namespace,
-        stored.name,
-        stored.version,
-        stored.chart_name,
-        stored.chart_version
-    );
-    let reason = if plan.action == Action::Install { "InstallSucceeded" } else { "UpgradeSucceeded" };
-    emit(req.cluster, &hr, EventType::Normal, reason, &message).await;
-    if voice.says() {
-        progress::success(&message);
+
+    /// What helm-controller does next about a failure, when there is one it would act on; `keep` is
+    /// `--keep-failed`.
+    pub fn decide(&mut self, keep: bool) -> Option<&Decision> {
+        if self.interrupted || self.failed == Failed::No {
+            return None;
+        }
+        // A failed test that does not count leaves a release helm-controller finds in sync.
+        let test_ignored = matches!(&self.failed, Failed::Yes(m) if m.contains("remediation.ignoreTestFailures"));
+        if test_ignored {
+            return None;
+        }
+        self.kept = keep;
+        self.decision = Some(remediate::decide(&self.hr, &mut self.ledger, &self.storage));
+        self.decision.as_ref()
     }
-    Ok((hr, stored))
+
+    /// The failed revision, as the newest snapshot says.
+    pub fn failed_snapshot(&self) -> Snapshot {
+        self.ledger.history.first().cloned().unwrap_or_default()
+    }
+
+    /// The remediation ran and ended as `remedied` says.
+    pub fn remediation(&mut self, remedied: Option<Remedied>) {
+        match remedied {
+            None => {}
+            Some(Remedied::RolledBack { target, after }) => {
+                let history = self.remediation_history(&after, Writer::Rollback);
+                self.ledger.rolled_back(history, &target);
+                self.storage = after;
+            }
+            Some(Remedied::RollbackFailed { target, error, after }) => {
+                let history = self.remediation_history(&after, Writer::Rollback);
+                self.ledger.rollback_failed(history, &target, &error);
+                self.storage = after;
+            }
+            Some(Remedied::Uninstalled { release, after }) => {
+                let history = self.remediation_history(&after, Writer::UninstallRemediation);
+                self.ledger.uninstalled(history, &release);
+                self.storage = after;
+            }
+            Some(Remedied::UninstallFailed { release, error }) => self.ledger.uninstall_failed(&release, &error),
+        }
+    }
+
+    fn remediation_history(&self, after: &Storage, writer: Writer<'_>) -> Vec<Snapshot> {
+        let written = after.written_since(&self.storage);
+        let purged = after.deleted_since(&self.storage);
+        observe::after_remediation(&self.ledger.history, after, &written, &purged, writer)
+    }
+
+    /// How the reconcile ends, as helm-controller's loop ends it.
+    fn end(&mut self) -> End {
+        let attempt = self.ledger.attempt().clone();
+        if self.interrupted {
+            return End::Error {
+                timeout: crate::install::action_timeout(
+                    &self.hr,
+                    attempt.action == Action::Upgrade,
+                    self.req.options.timeout,
+                ),
+            };
+        }
+        match (&self.failed, &self.decision) {
+            (Failed::No, _) | (Failed::Yes(_), None) => {
+                // In sync: the history truncated, Drifted=False where drift detection is on.
+                let retry = matches!(
+                    self.hr.spec.on_failure(attempt.action, attempt.default_to_retry),
+                    OnFailure::Retry { .. }
+                );
+                let ignore = self.hr.spec.test.as_ref().is_some_and(|t| t.ignore_failures);
+                let ignore = self.hr.spec.remediation(attempt.action).ignores_test_failures(ignore);
+                let history = if retry {
+                    observe::truncate_keeping_five(&self.ledger.history)
+                } else {
+                    observe::truncate(&self.ledger.history, ignore)
+                };
+                self.ledger.set_history(history);
+                if self.no_drift() {
+                    self.ledger.no_drift();
+                }
+                End::Done
+            }
+            (Failed::Yes(_), Some(decision)) => match decision {
+                Decision::RetryAfter(interval) => End::RetryAfter(*interval),
+                Decision::AgainNow | Decision::UpgradeInstead => End::Requeue,
+                Decision::Exhausted => {
+                    End::Stalled { reason: "RetriesExceeded", message: remediate::exhausted_message(&self.ledger) }
+                }
+                Decision::MissingRollbackTarget => {
+                    End::Stalled { reason: "MissingRollbackTarget", message: remediate::MISSING_TARGET.into() }
+                }
+                Decision::Rollback { .. } | Decision::Uninstall if self.kept => End::Requeue,
+                Decision::Rollback { .. } | Decision::Uninstall => {
+                    remediate::end_after_remediation(&self.hr, &self.ledger)
+                }
+            },
+        }
+    }
+
+    fn no_drift(&self) -> bool {
+        let desired = &self.release.desired;
+        desired.controller.rules().drifted_condition
+            && crate::drift::DriftDetection::of(&desired.hr.spec)
+                .is_ok_and(|d| d.mode() != crate::drift::Mode::Disabled)
+    }
+
+    /// Writes the status and the Events, says how it ended, and returns the HelmRelease as written and the
+    /// newest stored release (an error when the apply failed).
+    pub async fn write(mut self, checked: &Checked, voice: Voice) -> Result<(HelmRelease, StoredRelease)> {
+        let end = self.end();
+        self.ledger.end(&end);
+        let newest = self.storage.newest().cloned();
+        if let Some(stored) = &newest {
+            self.put_inventory(stored, checked).await?;
+        }
+        self.ledger.observe_post_render(&self.release.desired.hr);
+        let objects = Objects::<HelmRelease>::namespaced(self.req.cluster, &self.req.cluster.namespace);
+        let patch = self.ledger.patch();
+        let hr = objects.write_status(self.req.name, |_| Ok(patch.clone())).await?;
+        for e in &self.ledger.events {
+            let kind = if e.warning { EventType::Warning } else { EventType::Normal };
+            emit(self.req.cluster, &hr, kind, &e.reason, &e.message).await;
+        }
+        self.say(&end, voice);
+        match (self.failed.clone(), newest) {
+            (Failed::No, Some(stored)) => Ok((hr, stored)),
+            (Failed::No, None) => Err(Error::Invalid {
+                what: "apply".into(),
+                reason: format!(
+                    "helm reported success but release {} is not stored",
+                    self.release.desired.release_name
+                ),
+            }),
+            (Failed::Yes(message), _) => Err(Error::Failed(message)),
+        }
+    }
+
+    /// The inventory of the newest release (hooks out, CRDs of `crds/` in), with the scopes
+    /// helm-controller's REST mapper knows now; Helm 4's applied fields handed to helm-controller's
+    /// field manager, so its apply after the hand-back removes what the source's chart does not set.
+    async fn put_inventory(&mut self, stored: &StoredRelease, checked: &Checked) -> Result<()> {
+        let (cluster, desired) = (&self.release.target.cluster, &self.release.desired);
+        if self.req.pipeline.helm.major >= 4 && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa") {
+            let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
+            if let Err(e) = crate::field_managers::take_over(cluster, manifest, ns).await {
+                progress::warning(format!(
+                    "cannot hand the applied fields to helm-controller's field manager ({e}): once resumed, helm-controller leaves fields this chart sets and its source's does not"
+                ));
+            }
+        }
+        if stored.status != "deployed" {
+            return Ok(());
+        }
+        let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
+        let mut inventory = status::inventory(&stored.manifest, &desired.release_namespace, &scoped);
+        if let Some(entries) = inventory.get_mut("entries").and_then(serde_json::Value::as_array_mut) {
+            entries.extend(crate::crds::inventory_entries(&checked.crd_objects));
+        }
+        self.ledger.put("inventory", inventory);
+        Ok(())
+    }
+
+    /// The lines for the user: what each step did, what the cluster holds now, what comes on resume.
+    fn say(&self, end: &End, voice: Voice) {
+        if !voice.says() {
+            return;
+        }
+        let (name, ns) = (self.req.name, &self.req.cluster.namespace);
+        for e in &self.ledger.events {
+            if e.warning {
+                progress::failure(&e.message);
+            } else {
+                progress::success(&e.message);
+            }
+        }
+        if self.failed == Failed::No {
+            return;
+        }
+        if self.kept {
+            progress::warning(
+                "the failed release is kept as it is (--keep-failed): helm-controller would have remediated it",
+            );
+        }
+        if let Some(newest) = self.storage.newest() {
+            progress::action(format!(
+                "the cluster holds {}/{}.v{} ({}@{}, {})",
+                newest.namespace, newest.name, newest.version, newest.chart_name, newest.chart_version, newest.status
+            ));
+        }
+        let status = crate::output::lifecycle_command("status");
+        progress::failure(format!(
+            "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
+            remediate::on_resume(end, self.decision.as_ref(), self.kept)
+        ));
+    }
 }
 
 /// Helm's error as helm-controller states it: once, without Helm 4's duplicate `level=…` log lines or the
 /// CLI's `Error: UPGRADE FAILED: ` prefix.
+pub(super) fn helm_message(e: &crate::render::RenderError) -> String {
+    match e {
+        crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
+        other => other.to_string(),
+    }
+}
+
 fn helm_error(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim_start().starts_with("level=")).collect();
     let text = lines.join("\n");
     let text = text.trim();
     let text = text.strip_prefix("Error: ").unwrap_or(text);
-    let text =
-        text.strip_prefix("UPGRADE FAILED: ").or_else(|| text.strip_prefix("INSTALLATION FAILED: ")).unwrap_or(text);
+    let text = ["UPGRADE FAILED: ", "INSTALLATION FAILED: ", "ROLLBACK FAILED: "]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))
+        .unwrap_or(text);
     text.trim().to_string()
 }
 

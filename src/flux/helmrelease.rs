@@ -284,8 +284,59 @@ pub struct Snapshot {
     pub last_deployed: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted: Option<String>,
+    /// The chart's OCI digest (an OCIRepository or ExternalArtifact revision), part of `digest`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci_digest: Option<String>,
+    /// The release's test hooks as the last test run left them (`spec.test`), by hook name; `{}` when the
+    /// tests ran and none was selected; absent when they never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_hooks: Option<BTreeMap<String, TestHookStatus>>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// One test hook's last run, in a snapshot's `testHooks`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestHookStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_started: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_completed: Option<String>,
+    /// `Running`, `Succeeded`, `Failed` or `Unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+}
+
+impl Snapshot {
+    /// `HasBeenTested`, by the rule of the helm-controller version ([`crate::controller::Tested`]).
+    pub fn has_been_tested(&self, rule: crate::controller::Tested) -> bool {
+        let Some(hooks) = &self.test_hooks else { return false };
+        match rule {
+            crate::controller::Tested::AnyRecord => true,
+            crate::controller::Tested::Finished => {
+                let phase = |h: &TestHookStatus| h.phase.as_deref().unwrap_or_default().to_string();
+                hooks.is_empty()
+                    || hooks.values().any(|h| phase(h) == "Failed")
+                    || hooks.values().all(|h| phase(h) == "Succeeded")
+            }
+        }
+    }
+
+    /// `HasTestInPhase`: a test hook of the snapshot last ended in `phase`.
+    pub fn has_test_in_phase(&self, phase: &str) -> bool {
+        self.test_hooks.as_ref().is_some_and(|h| h.values().any(|t| t.phase.as_deref() == Some(phase)))
+    }
+
+    /// `FullReleaseName`: `namespace/name.vN`, as helm-controller's messages name a revision.
+    pub fn full_name(&self) -> String {
+        format!("{}/{}.v{}", self.namespace, self.name, self.version)
+    }
+
+    /// `VersionedChartName`: `chart@version`.
+    pub fn versioned_chart(&self) -> String {
+        format!("{}@{}", self.chart_name, self.chart_version)
+    }
 }
 
 impl Resource for HelmRelease {

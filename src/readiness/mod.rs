@@ -30,7 +30,7 @@ use crate::flux::helmrelease::HelmRelease;
 use crate::live::LiveObjects;
 use crate::manifests::ObjectId;
 use crate::output::progress;
-use health::HealthChecks;
+pub use health::HealthChecks;
 use kstatus::{Status, Verdict};
 
 /// helm-controller's poll interval is 5 s; the verdicts do not depend on it, and a shorter one ends an

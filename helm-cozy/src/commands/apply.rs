@@ -79,6 +79,8 @@ fn request<'a>(cluster: &'a Cluster, pipeline: &'a Pipeline, args: &'a ApplyArgs
             wait: args.wait,
             timeout: args.timeout,
             take_ownership: args.take_ownership,
+            skip_tests: args.skip_tests,
+            keep_failed: args.keep_failed,
         },
         resume: args.resume,
     }
