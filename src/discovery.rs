@@ -42,6 +42,17 @@ impl ServedKind {
     pub fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
+
+    /// kube's description of the resource, for a dynamic [`kube::Api`] of it.
+    pub fn api_resource(&self) -> kube::discovery::ApiResource {
+        kube::discovery::ApiResource {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            api_version: self.api_version(),
+            kind: self.kind.clone(),
+            plural: self.plural.clone(),
+        }
+    }
 }
 
 /// The cluster's answer to discovery.

@@ -7,8 +7,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Run, apply, command, condition, env, eventually, get_json, helm_release_secrets, helmrelease, kubectl,
-    namespace, run, wait_hr_ready,
+    Chart, Helm, Run, apply, command, condition, cozy, env, eventually, get_json, helm_release_secrets, helmrelease,
+    kubectl, namespace, run, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -753,4 +753,213 @@ fn completion_through_kubectl_plugin_convention() {
         let script = cozyhr(&["completion", shell]).ok();
         assert!(script.stdout.contains("kubectl-cozyhr") || script.stdout.contains("kubectl cozyhr"), "{shell}");
     }
+}
+
+// --- dependsOn naming any object (Flux 2.10) ------------------------------------------------------------
+
+const HELMRELEASE_CRD: &str = "helmreleases.helm.toolkit.fluxcd.io";
+
+/// Adds `apiVersion`, `kind` and `ready` to the items of the HelmRelease CRD's `spec.dependsOn`, as Flux
+/// 2.10's CRD would carry them (helm-controller PR #1480), so that the API server keeps them where
+/// helm-controller v1.6's structural schema prunes them. The change is additive (three optional fields,
+/// nothing removed or made stricter), so the other suites running in parallel against the same CRD are
+/// unaffected, and helm-controller v1.6 ignores fields it does not know. Done once per cluster: the fields
+/// stay until `scripts/cluster.sh up` installs the CRD afresh.
+fn crd_keeps_flux_2_10_depends_on() {
+    let crd = kubectl(["get", "crd", HELMRELEASE_CRD, "-o", "json"]).ok().json();
+    let versions = crd.pointer("/spec/versions").and_then(Value::as_array).expect("the CRD's versions");
+    let v2 = versions.iter().position(|v| v["name"] == "v2").expect("the CRD serves v2");
+    let items =
+        format!("/spec/versions/{v2}/schema/openAPIV3Schema/properties/spec/properties/dependsOn/items/properties");
+    if crd.pointer(&format!("{items}/kind")).is_some() {
+        return;
+    }
+    let field = |name: &str, type_: &str, description: &str| {
+        serde_json::json!({"op": "add", "path": format!("{items}/{name}"),
+                           "value": {"type": type_, "description": description}})
+    };
+    let patch = serde_json::json!([
+        field("apiVersion", "string", "API version of the referent (Flux 2.10, helm-controller PR #1480)."),
+        field("kind", "string", "Kind of the referent (Flux 2.10, helm-controller PR #1480)."),
+        field("ready", "boolean", "Whether the referent must be ready, not only exist (helm-controller PR #1480)."),
+    ]);
+    kubectl(["patch", "crd", HELMRELEASE_CRD, "--type=json", "-p", &patch.to_string()]).ok();
+}
+
+/// A Deployment nobody runs (the local control plane has no controllers): kstatus says InProgress until
+/// its status is written.
+fn unrun_deployment(ns: &str, name: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  replicas: 1\n  \
+         selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n    \
+         spec:\n      containers:\n      - name: c\n        image: registry.invalid/api:1\n"
+    )
+}
+
+/// The dependsOn of HelmRelease `app`: a release, two ConfigMaps (PR #1229's existence check
+/// `readyExpr: "true"`, and PR #1480's `ready: false`), a Deployment judged by kstatus, a kind nobody
+/// serves, and a namespaced kind named without a namespace.
+fn any_object_depends_on(ns: &str) -> String {
+    format!(
+        "dependsOn:\n- name: db\n- apiVersion: v1\n  kind: ConfigMap\n  name: settings\n  namespace: {ns}\n  readyExpr: \"true\"\n\
+         - apiVersion: v1\n  kind: ConfigMap\n  name: flags\n  namespace: {ns}\n  ready: false\n\
+         - apiVersion: apps/v1\n  kind: Deployment\n  name: api\n  namespace: {ns}\n\
+         - apiVersion: example.invalid/v1\n  kind: Gadget\n  name: g\n  namespace: {ns}\n  ready: true\n\
+         - apiVersion: v1\n  kind: Secret\n  name: creds\n"
+    )
+}
+
+/// `tree app`'s rows by NAME cell, and its JSON.
+fn any_object_tree(ns: &str) -> (Vec<String>, Vec<Vec<String>>, Value) {
+    let out = cozyhr(&["tree", "app", "-n", ns]).ok();
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    let (names, rows) = tree_table(&out.stdout);
+    let json = cozyhr(&["tree", "app", "-n", ns, "-o", "json"]).ok().json();
+    (names, rows, json)
+}
+
+#[test]
+fn depends_on_naming_any_object_is_shown_and_breaks_no_command() {
+    crd_keeps_flux_2_10_depends_on();
+    let ns = namespace("kc-any-dep");
+    install(&ns, "db", "");
+    apply(&format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {ns}\n"));
+    apply(&unrun_deployment(&ns, "api"));
+    let chart = demo_chart("0.1.0");
+    chart.publish("app", &ns);
+    // The API server takes a moment to serve the patched schema: until then it prunes the new fields.
+    let release = helmrelease(&ns, "app", "app", &any_object_depends_on(&ns));
+    eventually("the API server to keep dependsOn[].kind", READY_TIMEOUT, || {
+        apply(&release);
+        match str_at(&hr(&ns, "app"), "/spec/dependsOn/1/kind") {
+            Some("ConfigMap") => Ok(()),
+            other => Err(format!("dependsOn[1].kind is {other:?}")),
+        }
+    });
+
+    // get reads it and writes it back whole.
+    let got = cozyhr(&["get", "app", "-n", &ns, "-o", "json"]).ok().json();
+    assert_eq!(got.pointer("/spec/dependsOn/2/ready"), Some(&Value::Bool(false)), "{got:#}");
+    assert_eq!(str_at(&got, "/spec/dependsOn/3/apiVersion"), Some("apps/v1"));
+    let table = cozyhr(&["get", "-n", &ns]).ok();
+    assert!(parse_table(&table.stdout).1.iter().any(|r| r[0] == "app"), "{}", table.stdout);
+
+    any_object_status_gives_each_its_verdict(&ns);
+    any_object_tree_shows_leaves(&ns);
+    any_object_verdicts_turn(&ns);
+
+    // helm cozy show, diff and apply of that release.
+    let show = cozy(Helm::V4, chart.path(), &ns, &["show", "app"]).ok();
+    assert!(show.stdout.contains("name: app-cm"), "{}", show.stdout);
+    cozy(Helm::V4, chart.path(), &ns, &["diff", "app"]).ok();
+    cozy(Helm::V4, chart.path(), &ns, &["apply", "app"]).ok();
+    assert_eq!(configmap_message(&ns, "app").as_deref(), Some("hello"));
+    let after = cozy(Helm::V4, chart.path(), &ns, &["diff", "app", "--detailed-exitcode"]).ok();
+    assert!(after.stdout.contains("Plan: 0 to add, 0 to change, 0 to remove."), "{}", after.stdout);
+    // The entries survive apply's writes, and status still reads them all.
+    assert_eq!(str_at(&hr(&ns, "app"), "/spec/dependsOn/4/kind"), Some("Gadget"));
+    let status = cozyhr(&["status", "app", "-n", &ns]).ok();
+    assert_eq!(status_section(&status.stdout, "Depends on").1.len(), 6, "{}", status.stdout);
+}
+
+/// `status app`: each entry with its verdict; what cannot be followed says why in its row.
+fn any_object_status_gives_each_its_verdict(ns: &str) {
+    let status = cozyhr(&["status", "app", "-n", ns]).ok();
+    let (header, rows) = status_section(&status.stdout, "Depends on");
+    assert_eq!(header, ["NAMESPACE", "NAME", "READY", "MESSAGE"]);
+    let cells = |name: &str| {
+        let row = row_for(&rows, &[(1, name)]);
+        (row[0].clone(), row[2].clone(), row[3].clone())
+    };
+    assert_eq!(cells("db").1, "True", "{}", status.stdout);
+    assert_eq!(cells("ConfigMap/settings"), (ns.to_string(), "True".into(), "readyExpr is true: true".into()));
+    assert_eq!(
+        cells("ConfigMap/flags"),
+        (ns.to_string(), "False".into(), format!("ConfigMap/flags not found in namespace \"{ns}\""))
+    );
+    let (_, ready, message) = cells("apps/v1 Deployment/api");
+    assert_eq!(ready, "False", "{}", status.stdout);
+    assert!(
+        message.starts_with(&format!("dependency 'apps/v1 Deployment/{ns}/api' is not ready: status InProgress")),
+        "{message}"
+    );
+    assert_eq!(
+        cells("example.invalid/v1 Gadget/g"),
+        (
+            ns.to_string(),
+            "Unknown".into(),
+            "cannot be followed: the cluster does not serve example.invalid/v1 Gadget".into()
+        )
+    );
+    // Its NAMESPACE cell is empty, which the section's trimmed rows cannot show: read from the line.
+    let creds = status.stdout.lines().find(|l| l.contains("Secret/creds")).expect("a row for Secret/creds");
+    let creds: Vec<&str> = creds.split("   ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(
+        creds,
+        [
+            "Secret/creds",
+            "Unknown",
+            "cannot be followed: Secret is namespaced and the entry names no namespace (only a HelmRelease's is defaulted)"
+        ]
+    );
+}
+
+/// `tree app` (table and JSON): the objects are leaves with their verdicts; app waits on the missing
+/// ConfigMap and the Deployment that is not available.
+fn any_object_tree_shows_leaves(ns: &str) {
+    let (names, rows, json) = any_object_tree(ns);
+    assert_eq!(
+        names,
+        [
+            "app",
+            "└── depends on",
+            "    ├── db",
+            "    ├── ConfigMap/settings",
+            "    ├── ConfigMap/flags",
+            "    ├── apps/v1 Deployment/api",
+            "    ├── example.invalid/v1 Gadget/g",
+            "    └── Secret/creds",
+        ]
+    );
+    assert_eq!(rows[0][4], "ConfigMap/flags, apps/v1 Deployment/api", "WAITING ON of app: {rows:?}");
+    assert_eq!((rows[3][2].as_str(), rows[3][3].as_str()), ("True", "-"), "{rows:?}");
+    assert!(rows[4][5].starts_with("not found"), "{rows:?}");
+    assert_eq!(rows[6][5], "cannot be followed: the cluster does not serve example.invalid/v1 Gadget", "{rows:?}");
+    let down = &json["release"]["dependsOn"];
+    assert!(down[0].get("kind").is_none() && down[0]["ready"] == "True", "{down:#}");
+    assert_eq!(
+        (down[1]["kind"].as_str(), down[1]["found"].as_str(), down[1]["ready"].as_str()),
+        (Some("ConfigMap"), Some("True"), Some("True"))
+    );
+    assert_eq!((down[3]["apiVersion"].as_str(), down[3]["ready"].as_str()), (Some("apps/v1"), Some("False")));
+    assert_eq!(down[4]["found"], "Unknown");
+    let missing = serde_json::json!([{"namespace": ns, "name": "flags", "apiVersion": "v1", "kind": "ConfigMap"}]);
+    assert_eq!(json["missing"], missing);
+}
+
+/// The ConfigMap appears and the Deployment becomes available: nothing holds app back any more.
+fn any_object_verdicts_turn(ns: &str) {
+    apply(&format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\n  namespace: {ns}\n"));
+    let available = serde_json::json!({"status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+        "readyReplicas": 1, "availableReplicas": 1, "conditions": [
+            {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+            {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}]}});
+    kubectl([
+        "patch",
+        "deployment",
+        "api",
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &available.to_string(),
+    ])
+    .ok();
+    let (_, rows, json) = any_object_tree(ns);
+    assert_eq!(rows[0][4], "", "WAITING ON of app: {rows:?}");
+    assert_eq!(rows[4][2..4], ["True", "-"], "{rows:?}");
+    assert_eq!(rows[4][5], "exists (ready: false: only its existence is checked)");
+    assert!(rows[5][5].starts_with("kstatus Current: Deployment is available"), "{rows:?}");
+    assert_eq!(json["missing"], serde_json::json!([]));
 }

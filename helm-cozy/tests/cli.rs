@@ -435,6 +435,59 @@ fn plain_offline_show_needs_no_cluster_and_hands_the_flags_to_helm() {
     }
 }
 
+/// A HelmRelease written for Flux 2.10, whose dependsOn names objects of other kinds (helm-controller PR
+/// #1480: `apiVersion`, `kind`, `ready`) beside a HelmRelease.
+const FLUX_2_10_RELEASE: &str = "apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: web
+  namespace: apps
+spec:
+  chart:
+    spec:
+      chart: c
+      sourceRef: {kind: HelmRepository, name: charts}
+  dependsOn:
+  - name: db
+  - apiVersion: v1
+    kind: ConfigMap
+    name: settings
+    namespace: apps
+    readyExpr: \"true\"
+  - apiVersion: cert-manager.io/v1
+    kind: Certificate
+    name: web-tls
+    namespace: apps
+    ready: false
+  - apiVersion: example.com/v1
+    kind: Widget
+    name: w
+    ready: true
+    readyExpr: dep.status.phase == 'Running'
+  values:
+    color: blue
+";
+
+#[test]
+fn a_release_file_whose_depends_on_names_other_kinds_renders_without_a_cluster() {
+    let mut sandbox = with_chart_and_stub_helm();
+    sandbox.write("hr.yaml", FLUX_2_10_RELEASE);
+    // The post-render chain is found before rendering; without postRenderers kubectl is never run.
+    let kubectl =
+        sandbox.write_script("tools/kubectl", "#!/bin/sh\necho \"stub kubectl: not stubbed: $*\" >&2\nexit 3\n");
+    sandbox.set_env("COZYHR_KUBECTL", kubectl);
+    // Any request would reach the recorder: none may be made.
+    let recorder = ApiRecorder::start();
+    let kubeconfig = sandbox.write("kubeconfig", &recorder.kubeconfig());
+    sandbox.set_env("KUBECONFIG", &kubeconfig);
+    let show = sandbox.run(BIN, &with_chart(&["show", "web", "-n", "apps", "--release-file", "hr.yaml"]));
+    let shown = show.printed();
+    assert!(shown.contains("kind: ConfigMap") && shown.contains("helm.toolkit.fluxcd.io/name: web"), "{shown}");
+    let values = sandbox.run(BIN, &with_chart(&["values", "web", "-n", "apps", "--release-file", "hr.yaml"]));
+    assert_eq!(values.printed(), "color: blue\n");
+    assert_eq!(recorder.take(), [] as [String; 0], "the release file is all these commands read");
+}
+
 #[test]
 fn helm_runs_with_a_lazier_collector_unless_the_user_set_one() {
     let mut sandbox = with_chart_and_stub_helm();

@@ -332,6 +332,27 @@ fn offline_show_takes_helms_capability_flags_and_says_lookup_finds_nothing() {
 }
 
 #[test]
+fn a_depends_on_written_for_flux_2_10_is_reviewed_like_any_other() {
+    let repo = Repo::new(Helm::V4);
+    // dependsOn naming objects of other kinds (helm-controller PR #1480) beside a HelmRelease.
+    repo.edit(
+        "deploy/release.yaml",
+        "  interval: 5m\n",
+        "  interval: 5m\n  dependsOn:\n  - name: db\n  - apiVersion: v1\n    kind: ConfigMap\n    name: app-values\n    namespace: apps\n    ready: false\n  - apiVersion: cert-manager.io/v1\n    kind: Certificate\n    name: web-tls\n    readyExpr: \"true\"\n",
+    );
+    repo.commit_all("depends on other kinds");
+    let diff_args = ["diff", HR_NAME, "--release-file", "repo/deploy/release.yaml", "--against", "git:HEAD"];
+    let clean = repo.cozy(&[&diff_args[..], &["--detailed-exitcode"]].concat());
+    assert_eq!((clean.code, clean.stderr.as_str()), (Some(0), "No differences against git:HEAD.\n"), "{clean:?}");
+    repo.edit("charts/app/values.yaml", "port: 80", "port: 8080");
+    let summary = repo.cozy(&[&diff_args[..], &["-o", "summary"]].concat());
+    assert_eq!(summary.code, Some(0), "{summary:?}");
+    assert!(summary.stdout.ends_with("Plan: 0 to add, 1 to change, 0 to remove.\n"), "{}", summary.stdout);
+    let show = repo.cozy(&["show", HR_NAME, "--release-file", "repo/deploy/release.yaml"]);
+    assert!(show.printed().contains("patched-by: kustomize"), "{}", show.stdout);
+}
+
+#[test]
 fn bad_input_is_one_line_and_changes_nothing() {
     let repo = Repo::new(Helm::V4);
     repo.edit("charts/app/values.yaml", "port: 80", "port: 81");

@@ -78,13 +78,16 @@ pub(super) async fn proceed(req: &ApplyRequest<'_>, hr: &HelmRelease, voice: Voi
 }
 
 /// helm-controller does not watch dependencies: a HelmRelease waiting on this one retries only every
-/// `--requeue-dependency`. A reconcile request makes the dependents look again now.
+/// `--requeue-dependency`. A reconcile request makes the dependents look again now. Only entries that name
+/// a HelmRelease count (Flux 2.10's dependsOn may name other kinds, of the same name).
 async fn nudge_dependents(cluster: &Cluster, hr: &HelmRelease) {
     let Ok(all) = Objects::<HelmRelease>::all(cluster).list(None).await else { return };
     for dep in all {
         let dep_ns = dep.namespace().to_string();
         let depends = dep.spec.depends_on.iter().any(|d| {
-            d.name == hr.name() && d.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(&dep_ns) == hr.namespace()
+            d.names_helm_release()
+                && d.name == hr.name()
+                && d.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(&dep_ns) == hr.namespace()
         });
         if !depends || dep.spec.suspend {
             continue;

@@ -179,14 +179,84 @@ pub struct CrossNamespaceSourceReference {
     pub namespace: Option<String>,
 }
 
+/// One `spec.dependsOn` entry. helm-controller 1.6 reads `name`, `namespace` and `readyExpr`, and the
+/// entry always names a HelmRelease. Flux 2.10's proposal (helm-controller PR #1480) adds `apiVersion`,
+/// `kind` and `ready`, so that an entry may name any object; fluxcd/pkg PR #1229, on which the controllers
+/// are to build, later drops `ready` for `readyExpr: "true"`. All of them are read here; anything else is
+/// kept in `extra`, so an object read and written back loses nothing.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DependencyReference {
+    /// The referent's apiVersion; none means `helm.toolkit.fluxcd.io/v2` when the kind is HelmRelease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// The referent's kind; none means HelmRelease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub name: String,
+    /// The referent's namespace: for a HelmRelease none means the dependent's; for any other object it is
+    /// not defaulted (as proposed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// PR #1480: `false` asks only that the object exists (PR #1229 says the same with `readyExpr: "true"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// A CEL expression over `self` (the dependent) and `dep` (the object named) that decides readiness
+    /// instead of the built-in rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_expr: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl DependencyReference {
+    /// The kind named: `kind`, else HelmRelease.
+    pub fn kind(&self) -> &str {
+        self.kind.as_deref().filter(|k| !k.is_empty()).unwrap_or(KIND)
+    }
+
+    /// Whether the entry names a HelmRelease: its kind is HelmRelease (or not given) and its apiVersion is
+    /// of group `helm.toolkit.fluxcd.io` (or not given). Only such entries are edges between releases;
+    /// any other object is a leaf that is judged, never followed further.
+    pub fn names_helm_release(&self) -> bool {
+        let group = match self.api_version.as_deref().filter(|v| !v.is_empty()) {
+            Some(v) => v.rsplit_once('/').map_or("", |(group, _)| group),
+            None => GROUP,
+        };
+        self.kind() == KIND && group == GROUP
+    }
+
+    /// The apiVersion named: `apiVersion`, else, for a HelmRelease, `helm.toolkit.fluxcd.io/v2`; empty
+    /// for another kind named without one (nothing defaults it).
+    pub fn api_version(&self) -> String {
+        match self.api_version.as_deref().filter(|v| !v.is_empty()) {
+            Some(v) => v.to_string(),
+            None if self.names_helm_release() => api_version(),
+            None => String::new(),
+        }
+    }
+
+    /// The namespace the entry points into, seen from a dependent in `dependent`: its own, else, for a
+    /// HelmRelease only, the dependent's; None for another object named without one.
+    pub fn namespace_from<'a>(&'a self, dependent: &'a str) -> Option<&'a str> {
+        match self.namespace.as_deref().filter(|n| !n.is_empty()) {
+            Some(ns) => Some(ns),
+            None if self.names_helm_release() => Some(dependent),
+            None => None,
+        }
+    }
+
+    /// The entry's `readyExpr`, when it has one.
+    pub fn ready_expr(&self) -> Option<&str> {
+        self.ready_expr.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// Whether only the object's existence is checked: `ready: false` (PR #1480, where readyExpr is then
+    /// not evaluated either). PR #1229's spelling, `readyExpr: "true"`, needs no rule of its own: the
+    /// expression is true for any object that exists.
+    pub fn existence_only(&self) -> bool {
+        self.ready == Some(false)
+    }
 }
 
 /// One `spec.valuesFrom` entry.
@@ -466,5 +536,76 @@ impl FluxObject for HelmRelease {
             return s.chart_version.clone();
         }
         self.status.as_ref().and_then(|s| s.last_attempted_revision.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(value: Value) -> DependencyReference {
+        serde_json::from_value(value).expect("a dependsOn entry")
+    }
+
+    #[test]
+    fn a_flux_2_10_depends_on_entry_reads_and_writes_back_whole() {
+        let written = json!({
+            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "name": "web-tls", "namespace": "apps",
+            "ready": true, "readyExpr": "dep.status.conditions.exists(c, c.type == 'Ready')",
+            "someFutureField": {"kept": [1, 2]}
+        });
+        let e = entry(written.clone());
+        assert_eq!(
+            (e.api_version.as_deref(), e.kind.as_deref(), e.name.as_str(), e.namespace.as_deref(), e.ready),
+            (Some("cert-manager.io/v1"), Some("Certificate"), "web-tls", Some("apps"), Some(true))
+        );
+        assert_eq!(e.ready_expr(), Some("dep.status.conditions.exists(c, c.type == 'Ready')"));
+        assert_eq!(e.extra.keys().collect::<Vec<_>>(), ["someFutureField"]);
+        assert_eq!(serde_json::to_value(&e).expect("encodes"), written);
+        // helm-controller 1.6's entry writes back as it was read: nothing added.
+        let old = json!({"name": "db", "readyExpr": "true"});
+        assert_eq!(serde_json::to_value(entry(old.clone())).expect("encodes"), old);
+        // Inside a whole HelmRelease, read from YAML as a release file is.
+        let hr: HelmRelease = serde_saphyr::from_str(
+            "metadata: {name: web, namespace: apps}\nspec:\n  dependsOn:\n  - name: db\n  - apiVersion: v1\n    kind: ConfigMap\n    name: settings\n    namespace: apps\n    ready: false\n",
+        )
+        .expect("a HelmRelease");
+        assert_eq!(hr.spec.depends_on.len(), 2);
+        assert!(hr.spec.depends_on[1].existence_only() && !hr.spec.depends_on[1].names_helm_release());
+    }
+
+    #[test]
+    fn an_entry_names_a_helm_release_by_kind_and_group_defaulted_as_proposed() {
+        let cases = [
+            (json!({"name": "db"}), true),
+            (json!({"name": "db", "kind": "HelmRelease"}), true),
+            (json!({"name": "db", "kind": "", "apiVersion": ""}), true),
+            (json!({"name": "db", "apiVersion": "helm.toolkit.fluxcd.io/v2"}), true),
+            (json!({"name": "db", "kind": "HelmRelease", "apiVersion": "helm.toolkit.fluxcd.io/v2beta2"}), true),
+            (json!({"name": "db", "kind": "ConfigMap", "apiVersion": "v1"}), false),
+            (json!({"name": "db", "kind": "ConfigMap"}), false),
+            // Another group's HelmRelease, or the kind defaulted in another group: not Flux's.
+            (json!({"name": "db", "kind": "HelmRelease", "apiVersion": "example.com/v1"}), false),
+            (json!({"name": "db", "apiVersion": "v1"}), false),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(entry(value.clone()).names_helm_release(), expected, "{value}");
+        }
+        // apiVersion and namespace default for a HelmRelease only.
+        let release = entry(json!({"name": "db"}));
+        assert_eq!(
+            (release.api_version(), release.kind(), release.namespace_from("apps")),
+            ("helm.toolkit.fluxcd.io/v2".to_string(), "HelmRelease", Some("apps"))
+        );
+        let object = entry(json!({"name": "settings", "kind": "ConfigMap"}));
+        assert_eq!((object.api_version(), object.namespace_from("apps")), (String::new(), None));
+        let elsewhere = entry(json!({"name": "settings", "kind": "ConfigMap", "apiVersion": "v1", "namespace": "x"}));
+        assert_eq!((elsewhere.api_version(), elsewhere.namespace_from("apps")), ("v1".to_string(), Some("x")));
+        // ready: false asks for existence alone; ready: true or none does not.
+        assert!(entry(json!({"name": "a", "ready": false})).existence_only());
+        assert!(!entry(json!({"name": "a", "ready": true})).existence_only());
+        assert!(!entry(json!({"name": "a", "readyExpr": "true"})).existence_only());
+        assert_eq!(entry(json!({"name": "a", "readyExpr": ""})).ready_expr(), None);
     }
 }

@@ -7,6 +7,7 @@
 pub mod bulk;
 pub mod complete;
 pub mod condition;
+pub mod dependency;
 pub mod events;
 pub mod get;
 pub mod helmrelease;

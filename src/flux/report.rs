@@ -5,11 +5,12 @@
 use kube::Resource;
 
 use super::condition::Condition;
+use super::dependency::{self, Verdict};
 use super::events::{self, EventLine};
-use super::helmrelease::HelmRelease;
+use super::helmrelease::{DependencyReference, HelmRelease};
 use super::kind;
 use super::object::FluxObject;
-use super::tree::{self, Dependent, Listing, Ref, dependency_namespace, dependency_verdict};
+use super::tree::{Dependent, Listing, Ref, dependency_verdict};
 use super::verbs::Objects;
 use crate::cluster::Cluster;
 use crate::error::Result;
@@ -22,38 +23,64 @@ pub const EVENTS_LIMIT: usize = 10;
 /// A dependency as helm-controller sees it right now.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dependency {
-    pub namespace: String,
-    pub name: String,
-    pub ready: bool,
+    /// What the entry names: a HelmRelease, or (Flux 2.10) an object of another kind.
+    pub target: Ref,
+    /// Whether it lets the release proceed; None when it cannot be followed (`message` says why).
+    pub ready: Option<bool>,
     pub message: String,
-    /// `readyExpr` is set: that CEL expression decides instead of the built-in rule.
+    /// `readyExpr` is set (and evaluated): that CEL expression decides instead of the built-in rule.
     pub ready_expr: Option<String>,
 }
 
-/// Reads every dependency (uncached, like helm-controller) and judges it.
+/// Reads every dependency (uncached, like helm-controller) and judges it. An object of another kind that
+/// cannot be followed says why in its row; it never fails the screen.
 pub async fn dependencies(cluster: &Cluster, hr: &HelmRelease) -> Result<Vec<Dependency>> {
+    let objects = dependency::read_all(cluster, hr.spec.depends_on.iter().map(|d| Ref::target(hr, d))).await;
     let mut out = Vec::new();
     for dep in &hr.spec.depends_on {
-        let namespace = dependency_namespace(hr, dep).to_string();
-        let ready_expr = tree::ready_expr(dep).map(str::to_string);
-        let objects = Objects::<HelmRelease>::namespaced(cluster, &namespace);
-        let (ready, message) = match objects.get_opt(&dep.name).await? {
-            None => (false, format!("helmrelease not found in namespace {namespace:?}")),
-            Some(obj) => match dependency_verdict(hr, dep, &obj) {
-                Ok(m) => (true, m),
-                Err(m) => (false, m),
-            },
+        let target = Ref::target(hr, dep);
+        let (ready, message) = if target.is_release() {
+            release_verdict(cluster, hr, dep, &target).await?
+        } else {
+            match dependency::verdict(hr, dep, &target, objects.get(&target)) {
+                Verdict::Ready(why) => (Some(true), why),
+                Verdict::NotReady(why) => (Some(false), why),
+                Verdict::Missing if target.namespace.is_empty() => (Some(false), format!("{target} not found")),
+                Verdict::Missing => {
+                    (Some(false), format!("{} not found in namespace {:?}", target.local_name(), target.namespace))
+                }
+                Verdict::Unfollowed(why) => (None, why),
+            }
         };
-        out.push(Dependency { namespace, name: dep.name.clone(), ready, message, ready_expr });
+        // With `ready: false` the expression is not evaluated: only existence counts.
+        let ready_expr = dep.ready_expr().filter(|_| !dep.existence_only()).map(str::to_string);
+        out.push(Dependency { target, ready, message, ready_expr });
     }
     Ok(out)
+}
+
+/// A HelmRelease dependency, read and judged by helm-controller's rule.
+async fn release_verdict(
+    cluster: &Cluster,
+    hr: &HelmRelease,
+    dep: &DependencyReference,
+    target: &Ref,
+) -> Result<(Option<bool>, String)> {
+    let objects = Objects::<HelmRelease>::namespaced(cluster, &target.namespace);
+    Ok(match objects.get_opt(&target.name).await? {
+        None => (Some(false), format!("helmrelease not found in namespace {:?}", target.namespace)),
+        Some(obj) => match dependency_verdict(hr, dep, &obj) {
+            Ok(m) => (Some(true), m),
+            Err(m) => (Some(false), m),
+        },
+    })
 }
 
 /// Everything the status screen shows.
 pub struct Report {
     pub hr: HelmRelease,
     pub dependencies: Vec<Dependency>,
-    /// The releases that depend on this one ([`tree::Graph::dependents_of`]).
+    /// The releases that depend on this one ([`super::tree::Graph::dependents_of`]).
     pub dependents: Vec<Dependent>,
     /// Said under the dependents when they could not all be seen (only one namespace could be listed).
     pub dependents_note: Option<String>,
@@ -218,7 +245,7 @@ impl Report {
                 {
                     message.push_str(&format!(" (readyExpr {expr:?})"));
                 }
-                t.row([d.namespace.clone(), d.name.clone(), if d.ready { "True" } else { "False" }.into(), message]);
+                t.row([d.target.namespace.clone(), d.target.local_name(), ready_cell(d.ready).into(), message]);
             }
             out.push_str(&indent(
                 &t.render_styled(paint, |h, c| if h == "READY" { output::status_tone(c) } else { Tone::Plain }),
@@ -266,6 +293,15 @@ impl Report {
             ));
         }
         out
+    }
+}
+
+/// A dependency's READY: Unknown for one that cannot be followed.
+fn ready_cell(ready: Option<bool>) -> &'static str {
+    match ready {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "Unknown",
     }
 }
 
@@ -318,8 +354,8 @@ mod tests {
             "metadata": {"name": "app", "namespace": "apps"},
             "spec": {"dependsOn": [{"name": "db"}, {"name": "cni", "namespace": "kube-system"}]}
         }));
-        assert_eq!(dependency_namespace(&h, &h.spec.depends_on[0]), "apps");
-        assert_eq!(dependency_namespace(&h, &h.spec.depends_on[1]), "kube-system");
+        assert_eq!(crate::flux::tree::dependency_namespace(&h, &h.spec.depends_on[0]), "apps");
+        assert_eq!(crate::flux::tree::dependency_namespace(&h, &h.spec.depends_on[1]), "kube-system");
     }
 
     #[test]
@@ -340,9 +376,8 @@ mod tests {
         let report = Report {
             hr: h,
             dependencies: vec![Dependency {
-                namespace: "apps".into(),
-                name: "db".into(),
-                ready: false,
+                target: Ref::new("apps", "db"),
+                ready: Some(false),
                 message: "Ready=False: nope".into(),
                 ready_expr: None,
             }],
@@ -383,6 +418,58 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("Warning   InstallFailed   5m (x2)   helm-controller   Helm install failed"), "{out}");
+    }
+
+    #[test]
+    fn lists_objects_of_other_kinds_among_the_dependencies() {
+        let h = hr(serde_json::json!({"metadata": {"name": "app", "namespace": "apps"}}));
+        let object = |api_version: &str, kind: &str, ns: &str, name: &str| Ref {
+            api_version: Some(api_version.into()),
+            kind: Some(kind.into()),
+            ..Ref::new(ns, name)
+        };
+        let report = Report {
+            hr: h,
+            dependencies: vec![
+                Dependency {
+                    target: object("v1", "ConfigMap", "apps", "settings"),
+                    ready: Some(true),
+                    message: "exists (ready: false: only its existence is checked)".into(),
+                    ready_expr: None,
+                },
+                Dependency {
+                    target: object("cert-manager.io/v1", "Certificate", "apps", "web-tls"),
+                    ready: Some(false),
+                    message: "readyExpr is false".into(),
+                    ready_expr: Some("dep.status.ok".into()),
+                },
+                Dependency {
+                    target: object("example.com/v1", "Widget", "", "w"),
+                    ready: None,
+                    message: "cannot be followed: the cluster does not serve example.com/v1 Widget".into(),
+                    ready_expr: None,
+                },
+            ],
+            dependents: vec![],
+            dependents_note: None,
+            events: vec![],
+            home_server: "https://mgmt:6443/".into(),
+            target: None,
+            controller: crate::controller::Controller::offline(),
+        };
+        let out = report.render(Paint(false), jiff::Timestamp::UNIX_EPOCH);
+        let section: Vec<&str> =
+            out.lines().skip_while(|l| *l != "Depends on:").skip(1).take_while(|l| !l.is_empty()).collect();
+        assert_eq!(
+            section,
+            [
+                "  NAMESPACE   NAME                                     READY     MESSAGE",
+                "  apps        ConfigMap/settings                       True      exists (ready: false: only its existence is checked)",
+                "  apps        cert-manager.io/v1 Certificate/web-tls   False     readyExpr is false (readyExpr \"dep.status.ok\")",
+                "              example.com/v1 Widget/w                  Unknown   cannot be followed: the cluster does not serve example.com/v1 Widget",
+            ],
+            "{out}"
+        );
     }
 
     #[test]

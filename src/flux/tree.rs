@@ -1,15 +1,18 @@
 //! The `spec.dependsOn` graph of HelmReleases, for `kubectl cozyhr tree` and the dependents that `status`
 //! lists: read from one LIST of HelmReleases (no GET per node), then pure functions from that list to a
 //! graph, each release judged by helm-controller's own dependency rule, with cycles and missing
-//! dependencies found on the way.
+//! dependencies found on the way. An entry naming another kind of object (Flux 2.10's dependsOn, see
+//! [`super::dependency`]) is a leaf: the object is read ([`Graph::read_objects`]) and judged, never
+//! followed further.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use kube::Resource;
 use serde::{Deserialize, Serialize};
 
 use super::condition;
+pub use super::dependency::Ref;
+use super::dependency::{self, Lookups, Verdict};
 use super::get::{self, Format};
 use super::helmrelease::{DependencyReference, HelmRelease};
 use super::object::FluxObject;
@@ -18,65 +21,31 @@ use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 use crate::output::{self, Paint, Table, Tone};
 
-/// A HelmRelease by namespace and name.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Ref {
-    pub namespace: String,
-    pub name: String,
-}
-
-impl Ref {
-    pub fn new(namespace: &str, name: &str) -> Ref {
-        Ref { namespace: namespace.to_string(), name: name.to_string() }
-    }
-
-    pub fn of(hr: &HelmRelease) -> Ref {
-        Ref::new(hr.namespace(), hr.name())
-    }
-
-    /// As a row about a release in `namespace` names it: the bare name in the same namespace.
-    fn seen_from(&self, namespace: &str) -> String {
-        if self.namespace == namespace { self.name.clone() } else { self.to_string() }
-    }
-}
-
-impl fmt::Display for Ref {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
-
-/// The namespace a dependsOn entry points into: its own, else the dependent's (as helm-controller reads it).
+/// The namespace an entry that names a HelmRelease points into: its own, else the dependent's (as
+/// helm-controller reads it).
 pub fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
     dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| dependent.namespace())
 }
 
-/// The CEL expression helm-controller evaluates instead of its built-in rule, when the entry has one.
-pub fn ready_expr(dep: &DependencyReference) -> Option<&str> {
-    dep.extra.get("readyExpr").and_then(|v| v.as_str()).filter(|s| !s.is_empty())
-}
-
-/// Whether `dep` (the object `entry` of `dependent`'s dependsOn points to) lets `dependent` proceed, as
-/// helm-controller's `checkDependencies` decides: by the entry's `readyExpr` when it has one (a CEL
+/// Whether HelmRelease `dep` (the one `entry` of `dependent`'s dependsOn names) lets `dependent` proceed,
+/// as helm-controller's `checkDependencies` decides: by the entry's `readyExpr` when it has one (a CEL
 /// expression over `self`, the dependent, and `dep`; it replaces the built-in rule, as it does unless
-/// helm-controller's `AdditiveCELDependencyCheck` gate is on), else by [`dependency_ready`]. Err carries
-/// helm-controller's DependencyNotReady message (or, for an expression it cannot compile, why it stalls).
+/// helm-controller's `AdditiveCELDependencyCheck` gate is on), else by [`dependency_ready`]; with Flux
+/// 2.10's `ready: false`, by its existence alone. Err carries helm-controller's DependencyNotReady message
+/// (or, for an expression it cannot compile, why it stalls).
 pub fn dependency_verdict(
     dependent: &HelmRelease,
     entry: &DependencyReference,
     dep: &HelmRelease,
 ) -> Result<String, String> {
-    let Some(source) = ready_expr(entry) else { return dependency_ready(dep) };
-    let named = format!("{}/{}", dependency_namespace(dependent, entry), entry.name);
-    let expr = crate::cel::Expression::compile(source)
-        .map_err(|e| format!("readyExpr cannot be used, helm-controller stalls on it (InvalidCELExpression): {e}"))?;
-    let (me, them) =
-        (serde_json::to_value(dependent).unwrap_or_default(), serde_json::to_value(dep).unwrap_or_default());
-    match expr.eval_bool(&[("self", &me), ("dep", &them)]) {
-        Ok(true) => Ok(format!("readyExpr is true: {source}")),
-        Ok(false) => Err(format!("dependency '{named}' is not ready according to readyExpr eval")),
-        Err(e) => Err(e.to_string()),
+    if entry.existence_only() {
+        return Ok("exists (ready: false: only its existence is checked)".into());
     }
+    let Some(source) = entry.ready_expr() else { return dependency_ready(dep) };
+    let named = format!("{}/{}", dependency_namespace(dependent, entry), entry.name);
+    // A HelmRelease always encodes as JSON; should it not, `dep` is null and the expression says so.
+    let them = serde_json::to_value(dep).unwrap_or_default();
+    dependency::ready_expr_verdict(dependent, source, &named, &them)
 }
 
 /// helm-controller's built-in dependsOn rule (`checkDependencies`): the dependency is ready when the
@@ -144,6 +113,8 @@ pub struct Graph<'a> {
     /// Who depends on each release (sorted), whether that release exists or not.
     dependents: BTreeMap<Ref, Vec<Ref>>,
     only_namespace: Option<&'a str>,
+    /// The objects other than HelmReleases that entries name, as read ([`Graph::read_objects`]).
+    objects: Lookups,
 }
 
 impl<'a> Graph<'a> {
@@ -157,7 +128,42 @@ impl<'a> Graph<'a> {
             }
         }
         let dependents = dependents.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect();
-        Graph { releases, dependents, only_namespace }
+        Graph { releases, dependents, only_namespace, objects: Lookups::default() }
+    }
+
+    /// The graph, with the objects other than HelmReleases that entries name as read.
+    pub fn with_objects(mut self, objects: Lookups) -> Graph<'a> {
+        self.objects = objects;
+        self
+    }
+
+    /// Reads the objects other than HelmReleases that the releases of the tree around `root` name, so
+    /// that the tree shows each with its verdict; asks the cluster nothing when they name none.
+    pub async fn read_objects(&mut self, cluster: &Cluster, root: &Ref) {
+        let mut around = self.closure(root, Direction::DependsOn);
+        around.extend(self.closure(root, Direction::Dependents));
+        let named: Vec<Ref> = around
+            .iter()
+            .filter_map(|r| self.get(r))
+            .flat_map(|hr| targets(hr).into_iter().map(|(to, _)| to))
+            .filter(|to| !to.is_release())
+            .collect();
+        self.objects = dependency::read_all(cluster, named).await;
+    }
+
+    /// The releases reached from `root` in one direction, `root` included.
+    fn closure(&self, root: &Ref, direction: Direction) -> BTreeSet<Ref> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![root.clone()];
+        while let Some(r) = todo.pop() {
+            if seen.insert(r.clone()) {
+                match direction {
+                    Direction::DependsOn => todo.extend(self.depends_on(&r)),
+                    Direction::Dependents => todo.extend(self.dependents(&r).iter().cloned()),
+                }
+            }
+        }
+        seen
     }
 
     pub fn get(&self, r: &Ref) -> Option<&'a HelmRelease> {
@@ -172,7 +178,8 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// What `r` depends on, in the order written (a missing or unknown release has no known dependencies).
+    /// The releases `r` depends on, in the order written (a missing or unknown release has no known
+    /// dependencies; objects of other kinds are not releases).
     pub fn depends_on(&self, r: &Ref) -> Vec<Ref> {
         self.get(r).map(depends_on).unwrap_or_default()
     }
@@ -183,15 +190,17 @@ impl<'a> Graph<'a> {
     }
 
     /// The direct dependencies that hold `r` back under helm-controller's rule: missing, or not Ready at
-    /// their current generation, or whose `readyExpr` is not true ([`dependency_verdict`]).
+    /// their current generation, or whose `readyExpr` is not true ([`dependency_verdict`]); objects of
+    /// other kinds by their verdict ([`dependency::verdict`]; one that was not read holds nothing back).
     pub fn waits_on(&self, r: &Ref) -> Vec<Ref> {
         let Some(hr) = self.get(r) else { return Vec::new() };
         let mut out = Vec::new();
         for dep in &hr.spec.depends_on {
-            let to = Ref::new(dependency_namespace(hr, dep), &dep.name);
-            let holds = match (self.found(&to), self.get(&to)) {
-                (Found::False, _) => true,
-                (_, Some(obj)) => dependency_verdict(hr, dep, obj).is_err(),
+            let to = Ref::target(hr, dep);
+            let holds = match (to.is_release(), self.found(&to), self.get(&to)) {
+                (false, _, _) => self.object_verdict(hr, dep, &to).holds(),
+                (true, Found::False, _) => true,
+                (true, _, Some(obj)) => dependency_verdict(hr, dep, obj).is_err(),
                 _ => false,
             };
             if holds && !out.contains(&to) {
@@ -201,23 +210,25 @@ impl<'a> Graph<'a> {
         out
     }
 
+    /// The verdict on the object of another kind that `entry` of `dependent` names (`to`).
+    fn object_verdict(&self, dependent: &HelmRelease, entry: &DependencyReference, to: &Ref) -> Verdict {
+        dependency::verdict(dependent, entry, to, self.objects.get(to))
+    }
+
+    /// An object of another kind as a tree shows it: a leaf with `dependent`'s verdict on it.
+    fn object_node(&self, dependent: &HelmRelease, entry: &DependencyReference, to: &Ref) -> Node {
+        let (found, ready, message) = match self.object_verdict(dependent, entry, to) {
+            Verdict::Ready(why) => (Found::True, "True", why),
+            Verdict::NotReady(why) => (Found::True, "False", why),
+            Verdict::Missing => (Found::False, "", String::new()),
+            Verdict::Unfollowed(why) => (Found::Unknown, "", why),
+        };
+        Node { ready: ready.into(), message, ..Node::blank(to, found) }
+    }
+
     /// One release as a tree shows it, without its branches.
     pub fn node(&self, r: &Ref) -> Node {
-        let mut node = Node {
-            namespace: r.namespace.clone(),
-            name: r.name.clone(),
-            found: self.found(r),
-            ready: String::new(),
-            suspended: false,
-            reason: String::new(),
-            message: String::new(),
-            waiting_on: self.waits_on(r),
-            cycle: false,
-            repeated: false,
-            target: None,
-            depends_on: Vec::new(),
-            dependents: Vec::new(),
-        };
+        let mut node = Node { waiting_on: self.waits_on(r), ..Node::blank(r, self.found(r)) };
         if let Some(hr) = self.get(r) {
             node.target = hr.target_cluster();
             (node.ready, node.message) = hr.ready_summary();
@@ -275,30 +286,59 @@ impl<'a> Graph<'a> {
             found.missing.insert(r.clone());
         }
         path.push(r.clone());
-        let next = match direction {
-            Direction::DependsOn => self.depends_on(r),
-            Direction::Dependents => self.dependents(r).to_vec(),
-        };
-        let branches = next.iter().map(|n| self.expand(n, direction, path, seen, found)).collect();
-        path.pop();
         match direction {
-            Direction::DependsOn => node.depends_on = branches,
-            Direction::Dependents => node.dependents = branches,
+            Direction::DependsOn => node.depends_on = self.depends_on_branches(r, path, seen, found),
+            Direction::Dependents => {
+                let next = self.dependents(r).to_vec();
+                node.dependents = next.iter().map(|n| self.expand(n, direction, path, seen, found)).collect();
+            }
         }
+        path.pop();
         node
+    }
+
+    /// What `r` depends on, in the order written: each release expanded, each object of another kind a
+    /// leaf (a missing one is recorded with the missing releases).
+    fn depends_on_branches(
+        &self,
+        r: &Ref,
+        path: &mut Vec<Ref>,
+        seen: &mut BTreeSet<Ref>,
+        found: &mut Findings,
+    ) -> Vec<Node> {
+        let Some(hr) = self.get(r) else { return Vec::new() };
+        let mut branches = Vec::new();
+        for (to, entry) in targets(hr) {
+            if to.is_release() {
+                branches.push(self.expand(&to, Direction::DependsOn, path, seen, found));
+                continue;
+            }
+            let leaf = self.object_node(hr, entry, &to);
+            if leaf.found == Found::False {
+                found.missing.insert(to);
+            }
+            branches.push(leaf);
+        }
+        branches
     }
 }
 
-/// The releases `hr` depends on, in the order written, each once.
-fn depends_on(hr: &HelmRelease) -> Vec<Ref> {
-    let mut out: Vec<Ref> = Vec::new();
+/// What `hr`'s dependsOn entries name, in the order written, each once (with the first entry naming it).
+fn targets(hr: &HelmRelease) -> Vec<(Ref, &DependencyReference)> {
+    let mut out: Vec<(Ref, &DependencyReference)> = Vec::new();
     for dep in &hr.spec.depends_on {
-        let to = Ref::new(dependency_namespace(hr, dep), &dep.name);
-        if !out.contains(&to) {
-            out.push(to);
+        let to = Ref::target(hr, dep);
+        if !out.iter().any(|(seen, _)| *seen == to) {
+            out.push((to, dep));
         }
     }
     out
+}
+
+/// The releases `hr` depends on, in the order written, each once (objects of other kinds are leaves, not
+/// edges between releases).
+fn depends_on(hr: &HelmRelease) -> Vec<Ref> {
+    targets(hr).into_iter().map(|(to, _)| to).filter(Ref::is_release).collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,12 +353,20 @@ struct Findings {
     missing: BTreeSet<Ref>,
 }
 
-/// One release in a tree, with its branches in one direction (the root has both).
+/// One release in a tree, with its branches in one direction (the root has both); or an object of another
+/// kind that a release depends on (a leaf, with `apiVersion` and `kind`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Node {
     pub namespace: String,
     pub name: String,
+    /// An object of another kind (Flux 2.10's dependsOn): its apiVersion and kind; absent for a release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Whether it exists; `Unknown` for a release in a namespace that could not be listed, or an object
+    /// that cannot be followed (its `message` says why).
     pub found: Found,
     /// The Ready condition's status as `get` shows it (no condition reads False); empty when not found.
     pub ready: String,
@@ -347,8 +395,34 @@ pub struct Node {
 }
 
 impl Node {
+    /// What `r` is, with nothing known about it yet.
+    fn blank(r: &Ref, found: Found) -> Node {
+        Node {
+            namespace: r.namespace.clone(),
+            name: r.name.clone(),
+            api_version: r.api_version.clone(),
+            kind: r.kind.clone(),
+            found,
+            ready: String::new(),
+            suspended: false,
+            reason: String::new(),
+            message: String::new(),
+            waiting_on: Vec::new(),
+            cycle: false,
+            repeated: false,
+            target: None,
+            depends_on: Vec::new(),
+            dependents: Vec::new(),
+        }
+    }
+
     fn reference(&self) -> Ref {
-        Ref::new(&self.namespace, &self.name)
+        Ref {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            api_version: self.api_version.clone(),
+            kind: self.kind.clone(),
+        }
     }
 }
 
@@ -361,7 +435,7 @@ pub struct Tree {
     /// Each dependsOn cycle met, every release depending on the next and the last on the first.
     #[serde(default)]
     pub cycles: Vec<Vec<Ref>>,
-    /// Releases depended on that do not exist.
+    /// Releases (and objects of other kinds) depended on that do not exist.
     #[serde(default)]
     pub missing: Vec<Ref>,
     /// Set when only this namespace could be listed.
@@ -450,26 +524,30 @@ fn collect_targets(node: &Node, out: &mut Vec<(String, String)>) {
 }
 
 fn row(t: &mut Table, node: &Node, prefix: &str, listed: Option<&str>) {
-    let mut name = format!("{prefix}{}", node.name);
+    let here = node.reference();
+    let mut name = format!("{prefix}{}", here.local_name());
     if node.cycle {
         name.push_str(" (cycle)");
     } else if node.repeated {
         name.push_str(" (see above)");
     }
-    let (ready, suspended, message) = match node.found {
-        Found::True => {
+    let (ready, suspended, message) = match (node.found, here.is_release()) {
+        (Found::True, true) => {
             let message = one_line(&node.message);
             let message = if node.reason.is_empty() { message } else { format!("{}: {message}", node.reason) };
             (node.ready.clone(), if node.suspended { "True" } else { "False" }.to_string(), message)
         }
-        Found::False => ("-".into(), "-".into(), "not found: helm-controller waits until it is created".into()),
-        Found::Unknown => (
+        // An object of another kind is never suspended; its message is the verdict, or why it cannot be
+        // followed.
+        (Found::True, false) => (node.ready.clone(), "-".into(), one_line(&node.message)),
+        (Found::Unknown, false) => ("-".into(), "-".into(), one_line(&node.message)),
+        (Found::False, _) => ("-".into(), "-".into(), "not found: helm-controller waits until it is created".into()),
+        (Found::Unknown, true) => (
             "-".into(),
             "-".into(),
             format!("not listed (only namespace {} could be listed)", listed.unwrap_or_default()),
         ),
     };
-    let here = node.reference();
     let waiting: Vec<String> = node.waiting_on.iter().map(|r| r.seen_from(&here.namespace)).collect();
     t.row([node.namespace.clone(), name, ready, suspended, waiting.join(", "), message]);
 }
@@ -548,11 +626,118 @@ mod tests {
         nodes.iter().map(|n| n.reference().to_string()).collect()
     }
 
+    /// HelmRelease `name` in `ns` with these dependsOn entries, as written.
+    fn hr_entries(ns: &str, name: &str, ready: &str, entries: serde_json::Value) -> HelmRelease {
+        let mut h = hr(ns, name, ready, &[]);
+        h.spec.depends_on = serde_json::from_value(entries).expect("entries parse");
+        h
+    }
+
+    fn object(api_version: &str, kind: &str, ns: &str, name: &str) -> Ref {
+        Ref { api_version: Some(api_version.into()), kind: Some(kind.into()), ..r(ns, name) }
+    }
+
+    #[test]
+    fn objects_of_other_kinds_are_leaves_judged_as_proposed() {
+        use super::dependency::Lookup;
+        use serde_json::json;
+        let web = hr_entries(
+            "apps",
+            "web",
+            "False",
+            json!([
+                {"name": "db"},
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "settings", "namespace": "apps", "readyExpr": "true"},
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "namespace": "apps"},
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "namespace": "apps", "ready": false},
+                {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "namespace": "apps"},
+                {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "db"},
+            ]),
+        );
+        // A HelmRelease named like the ConfigMap is not what web depends on.
+        let items = [
+            hr("apps", "db", "True", &[]),
+            web,
+            hr("apps", "settings", "False", &[]),
+            hr("apps", "portal", "", &["web"]),
+        ];
+        let (cm, deploy) =
+            (object("v1", "ConfigMap", "apps", "settings"), object("apps/v1", "Deployment", "apps", "api"));
+        let (gone, widget) =
+            (object("v1", "ConfigMap", "apps", "gone"), object("example.com/v1", "Widget", "apps", "w"));
+        let unavailable = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+                                 "spec": {"replicas": 1}, "status": {"replicas": 1, "updatedReplicas": 1}});
+        let objects: Lookups = [
+            (
+                cm.clone(),
+                Lookup::Found(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}})),
+            ),
+            (deploy.clone(), Lookup::Found(unavailable)),
+            (gone.clone(), Lookup::Missing),
+            (
+                widget.clone(),
+                Lookup::Unfollowed("cannot be followed: the cluster does not serve example.com/v1 Widget".into()),
+            ),
+        ]
+        .into_iter()
+        .collect();
+        let graph = Graph::new(&items, None).with_objects(objects);
+        // Only releases are edges: the entry spelt out in full is the same release as the bare name.
+        assert_eq!(graph.depends_on(&r("apps", "web")), [r("apps", "db")]);
+        assert_eq!(graph.dependents(&r("apps", "settings")), [] as [Ref; 0]);
+        // Not available, and missing: web waits on both; what cannot be followed is not known to hold it.
+        assert_eq!(graph.waits_on(&r("apps", "web")), [deploy.clone(), gone.clone()]);
+
+        let tree = graph.tree(&r("apps", "web"));
+        assert_eq!(
+            names(&tree.release.depends_on),
+            [
+                "apps/db",
+                "ConfigMap/apps/settings",
+                "apps/v1 Deployment/apps/api",
+                "ConfigMap/apps/gone",
+                "example.com/v1 Widget/apps/w"
+            ]
+        );
+        assert!(tree.release.depends_on[1..].iter().all(|n| n.depends_on.is_empty() && n.dependents.is_empty()));
+        assert_eq!(tree.missing, [gone]);
+        assert_eq!(
+            tree.render(Paint(false)),
+            "NAMESPACE   NAME                              READY   SUSPENDED   WAITING ON                               MESSAGE\n\
+             apps        web                               False   False       apps/v1 Deployment/api, ConfigMap/gone   InstallFailed: web False\n\
+             \x20           ├── depends on\n\
+             apps        │   ├── db                        True    False                                                InstallSucceeded: db True\n\
+             apps        │   ├── ConfigMap/settings        True    -                                                    readyExpr is true: true\n\
+             apps        │   ├── apps/v1 Deployment/api    False   -                                                    dependency 'apps/v1 Deployment/apps/api' is not ready: status InProgress: Available: 0/1\n\
+             apps        │   ├── ConfigMap/gone            -       -                                                    not found: helm-controller waits until it is created\n\
+             apps        │   └── example.com/v1 Widget/w   -       -                                                    cannot be followed: the cluster does not serve example.com/v1 Widget\n\
+             \x20           └── required by\n\
+             apps            └── portal                    False   False       web                                      waiting to be reconciled\n\
+             missing: ConfigMap/apps/gone does not exist: what depends on it waits until it is created\n"
+        );
+        let json = tree.document(Format::Json).expect("encodes");
+        assert_eq!(serde_json::from_str::<Tree>(&json).expect("decodes"), tree);
+        let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+        let down = &value["release"]["dependsOn"];
+        assert!(down[0].get("kind").is_none() && down[0].get("apiVersion").is_none(), "{down:#}");
+        assert_eq!((down[2]["apiVersion"].as_str(), down[2]["kind"].as_str()), (Some("apps/v1"), Some("Deployment")));
+        assert_eq!((down[4]["found"].as_str(), down[4]["ready"].as_str()), (Some("Unknown"), Some("")));
+        assert_eq!(
+            value["release"]["waitingOn"][0],
+            json!({"namespace": "apps", "name": "api", "apiVersion": "apps/v1", "kind": "Deployment"})
+        );
+
+        // Objects that were never read hold nothing back and say so; the releases are judged as ever.
+        let unread = Graph::new(&items, None);
+        assert!(unread.waits_on(&r("apps", "web")).is_empty());
+        assert_eq!(unread.tree(&r("apps", "web")).release.depends_on[2].message, "not read");
+    }
+
     #[test]
     fn a_ready_expr_replaces_the_built_in_rule() {
         let with_expr = |expr: &str| {
             let mut b = hr("x", "b", "", &["a"]);
-            b.spec.depends_on[0].extra.insert("readyExpr".into(), expr.into());
+            b.spec.depends_on[0].ready_expr = Some(expr.into());
             b
         };
         // a is not Ready, but the expression looks elsewhere: it alone decides.

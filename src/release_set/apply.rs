@@ -56,6 +56,7 @@ pub async fn apply_all(template: &ApplyRequest<'_>, set: &[HelmRelease], plan: &
                     .spec
                     .depends_on
                     .iter()
+                    .filter(|d| d.names_helm_release())
                     .filter_map(|d| {
                         let at = *index.get(&(dependency_namespace(hr, d).to_string(), d.name.clone()))?;
                         let done = results.lock().ok()?.get(at).cloned().flatten();

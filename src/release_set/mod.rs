@@ -78,8 +78,9 @@ pub fn key(hr: &HelmRelease) -> (String, String) {
 }
 
 /// The set in `dependsOn` order: waves, each of releases whose dependencies inside the set are all in
-/// earlier waves (dependencies outside the set are helm-controller's business, not an order here).
-/// Indexes into `set`; a cycle inside the set is an error naming it.
+/// earlier waves (dependencies outside the set are helm-controller's business, not an order here, and so
+/// are objects of other kinds, which are never part of a set). Indexes into `set`; a cycle inside the set
+/// is an error naming it.
 pub fn waves(set: &[HelmRelease]) -> Result<Vec<Vec<usize>>> {
     let index: BTreeMap<(String, String), usize> = set.iter().enumerate().map(|(i, hr)| (key(hr), i)).collect();
     let deps: Vec<Vec<usize>> = set
@@ -88,6 +89,7 @@ pub fn waves(set: &[HelmRelease]) -> Result<Vec<Vec<usize>>> {
             hr.spec
                 .depends_on
                 .iter()
+                .filter(|d| d.names_helm_release())
                 .filter_map(|d| index.get(&(dependency_namespace(hr, d).to_string(), d.name.clone())).copied())
                 .collect()
         })
@@ -152,5 +154,17 @@ mod tests {
         assert_eq!(waves(&set).unwrap(), vec![vec![2], vec![1], vec![0]]);
         let cycle = [hr("a", "x", None, None, &["y"]), hr("a", "y", None, None, &["x"])];
         assert!(waves(&cycle).unwrap_err().to_string().contains("a/x, a/y"));
+    }
+
+    #[test]
+    fn objects_of_other_kinds_are_never_part_of_a_wave() {
+        // y depends on a ConfigMap named x (Flux 2.10's dependsOn), not on release x: no order, no cycle.
+        let mut y = hr("a", "y", None, None, &[]);
+        y.spec.depends_on = serde_json::from_value(serde_json::json!([
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "namespace": "a"}
+        ]))
+        .expect("entries");
+        let set = [hr("a", "x", None, None, &["y"]), y];
+        assert_eq!(waves(&set).unwrap(), vec![vec![1], vec![0]]);
     }
 }

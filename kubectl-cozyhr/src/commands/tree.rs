@@ -1,5 +1,6 @@
 //! `tree NAME`: the dependsOn graph around a HelmRelease, built by the library from one LIST of
-//! HelmReleases; a tree on stdout, or `-o json|yaml`.
+//! HelmReleases (and a read of each object of another kind its releases name); a tree on stdout, or
+//! `-o json|yaml`.
 
 use std::process::ExitCode;
 
@@ -16,12 +17,13 @@ pub async fn run(cluster: &Cluster, args: &TreeArgs) -> anyhow::Result<ExitCode>
     if let Some(note) = listing.note() {
         progress::warning(note);
     }
-    let graph = listing.graph();
+    let mut graph = listing.graph();
     let root = Ref::new(&cluster.namespace, &args.name);
     if graph.get(&root).is_none() {
         let namespace = cluster.namespace.clone();
         return Err(Error::NotFound { kind: "helmrelease", name: args.name.clone(), namespace }.into());
     }
+    graph.read_objects(cluster, &root).await;
     let tree = graph.tree(&root);
     let text = match args.output {
         None => tree.render(Paint::stdout()),
