@@ -19,9 +19,10 @@ PodScheduled condition): the API server accepts their status as it is (docs/test
     scripts/kubelet-standin.py --server URL --ca FILE --cert FILE --key FILE [--ready FILE]
                                (started and stopped by scripts/cluster.sh; standard library only)
 
-Each status write carries the Pod's uid as a precondition, so a Pod deleted and created again under the
-same name (Helm's before-hook-creation) is never given its predecessor's outcome. The stand-in survives the
-API server going away (scripts/cluster.sh apiserver stop|start): it lists and watches again.
+Each status write carries the Pod's uid (which the API server refuses to change), so a Pod deleted and
+created again under the same name (Helm's before-hook-creation) is never given its predecessor's outcome.
+The stand-in survives the API server going away (scripts/cluster.sh apiserver stop|start): it lists and
+watches again.
 """
 
 import argparse
@@ -226,22 +227,35 @@ class Standin:
         self.done = set()  # uids given their outcome (a late event of the Running Pod changes nothing)
 
     def write_status(self, pod, status):
+        """True when written, False when refused (or the Pod is gone), None when the server never answered."""
         meta = pod["metadata"]
         path = "/api/v1/namespaces/%s/pods/%s/status" % (
             urllib.parse.quote(meta["namespace"]),
             urllib.parse.quote(meta["name"]),
         )
-        # The uid is a precondition: a Pod of the same name created since is refused (409), not changed.
+        # The uid guards the write: for a Pod of the same name created since, the API server refuses it
+        # (422, metadata.uid is immutable) instead of giving the new Pod the old one's outcome.
         patch = {"metadata": {"uid": meta["uid"]}, "status": status}
-        code, body = self.api.request("PATCH", path, patch, "application/merge-patch+json")
         who = "%s/%s (uid %s)" % (meta["namespace"], meta["name"], meta["uid"])
+        for attempt in range(60):
+            try:
+                code, body = self.api.request("PATCH", path, patch, "application/merge-patch+json")
+                break
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                if attempt == 0:
+                    say("%s: the API server does not answer (%s); trying again every second" % (who, e))
+                time.sleep(1)
+        else:
+            say("%s: %s status not written: the API server did not answer for a minute" % (who, status["phase"]))
+            return None
         if code == 200:
             say("%s: %s" % (who, status["phase"]))
             return True
-        if code in (404, 409):
+        if code == 404 or (code in (409, 422) and "metadata.uid" in str(body.get("message", ""))):
             say("%s: gone or replaced before its %s status was written (HTTP %d)" % (who, status["phase"], code))
         else:
-            say("%s: the API server refused its %s status: HTTP %d %s" % (who, status["phase"], code, body.get("message", body)))
+            why = body.get("message", body)
+            say("%s: the API server refused its %s status: HTTP %d %s" % (who, status["phase"], code, why))
         return False
 
     def warn(self, pod, msg):
@@ -290,7 +304,9 @@ class Standin:
             if uid in self.done:
                 return
             self.done.add(uid)
-        self.write_status(pod, terminal_status(pod, phase, started, now()))
+        if self.write_status(pod, terminal_status(pod, phase, started, now())) is None:
+            with self.lock:
+                self.done.discard(uid)  # the next list of Pods tries again
 
     def gone(self, pod):
         uid = pod.get("metadata", {}).get("uid")
