@@ -4,10 +4,13 @@
 # (ArtifactGenerator), of Flux 2.9 (default) or Flux 2.8 (--flux 2.8, as Cozystack runs it), made to
 # look to a client like a Flux install (labelled CRDs, a Deployment object per controller) + the sources
 # they read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), an OCI
-# registry, and a Git server over HTTP (git-http.py: Git's own http-backend). Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
+# registry, and a Git server over HTTP (git-http.py: Git's own http-backend) + a kubelet stand-in
+# (kubelet-standin.py): there is no kubelet, scheduler or controller-manager, so Pods never run, but a Pod
+# annotated `cozyhr.test/phase: Succeeded|Failed` is given the status a kubelet would write when its
+# containers end so (Helm's test hooks). Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
 #
 # With --tenant, a second cluster beside it: its own etcd and kube-apiserver with a certificate authority
-# of its own and no Flux, the "tenant" a HelmRelease's spec.kubeConfig installs into. Its kubeconfig
+# of its own, its own kubelet stand-in and no Flux, the "tenant" a HelmRelease's spec.kubeConfig installs into. Its kubeconfig
 # (credentials embedded, as a kubeconfig kept in a Secret has them) is written as a file and as Secret
 # flux-system/tenant-kubeconfig (key `value`) in the first cluster.
 #
@@ -99,7 +102,7 @@ KC
 
 healthy() {
   alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
-    alive source-watcher && alive registry && alive git &&
+    alive source-watcher && alive registry && alive git && alive kubelet-standin &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
@@ -153,6 +156,18 @@ start_apiserver() {
   wait_for "kube-apiserver$sfx" 120 curl -sfk "https://127.0.0.1:$api_port/readyz"
 }
 
+# start_standin SUFFIX PKI API_PORT: the kubelet stand-in (service kubelet-standinSUFFIX) for that API
+# server, with its admin client certificate; waits until it has listed the Pods once.
+start_standin() {
+  local sfx=$1 p=$2 api_port=$3
+  local ready=$RUN/kubelet-standin$sfx.ready
+  rm -f "$ready"
+  log "starting the kubelet stand-in${sfx:+ of the ${sfx#-}} (Pods annotated cozyhr.test/phase end so)"
+  start "kubelet-standin$sfx" python3 "$here/kubelet-standin.py" --server "https://127.0.0.1:$api_port" \
+    --ca "$p/ca.crt" --cert "$p/admin.crt" --key "$p/admin.key" --ready "$ready"
+  wait_for "the kubelet stand-in$sfx" 30 test -f "$ready"
+}
+
 # The tenant cluster (--tenant): a second etcd and kube-apiserver with a CA of their own, no Flux. Its
 # kubeconfig embeds its credentials, as one kept in a Secret must; the Secret goes into the first cluster.
 up_tenant() {
@@ -160,6 +175,7 @@ up_tenant() {
     # shellcheck disable=SC1091
     source "$RUN/tenant.ports"
     if alive etcd-tenant && alive kube-apiserver-tenant && curl -sfk "https://127.0.0.1:$TENANT_API_PORT/readyz" >/dev/null; then
+      alive kubelet-standin-tenant || start_standin -tenant "$RUN/pki-tenant" "$TENANT_API_PORT"
       return
     fi
   }
@@ -167,6 +183,7 @@ up_tenant() {
   declare -p TENANT_ETCD_PORT TENANT_ETCD_PEER_PORT TENANT_API_PORT | sed 's/^declare -- //' >"$RUN/tenant.ports"
   make_pki "$RUN/pki-tenant" cozyhr-e2e-tenant-ca
   start_control_plane -tenant "$RUN/pki-tenant" "$TENANT_ETCD_PORT" "$TENANT_ETCD_PEER_PORT" "$TENANT_API_PORT"
+  start_standin -tenant "$RUN/pki-tenant" "$TENANT_API_PORT"
   local p=$RUN/pki-tenant b64='base64 -w0'
   cat >"$RUN/tenant.kubeconfig" <<KC
 apiVersion: v1
@@ -270,6 +287,8 @@ up() {
   start git python3 "$here/git-http.py" "$GIT_PORT" "$RUN/git"
   wait_for "the Git server" 30 curl -s -o /dev/null "http://127.0.0.1:$GIT_PORT/"
 
+  start_standin "" "$RUN/pki" "$API_PORT"
+
   log "starting source-controller"
   mkdir -p "$RUN/source-storage"
   start source-controller env KUBECONFIG="$RUN/kubeconfig" RUNTIME_NAMESPACE=flux-system "$SOURCE_CONTROLLER" \
@@ -306,7 +325,7 @@ up() {
   [ "$TENANT" = 1 ] && up_tenant
   write_env
   log "up with Flux $COZYHR_FLUX_VERSION (helm-controller $HELM_CONTROLLER_VERSION, source-controller $SOURCE_CONTROLLER_VERSION, source-watcher $SOURCE_WATCHER_VERSION)"
-  log "logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,source-watcher,registry,artifacts}.log"
+  log "logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,source-watcher,registry,artifacts,git,kubelet-standin}.log"
   log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
 }
 
@@ -381,7 +400,8 @@ DEPLOY
 
 down_quiet() {
   local name pid
-  for name in helm-controller source-watcher source-controller registry git artifacts kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
+  for name in kubelet-standin-tenant kubelet-standin helm-controller source-watcher source-controller registry git artifacts \
+    kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
     # Each service runs in its own session (setsid): stop the whole group, then make sure.
@@ -435,7 +455,8 @@ case ${1:-} in
     # shellcheck disable=SC1091
     source "$RUN/ports"
     echo "flux: $(run_flux)"
-    for s in etcd kube-apiserver helm-controller source-controller source-watcher registry git artifacts etcd-tenant kube-apiserver-tenant; do
+    for s in etcd kube-apiserver helm-controller source-controller source-watcher registry git artifacts kubelet-standin \
+      etcd-tenant kube-apiserver-tenant kubelet-standin-tenant; do
       [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;
