@@ -487,6 +487,24 @@ fn write_private(path: &Path, content: &[u8], executable: bool) -> std::io::Resu
     f.write_all(content)
 }
 
+/// The top of the Git work tree `dir` lies in (`git rev-parse --show-toplevel`), canonical; None outside
+/// one, or without git. Asked synchronously: it is one short read, needed where values are composed.
+pub fn work_tree_top(dir: &Path) -> Option<PathBuf> {
+    let git = which::which("git").ok()?;
+    let out = std::process::Command::new(git)
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let top = String::from_utf8(out.stdout).ok().filter(|_| out.status.success())?;
+    let top = top.trim_end_matches('\n');
+    (!top.is_empty()).then(|| std::fs::canonicalize(top).unwrap_or_else(|_| PathBuf::from(top)))
+}
+
 async fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
     let args: Vec<OsString> = args.iter().map(OsString::from).collect();
     git_os(dir, &args, stdin).await
