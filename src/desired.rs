@@ -201,6 +201,10 @@ impl Desired {
     ) -> Result<Rendered, RenderError> {
         // JSON is YAML with no ambiguity left for Helm's parser; it reaches helm on its standard input.
         let values = serde_json::to_vec(&self.values).map_err(|e| RenderError::ValuesFile(e.to_string()))?;
+        // helm-controller skips the values schema when the action it takes next (an upgrade once a
+        // release is stored) says disableSchemaValidation, as `apply` tells helm (crate::install).
+        use crate::flux::spec::Actions as _;
+        let settings = self.hr.spec.release_settings(view.is_upgrade);
         let req = TemplateRequest {
             chart_dir: self.chart_dir(),
             release_name: &self.release_name,
@@ -210,6 +214,7 @@ impl Desired {
             sets: self.composed.integer_sets.clone(),
             view,
             include_crds,
+            skip_schema_validation: settings.disable_schema_validation,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
         let early = early.filter(|_| self.copy.is_none());

@@ -243,6 +243,7 @@ impl Pipeline {
             sets: user.sets.clone(),
             view: &view,
             include_crds: false,
+            skip_schema_validation: false,
         };
         Ok(crate::render::template(&self.helm, &req, None).await?)
     }

@@ -164,6 +164,7 @@ async fn plain(ctx: &Context<'_>, disk: &Disk<'_>, chart: Option<&ChartDir>) -> 
         sets: Vec::new(),
         view: &ctx.request.offline_view,
         include_crds: false,
+        skip_schema_validation: false,
     };
     let text = crate::render::template(ctx.helm, &req, None).await.map_err(|e| at(disk, e.into()))?;
     crate::compare::rendered_objects(&text, "default", &ClusterScoped::builtin()).map_err(|e| at(disk, e))
