@@ -154,6 +154,21 @@ fn diff_against_a_ref(helm: Helm) {
     );
 }
 
+/// `review` renders both sides with the valuesFiles outside the chart as they are at each side.
+fn review_both_sides(helm: Helm) {
+    let repo = monorepo(helm);
+    repo.write(
+        "charts/app/templates/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\ndata: {}\n",
+    );
+    repo.edit("environments/prod/values.yaml", "replicas: 3", "replicas: 5");
+    let out = repo.sandbox.run(BIN, &["-C", "repo", "review", "git:HEAD", "--release-file", "deploy", "--context=-1"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(out.stdout.contains("app-extra"), "{}", out.stdout);
+    let (old, new) = ("from-prod/small/3", "from-prod/small/5");
+    assert!(out.stdout.contains(old) && out.stdout.contains(new), "{}", out.stdout);
+}
+
 /// A values.schema.json the HelmRelease's values violate: rendered when the next action's
 /// `disableSchemaValidation` says so (offline, the next action is an install), refused with Helm's
 /// message in one line otherwise.
@@ -193,6 +208,11 @@ fn missing_values_files_fail_unless_ignored() {
 #[test]
 fn diff_against_a_ref_reads_values_files_at_the_ref() {
     diff_against_a_ref(Helm::V4);
+}
+
+#[test]
+fn review_reads_values_files_at_both_sides() {
+    review_both_sides(Helm::V4);
 }
 
 #[test]
