@@ -111,8 +111,8 @@ pub fn read(hr: &HelmRelease, chart: &ChartDir) -> Result<Option<Vec<(String, Va
     Ok(Some(out))
 }
 
-/// The files outside the chart directory that `hr`'s values files are on disk, for `chart` (what a watch
-/// follows besides the chart); nothing when the source's root cannot be found.
+/// `hr`'s values files that lie outside `chart`'s directory, as paths on disk (what a watch follows
+/// besides the chart); nothing when the source's root cannot be found.
 pub fn outside_chart(hr: &HelmRelease, chart: &ChartDir) -> Vec<PathBuf> {
     let Some(Listed { entries, base: Base::SourceRoot { kind, name, chart: in_source }, .. }) = listed(hr) else {
         return Vec::new();
