@@ -19,6 +19,19 @@ pub struct ChartMeta {
 pub struct ChartDir {
     path: PathBuf,
     pub meta: ChartMeta,
+    /// Where the chart lies in a checkout helm cozy wrote itself (a Git ref's tree); None for a chart
+    /// directory of the user's, whose checkout is found from its path (see [`crate::values_files`]).
+    checkout: Option<Checkout>,
+}
+
+/// A chart's place in a checkout of its source: what a GitRepository's `valuesFiles` are read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// The checkout's top directory (the repository's root).
+    pub top: PathBuf,
+    /// The chart's directory in it (which [`ChartDir::path`] may not be: a review renders some charts
+    /// from a private directory of links to it).
+    pub dir: PathBuf,
 }
 
 impl ChartDir {
@@ -35,11 +48,21 @@ impl ChartDir {
                 reason: "name and version are required".into(),
             });
         }
-        Ok(ChartDir { path, meta })
+        Ok(ChartDir { path, meta, checkout: None })
+    }
+
+    /// This chart, known to lie at `checkout` (a Git ref's tree helm cozy wrote).
+    pub fn in_checkout(self, checkout: Checkout) -> ChartDir {
+        ChartDir { checkout: Some(checkout), ..self }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the chart lies in a checkout helm cozy wrote, if it does.
+    pub fn checkout(&self) -> Option<&Checkout> {
+        self.checkout.as_ref()
     }
 
     /// Whether any template of the chart or of its subcharts (directories, symlinked ones included, and

@@ -58,8 +58,7 @@ pub struct Desired {
     copy: Option<tempfile::TempDir>,
 }
 
-/// The annotation the original cozyhr honours to name values files (comma separated, relative to the chart).
-pub const VALUES_FILES_ANNOTATION: &str = "cozyhr.cozystack.io/values-files";
+pub use crate::values_files::VALUES_FILES_ANNOTATION;
 
 impl Desired {
     pub async fn resolve(
@@ -90,9 +89,12 @@ impl Desired {
         controller: Controller,
     ) -> Result<Desired> {
         let rules = controller.rules();
-        let composed = compose(&hr, chart, refs, user, rules.values_from_literal)?;
+        let values_files = crate::values_files::read(&hr, chart)
+            .map_err(|e| Error::ValuesFiles { hr: format!("{}/{}", hr.namespace(), hr.name()), error: Box::new(e) })?;
+        let replaced = values_files.is_some();
+        let composed = compose(&hr, chart, values_files, refs, user, rules.values_from_literal)?;
         let values = Value::Object(composed.values.clone());
-        let defaults = (!values_files(&hr).is_empty()).then_some(&composed.defaults);
+        let defaults = replaced.then_some(&composed.defaults);
         let version = source_version.version(&chart.meta.version);
         let version = (version != chart.meta.version).then_some(version);
         let copy =
@@ -199,6 +201,10 @@ impl Desired {
     ) -> Result<Rendered, RenderError> {
         // JSON is YAML with no ambiguity left for Helm's parser; it reaches helm on its standard input.
         let values = serde_json::to_vec(&self.values).map_err(|e| RenderError::ValuesFile(e.to_string()))?;
+        // helm-controller skips the values schema when the action it takes next (an upgrade once a
+        // release is stored) says disableSchemaValidation, as `apply` tells helm (crate::install).
+        use crate::flux::spec::Actions as _;
+        let settings = self.hr.spec.release_settings(view.is_upgrade);
         let req = TemplateRequest {
             chart_dir: self.chart_dir(),
             release_name: &self.release_name,
@@ -208,6 +214,7 @@ impl Desired {
             sets: self.composed.integer_sets.clone(),
             view,
             include_crds,
+            skip_schema_validation: settings.disable_schema_validation,
         };
         // A chart copy with Flux's replaced defaults has a new path each time: nothing to start ahead.
         let early = early.filter(|_| self.copy.is_none());
@@ -354,19 +361,6 @@ pub async fn fetch_values_from(cluster: &Cluster, hr: &HelmRelease) -> Result<Ve
     Ok(out)
 }
 
-/// `spec.chart.spec.valuesFiles`, else the original cozyhr's annotation.
-pub fn values_files(hr: &HelmRelease) -> Vec<String> {
-    if let Some(files) = hr.spec.chart.as_ref().map(|c| &c.spec.values_files).filter(|f| !f.is_empty()) {
-        return files.clone();
-    }
-    hr.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(VALUES_FILES_ANNOTATION))
-        .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
-        .unwrap_or_default()
-}
-
 fn read_values_file(path: &Path, label: &str) -> Result<Values> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::Invalid {
         what: format!("values file {label}"),
@@ -377,9 +371,12 @@ fn read_values_file(path: &Path, label: &str) -> Result<Values> {
 
 /// Flux's composition over what was fetched, plus the user's -f/--set.
 /// `literal`: whether helm-controller knows `valuesFrom[].literal` (1.6); before, the field is ignored.
+/// `values_files`: the chart's `valuesFiles` read (see [`crate::values_files::read`]), which replace its
+/// values.yaml when Some.
 fn compose(
     hr: &HelmRelease,
     chart: &ChartDir,
+    values_files: Option<Vec<(String, Values)>>,
     refs: Vec<FetchedRef>,
     user: &UserValues,
     literal: bool,
@@ -387,17 +384,6 @@ fn compose(
     let text =
         chart.default_values_text().map_err(|e| Error::Invalid { what: "chart".into(), reason: e.to_string() })?;
     let chart_defaults = crate::values::parse_values(&text, "chart values.yaml").map_err(values_error)?;
-    let mut files = Vec::new();
-    for f in values_files(hr) {
-        // Relative to the chart root (a HelmRepository chart); a path outside it is refused like Flux does.
-        if Path::new(&f).is_absolute() || f.split('/').any(|c| c == "..") {
-            return Err(Error::Invalid {
-                what: format!("valuesFiles entry {f:?}"),
-                reason: "must be a path inside the chart directory".into(),
-            });
-        }
-        files.push((f.clone(), read_values_file(&chart.path().join(&f), &f)?));
-    }
     let mut user_files = Vec::new();
     for f in &user.files {
         let label = f.display().to_string();
@@ -406,7 +392,7 @@ fn compose(
     let inputs = Inputs {
         namespace: hr.namespace().to_string(),
         chart_defaults,
-        values_files: files,
+        values_files,
         refs: refs
             .into_iter()
             .map(|r| RefData { literal: literal && r.reference.literal, reference: r.reference, data: r.data })

@@ -114,6 +114,48 @@ pub enum Error {
     /// `kubectl cozyhr drift`: the drift detection settings or the release to compare.
     #[error(transparent)]
     Drift(Box<DriftError>),
+
+    /// A HelmRelease's `valuesFiles` cannot be read as source-controller reads them.
+    #[error("helmrelease {hr}: {error}")]
+    ValuesFiles { hr: String, error: Box<ValuesFilesError> },
+}
+
+/// Why `spec.chart.spec.valuesFiles` cannot be read as source-controller reads them
+/// ([`crate::values_files`]): source-controller's own words where it has them (its HelmChart fails with
+/// them, and the HelmRelease is not ready), then why here and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ValuesFilesError {
+    /// A GitRepository's or Bucket's file that is not a regular file; `shown` is its path below the
+    /// source's root, as source-controller names it (`/charts/app/values-prod.yaml`).
+    #[error("values files merge error: no values file found at path '{shown}' (reference '{reference}'): {why}")]
+    NotFound { shown: String, reference: String, why: String },
+
+    /// A HelmRepository chart's entry that is not one of the chart's files.
+    #[error(
+        "values files merge error: failed to merge chart values: no values file found at path '{reference}': {why}"
+    )]
+    NotInChart { reference: String, why: String },
+
+    #[error("values files merge error: could not read values from file '{reference}': {reason}")]
+    Unreadable { reference: String, reason: String },
+
+    #[error("values files merge error: unmarshaling values from '{reference}' failed: {reason}")]
+    Unmarshal { reference: String, reason: String },
+
+    /// `OverwriteChartDefaultValues` finds no values.yaml to replace.
+    #[error(
+        "values files merge error: failed to locate values file: values.yaml (source-controller replaces the chart's values.yaml with the merged valuesFiles, and {chart} has none): add one to the chart"
+    )]
+    NoChartValues { chart: String },
+
+    #[error(
+        "cannot find the root of {what}, which valuesFiles are relative to: {chart} does not end in spec.chart.spec.chart {in_source:?} and is in no Git work tree (run helm cozy in a checkout of the source)"
+    )]
+    NoSourceRoot { what: String, chart: String, in_source: String },
+
+    /// The original cozyhr's annotation names a file outside the chart directory.
+    #[error("invalid valuesFiles entry {entry:?}: must be a path inside the chart directory")]
+    OutsideChart { entry: String },
 }
 
 /// Why `--watch` ([`crate::watch`]) cannot watch: the files, or the signals that end the loop.

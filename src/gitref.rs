@@ -35,6 +35,11 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The directory the tree is written in: the repository's top, as it is at the ref.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Where repository path `rel` is in this tree.
     pub fn path(&self, rel: &Path) -> PathBuf {
         self.dir.path().join(rel)
@@ -135,11 +140,20 @@ impl Repo {
         let io = |source| GitError::Io { git_ref: git_ref.to_string(), source };
         let dir = crate::process::private_dir("cozyhr-git-").map_err(io)?;
         let tree = Tree { dir, commit };
+        self.add(&tree, git_ref, paths).await?;
+        Ok(tree)
+    }
+
+    /// Writes `paths` into `tree` too, as they are at its commit (which `git_ref` named), with what their
+    /// symlinks point at; what the tree holds already is left as it is.
+    pub async fn add(&self, tree: &Tree, git_ref: &str, paths: &[PathBuf]) -> Result<(), GitError> {
+        let io = |source| GitError::Io { git_ref: git_ref.to_string(), source };
         let mut written: BTreeSet<PathBuf> = BTreeSet::new();
         let mut wanted: Vec<PathBuf> = paths.to_vec();
         for _ in 0..MAX_LINK_ROUNDS {
             let entries = self.ls_tree(&tree.commit, &wanted).await?;
-            let new: Vec<Entry> = entries.into_iter().filter(|e| !written.contains(&e.path)).collect();
+            let new: Vec<Entry> =
+                entries.into_iter().filter(|e| !written.contains(&e.path) && !tree.has(&e.path)).collect();
             if new.is_empty() {
                 break;
             }
@@ -170,7 +184,7 @@ impl Repo {
             }
             wanted = next;
         }
-        Ok(tree)
+        Ok(())
     }
 
     /// Everything `commit` holds (see [`Listing`]); the links' targets are read with `blobs`.
@@ -485,6 +499,24 @@ fn write_private(path: &Path, content: &[u8], executable: bool) -> std::io::Resu
         .mode(if executable { 0o700 } else { 0o600 })
         .open(path)?;
     f.write_all(content)
+}
+
+/// The top of the Git work tree `dir` lies in (`git rev-parse --show-toplevel`), canonical; None outside
+/// one, or without git. Asked synchronously: it is one short read, needed where values are composed.
+pub fn work_tree_top(dir: &Path) -> Option<PathBuf> {
+    let git = which::which("git").ok()?;
+    let out = std::process::Command::new(git)
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let top = String::from_utf8(out.stdout).ok().filter(|_| out.status.success())?;
+    let top = top.trim_end_matches('\n');
+    (!top.is_empty()).then(|| std::fs::canonicalize(top).unwrap_or_else(|_| PathBuf::from(top)))
 }
 
 async fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Result<Vec<u8>, GitError> {

@@ -87,6 +87,7 @@ pub mod review;
 pub mod snapshot;
 pub mod target;
 pub mod values;
+pub mod values_files;
 pub mod watch;
 
 pub use error::{Error, Result};

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::chart::ChartDir;
+use crate::chart::{ChartDir, Checkout};
 use crate::cluster::Cluster;
 use crate::compare::Against;
 use crate::controller::Controller;
@@ -243,6 +243,7 @@ impl Pipeline {
             sets: user.sets.clone(),
             view: &view,
             include_crds: false,
+            skip_schema_validation: false,
         };
         Ok(crate::render::template(&self.helm, &req, None).await?)
     }
@@ -371,10 +372,10 @@ impl Pipeline {
         let tree = repo.materialise(git_ref, &wanted).await?;
         // A chart added since the ref has no old side: everything it renders is added.
         let old_chart = if tree.has(&chart_rel.join("Chart.yaml")) {
-            Some(
-                ChartDir::open(&tree.path(&chart_rel))
-                    .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git_ref)))?,
-            )
+            let dir = tree.path(&chart_rel);
+            let chart = ChartDir::open(&dir)
+                .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git_ref)))?;
+            Some(chart.in_checkout(Checkout { top: tree.root().to_path_buf(), dir }))
         } else {
             None
         };
@@ -406,6 +407,7 @@ impl Pipeline {
             note_controller(&new, &self.helm);
             let old = match &old_chart {
                 Some(chart) => {
+                    add_values_files(&repo, &tree, git_ref, &hr, &chart_rel).await?;
                     let old_version = crate::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
                     Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version, controller)?)
                 }
@@ -432,20 +434,26 @@ impl Pipeline {
                 }
             }
             let new_files = ReleaseFiles::parse(texts)?;
-            let side = |files: &ReleaseFiles, chart: &ChartDir| -> Result<Desired> {
-                let hr = files.helmrelease(git.name, git.namespace, default_ns)?;
+            let side = |files: &ReleaseFiles, hr: HelmRelease, chart: &ChartDir| -> Result<Desired> {
                 let refs = files.values_from(&hr)?;
                 let version = crate::chart_source::offline(&hr);
                 Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version, Controller::offline())
             };
-            let new = side(&new_files, &self.chart)?;
+            let new = side(&new_files, new_files.helmrelease(git.name, git.namespace, default_ns)?, &self.chart)?;
             let old = match &old_chart {
                 None => None,
-                Some(chart) => match side(&ReleaseFiles::parse(old_texts)?, chart) {
-                    // A HelmRelease added since the ref: nothing of it was there.
-                    Err(Error::ReleaseFile(e)) if matches!(*e, ReleaseFileError::NotFound { .. }) => None,
-                    other => Some(other?),
-                },
+                Some(chart) => {
+                    let old_files = ReleaseFiles::parse(old_texts)?;
+                    match old_files.helmrelease(git.name, git.namespace, default_ns) {
+                        // A HelmRelease added since the ref: nothing of it was there.
+                        Err(ReleaseFileError::NotFound { .. }) => None,
+                        hr => {
+                            let hr = hr?;
+                            add_values_files(&repo, &tree, git_ref, &hr, &chart_rel).await?;
+                            Some(side(&old_files, hr, chart)?)
+                        }
+                    }
+                }
             };
             (new, old)
         };
@@ -485,6 +493,22 @@ impl Pipeline {
         drop(tree);
         Ok(plan)
     }
+}
+
+/// Writes `hr`'s valuesFiles that lie outside the chart directory (a GitRepository's, relative to its root)
+/// into `tree`, as they are at `git_ref`, so that the chart at `chart_rel` is rendered with them.
+async fn add_values_files(
+    repo: &crate::gitref::Repo,
+    tree: &crate::gitref::Tree,
+    git_ref: &str,
+    hr: &HelmRelease,
+    chart_rel: &Path,
+) -> Result<()> {
+    let outside = crate::values_files::repository_paths(hr, chart_rel);
+    if !outside.is_empty() {
+        repo.add(tree, git_ref, &outside).await?;
+    }
+    Ok(())
 }
 
 /// Says on stderr when `desired` renders `chart` with another version than helm-controller's, or

@@ -414,28 +414,17 @@ impl Chart {
     /// Commits the chart as `charts/NAME` of Git repository `repo` on the local Git server (a bare
     /// repository under `COZYHR_GIT_DIR`, branch main), replacing what was there; returns its URL.
     pub fn push_to_git(&self, repo: &str) -> String {
-        let root = PathBuf::from(need_var("COZYHR_GIT_DIR", "scripts/cluster.sh up"));
-        let bare = root.join(format!("{repo}.git"));
-        let git = |dir: &Path, args: &[&str]| {
-            let mut c = Command::new("git");
-            c.arg("-C").arg(dir).args(["-c", "user.name=e2e", "-c", "user.email=e2e@cozyhr.invalid"]).args(args);
-            run(c).ok();
-        };
-        if !bare.exists() {
-            std::fs::create_dir_all(&bare).expect("mkdir bare repository");
-            git(&bare, &["init", "-q", "--bare", "-b", "main"]);
-        }
         let work = tempfile::tempdir().expect("tempdir");
-        git(work.path(), &["init", "-q", "-b", "main"]);
-        let dest = work.path().join("charts").join(&self.name);
-        std::fs::create_dir_all(&dest).expect("mkdir");
+        self.copy_to(&work.path().join("charts").join(&self.name));
+        push_dir_to_git(work.path(), repo)
+    }
+
+    /// Copies the chart's files into directory `dest` (made if need be).
+    pub fn copy_to(&self, dest: &Path) {
+        std::fs::create_dir_all(dest).expect("mkdir");
         let mut cp = Command::new("cp");
-        cp.arg("-R").arg(format!("{}/.", self.path().display())).arg(&dest);
+        cp.arg("-R").arg(format!("{}/.", self.path().display())).arg(dest);
         run(cp).ok();
-        git(work.path(), &["add", "-A"]);
-        git(work.path(), &["commit", "-q", "-m", "the chart"]);
-        git(work.path(), &["push", "-q", "--force", &bare.to_string_lossy(), "main"]);
-        format!("{}/{repo}.git", need_var("COZYHR_GIT_URL", "scripts/cluster.sh up"))
     }
 
     /// Adds the chart to the local Helm repository (`COZYHR_HELM_REPO_DIR`, served over HTTP) and rewrites
@@ -450,6 +439,28 @@ impl Chart {
         c.args(["repo", "index"]).arg(&dir).args(["--url", &helm_repo_url()]);
         run(c).ok();
     }
+}
+
+/// Commits everything in directory `dir` (which becomes a Git work tree, branch main) as Git repository
+/// `repo` on the local Git server (a bare repository under `COZYHR_GIT_DIR`), replacing what was there;
+/// returns its URL.
+pub fn push_dir_to_git(dir: &Path, repo: &str) -> String {
+    let root = PathBuf::from(need_var("COZYHR_GIT_DIR", "scripts/cluster.sh up"));
+    let bare = root.join(format!("{repo}.git"));
+    let git = |dir: &Path, args: &[&str]| {
+        let mut c = Command::new("git");
+        c.arg("-C").arg(dir).args(["-c", "user.name=e2e", "-c", "user.email=e2e@cozyhr.invalid"]).args(args);
+        run(c).ok();
+    };
+    if !bare.exists() {
+        std::fs::create_dir_all(&bare).expect("mkdir bare repository");
+        git(&bare, &["init", "-q", "--bare", "-b", "main"]);
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "the repository"]);
+    git(dir, &["push", "-q", "--force", &bare.to_string_lossy(), "main"]);
+    format!("{}/{repo}.git", need_var("COZYHR_GIT_URL", "scripts/cluster.sh up"))
 }
 
 /// A HelmRelease manifest whose chart is ExternalArtifact `artifact` in the same namespace.

@@ -6,7 +6,9 @@
 //! - by `chartRef` to an OCIRepository, the chart pushed to the local OCI registry by the real Helm;
 //! - by `spec.chart` from a HelmRepository (the local one over HTTP) with `valuesFiles`, the HelmChart
 //!   built by source-controller;
-//! - by `spec.chart` from a GitRepository (the local Git server) with `reconcileStrategy: Revision`.
+//! - by `spec.chart` from a GitRepository (the local Git server) with `reconcileStrategy: Revision`;
+//! - by `spec.chart` from a GitRepository whose `valuesFiles` lie outside the chart directory (read from
+//!   the repository's root, as source-controller reads them).
 //!
 //! For each, under Helm 3 and Helm 4: helm-controller installs it with the source's version (not the bare
 //! one), `helm cozy diff --detailed-exitcode` exits 0 right after, `show` equals the stored manifest object
@@ -194,11 +196,47 @@ fn git_repository_by_revision(helm: Helm) {
     delivered(helm, Delivery::GitRepository);
 }
 
+/// A GitRepository's HelmRelease whose `valuesFiles` lie outside the chart directory: source-controller
+/// reads them from the repository's root (`environments/prod/values.yaml` beside `charts/NAME`). After
+/// helm-controller installs it, `helm cozy show` from the chart directory of a checkout of that repository
+/// equals the stored manifest object by object, and `diff --detailed-exitcode` exits 0.
+fn git_repository_values_files_outside_the_chart(helm: Helm) {
+    let ns = namespace(&format!("src-vf-{}", format!("{helm:?}").to_lowercase()));
+    let chart = sourced_chart("sourced-vf");
+    let checkout = tempfile::Builder::new().prefix("cozyhr-monorepo-").tempdir().expect("tempdir");
+    let chart_dir = checkout.path().join("charts").join(&chart.name);
+    chart.copy_to(&chart_dir);
+    let env = checkout.path().join("environments/prod");
+    std::fs::create_dir_all(&env).expect("mkdir");
+    std::fs::write(env.join("values.yaml"), "greeting: from-the-environment\nreplicas: 3\n").expect("write");
+    let url = cozyhr_e2e::push_dir_to_git(checkout.path(), &format!("monorepo-{ns}"));
+    apply(&format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
+         spec:\n  interval: 1h\n  url: {url}\n  ref:\n    branch: main\n"
+    ));
+    let spec = format!(
+        "chart:\n  spec:\n    chart: ./charts/{name}\n    interval: 1h\n    sourceRef:\n      kind: GitRepository\n\
+         \x20     name: repo\n    valuesFiles:\n    - ./charts/{name}/values.yaml\n    - environments/prod/values.yaml\n",
+        name = chart.name
+    );
+    apply(&helmrelease(&ns, &spec));
+    wait_hr_ready(&ns, "app", READY_TIMEOUT);
+
+    let stored = objects(&helm_get(&["manifest", "app", "-n", &ns]).stdout);
+    let config = find(&stored, "ConfigMap", "app-config");
+    assert_eq!(config["data"]["greeting"], "from-the-environment", "read from the repository's root: {config}");
+    let diff = cozy(helm, &chart_dir, &ns, &["diff", "app", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?}: diff right after the install\n{}\n{}", diff.stdout, diff.stderr);
+    let shown = cozy(helm, &chart_dir, &ns, &["show", "app"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} show with valuesFiles outside the chart"));
+}
+
 helm_tests! {
     artifact_generator => artifact_generator;
     oci_repository => oci_repository;
     helm_repository_with_values_files => helm_repository_with_values_files;
     git_repository_by_revision => git_repository_by_revision;
+    git_repository_values_files_outside_the_chart => git_repository_values_files_outside_the_chart;
 }
 
 /// `kubectl cozyhr reconcile --with-source` against the real source-controller: a new chart version

@@ -162,6 +162,10 @@ pub struct HelmChartTemplateSpec {
     pub source_ref: CrossNamespaceSourceReference,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values_files: Vec<String>,
+    /// Skip `valuesFiles` that do not exist (source-controller's `os.IsNotExist`; anything else that is
+    /// not a regular file still fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_missing_values_files: Option<bool>,
     #[serde(flatten)]
     pub extra: Extra,
 }

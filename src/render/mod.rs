@@ -91,6 +91,9 @@ pub struct TemplateRequest<'a> {
     /// `--include-crds`: the CRDs of the chart's `crds/` directories (its own and its enabled
     /// subcharts') first, unrendered, each after a `# Source: CHART/crds/FILE` line.
     pub include_crds: bool,
+    /// `--skip-schema-validation`: the values are not checked against the charts' values.schema.json, as
+    /// helm-controller does not when the next action's `disableSchemaValidation` says so.
+    pub skip_schema_validation: bool,
 }
 
 /// Renders the chart with `helm template`; with a post-render session, through Flux's chain.
@@ -189,6 +192,9 @@ async fn render(
     if req.include_crds {
         args.push("--include-crds".into());
     }
+    if req.skip_schema_validation {
+        args.push("--skip-schema-validation".into());
+    }
     if req.values_stdin.is_some() {
         args.push("--values".into());
         args.push("-".into());
@@ -220,15 +226,30 @@ async fn render(
         // Helm 4 reports only "plugin exited with error": put the post-renderer's own message first.
         Err(RenderError::Failed { stderr, .. }) => match post_render.and_then(|p| p.error_log()) {
             Some(log) => Err(RenderError::Failed { program: "helm".into(), stderr: format!("{log}\n{stderr}") }),
-            None => Err(RenderError::Failed { program: "helm".into(), stderr }),
+            None => Err(RenderError::Failed { program: "helm".into(), stderr: one_line(&stderr) }),
         },
         Err(e) => Err(e),
     }
 }
 
+/// Helm's message on one line: some span several (a values schema's violations, one per line, under
+/// the chart's name), and an error is one line.
+fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::Ahead;
+
+    #[test]
+    fn helms_errors_are_one_line() {
+        let schema = "Error: values don't meet the specifications of the schema(s) in the following chart(s):\napp:\n- replicas: Invalid type. Expected: integer, given: string\n\n";
+        assert_eq!(
+            super::one_line(schema),
+            "Error: values don't meet the specifications of the schema(s) in the following chart(s): app: - replicas: Invalid type. Expected: integer, given: string"
+        );
+    }
 
     #[test]
     fn work_ahead_is_used_only_for_the_whole_output() {

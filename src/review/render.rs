@@ -17,7 +17,7 @@ use super::charts::{Chart, Layout};
 use super::releases::{Assigned, Job};
 use super::report::{Entry, Release};
 use super::sides::{OnDisk, Side, Sides};
-use crate::chart::ChartDir;
+use crate::chart::{ChartDir, Checkout};
 use crate::cluster::Cluster;
 use crate::controller::Controller;
 use crate::desired::{Desired, UserValues};
@@ -81,7 +81,10 @@ pub async fn all(
         dirs.dedup();
         dirs
     };
-    let (old_paths, new_paths) = (needed(|c| c.old.as_ref()), needed(|c| c.new.as_ref()));
+    let (mut old_paths, mut new_paths) = (needed(|c| c.old.as_ref()), needed(|c| c.new.as_ref()));
+    let outside = values_files_outside(charts, &assigned);
+    old_paths.extend(outside.iter().cloned());
+    new_paths.extend(outside);
     let (old, new) = tokio::try_join!(sides.on_disk(&sides.old, &old_paths), sides.on_disk(&sides.new, &new_paths))?;
     let cluster = assigned.cluster.as_ref().filter(|_| assigned.jobs.iter().any(|j| j.helmrelease.is_some()));
     let controller = match cluster {
@@ -110,6 +113,24 @@ pub async fn all(
         Entry { chart: chart.path.clone(), release: job.release, outcome }
     });
     Ok(futures::stream::iter(runs).buffered(request.concurrency.max(1)).collect().await)
+}
+
+/// The repository paths of the jobs' valuesFiles that lie outside their charts (a GitRepository's, relative
+/// to its root), at either side: a side renders with them as they are there.
+fn values_files_outside(charts: &[Chart], assigned: &Assigned) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for job in &assigned.jobs {
+        let mut hrs: Vec<HelmRelease> = job.helmrelease.iter().map(|hr| (**hr).clone()).collect();
+        if let (Release::File { namespace, name }, Some((old, new))) = (&job.release, &assigned.files) {
+            hrs.extend([old, new].into_iter().filter_map(|f| f.helmrelease(name, Some(namespace), "default").ok()));
+        }
+        for hr in &hrs {
+            paths.extend(crate::values_files::repository_paths(hr, &charts[job.chart].path));
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    paths
 }
 
 async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan> {
@@ -143,6 +164,8 @@ fn open_chart(
     };
     let opened =
         ChartDir::open(overlay.as_ref().map_or(dir.as_path(), |o| o.path())).map_err(|e| at(disk, e.into()))?;
+    // A GitRepository's valuesFiles are read from the repository as the side has it.
+    let opened = opened.in_checkout(Checkout { top: disk.on_disk.root().to_path_buf(), dir });
     Ok(Some((opened, overlay)))
 }
 
@@ -164,6 +187,7 @@ async fn plain(ctx: &Context<'_>, disk: &Disk<'_>, chart: Option<&ChartDir>) -> 
         sets: Vec::new(),
         view: &ctx.request.offline_view,
         include_crds: false,
+        skip_schema_validation: false,
     };
     let text = crate::render::template(ctx.helm, &req, None).await.map_err(|e| at(disk, e.into()))?;
     crate::compare::rendered_objects(&text, "default", &ClusterScoped::builtin()).map_err(|e| at(disk, e))

@@ -158,6 +158,14 @@ pub enum OnDisk {
 }
 
 impl OnDisk {
+    /// The repository's top, as the side has it.
+    pub fn root(&self) -> &Path {
+        match self {
+            OnDisk::WorkTree(top) => top,
+            OnDisk::Tree(tree) => tree.root(),
+        }
+    }
+
     /// Where repository path `rel` is.
     pub fn path(&self, rel: &Path) -> PathBuf {
         match self {

@@ -42,8 +42,9 @@ pub struct Inputs {
     pub namespace: String,
     /// The chart's own values.yaml.
     pub chart_defaults: Values,
-    /// `spec.chart.spec.valuesFiles`, parsed, with a label each; when non-empty they replace `chart_defaults`.
-    pub values_files: Vec<(String, Values)>,
+    /// `spec.chart.spec.valuesFiles`, parsed, with a label each; when Some (even empty: every file was
+    /// missing and skipped) their merge replaces `chart_defaults`, as source-controller packages the chart.
+    pub values_files: Option<Vec<(String, Values)>>,
     /// `spec.valuesFrom`, in order.
     pub refs: Vec<RefData>,
     /// `spec.values`.
@@ -279,15 +280,16 @@ fn split_assignments(expr: &str) -> Vec<String> {
     parts.into_iter().filter(|p| !p.is_empty()).collect()
 }
 
-/// `valuesFiles` (merged in order) replace the chart's values.yaml; otherwise the chart's values apply.
+/// `valuesFiles` (merged in order, later ones winning) replace the chart's values.yaml; otherwise the
+/// chart's values apply.
 fn effective_defaults(inputs: &Inputs) -> (Values, BTreeMap<String, Source>) {
-    if inputs.values_files.is_empty() {
+    let Some(files) = &inputs.values_files else {
         let src = inputs.chart_defaults.keys().map(|k| (k.clone(), Source::ChartDefaults)).collect();
         return (inputs.chart_defaults.clone(), src);
-    }
+    };
     let mut merged = Values::new();
     let mut src = BTreeMap::new();
-    for (label, vals) in &inputs.values_files {
+    for (label, vals) in files {
         merged = merge_maps(&merged, vals);
         for k in vals.keys() {
             src.insert(k.clone(), Source::ValuesFile(label.clone()));
@@ -444,16 +446,30 @@ mod tests {
     fn values_files_replace_chart_defaults() {
         let inputs = Inputs {
             chart_defaults: obj(json!({"fromChart": 1})),
-            values_files: vec![
-                ("values.yaml".into(), obj(json!({"a": {"x": 1}}))),
-                ("prod.yaml".into(), obj(json!({"a": {"y": 2}}))),
-            ],
+            values_files: Some(vec![
+                ("values.yaml".into(), obj(json!({"a": {"x": 1, "z": 0}}))),
+                ("prod.yaml".into(), obj(json!({"a": {"y": 2, "z": 9}}))),
+            ]),
             ..Default::default()
         };
         let c = compose(&inputs).unwrap();
         assert!(c.values.is_empty());
-        assert_eq!(Value::Object(c.defaults), json!({"a": {"x": 1, "y": 2}}));
+        assert_eq!(Value::Object(c.defaults), json!({"a": {"x": 1, "y": 2, "z": 9}}), "later files win");
         assert_eq!(c.coalesced_sources["a"], Source::ValuesFile("prod.yaml".into()));
         assert!(!c.coalesced.contains_key("fromChart"));
+    }
+
+    #[test]
+    fn values_files_all_skipped_leave_empty_defaults() {
+        // OverwriteChartDefaultValues gets an empty (non-nil) map: the chart's values.yaml becomes empty.
+        let inputs = Inputs {
+            chart_defaults: obj(json!({"fromChart": 1})),
+            values_files: Some(Vec::new()),
+            ..Default::default()
+        };
+        let c = compose(&inputs).unwrap();
+        assert!(c.defaults.is_empty() && c.coalesced.is_empty(), "{:?}", c.coalesced);
+        let inputs = Inputs { chart_defaults: obj(json!({"fromChart": 1})), values_files: None, ..Default::default() };
+        assert_eq!(Value::Object(compose(&inputs).unwrap().defaults), json!({"fromChart": 1}));
     }
 }

@@ -391,15 +391,20 @@ impl Drop for Watches {
 }
 
 impl Watches {
-    /// Starts watching the chart in `chart_dir` (linked charts included), the `-f` files, HelmRelease
-    /// `hr` and its `valuesFrom` sources.
+    /// Starts watching the chart in `chart_dir` (linked charts included), the `-f` files, HelmReleases
+    /// `hrs` with their `valuesFrom` sources and their valuesFiles outside the chart.
     pub fn start(
         cluster: &Cluster,
         chart_dir: &Path,
         user_files: &[PathBuf],
         hrs: &[HelmRelease],
     ) -> Result<Watches, WatchError> {
-        let watched = Watched::for_chart(chart_dir, user_files);
+        // A GitRepository's valuesFiles outside the chart directory (relative to the repository) count too.
+        let mut files = user_files.to_vec();
+        if let Ok(chart) = crate::chart::ChartDir::open(chart_dir) {
+            files.extend(hrs.iter().flat_map(|hr| crate::values_files::outside_chart(hr, &chart)));
+        }
+        let watched = Watched::for_chart(chart_dir, &files);
         let (tx, changes) = mpsc::unbounded_channel();
         let files = watch_files(&watched, tx.clone())?;
         let cluster_tasks = hrs.iter().map(|hr| watch_cluster(cluster, hr, tx.clone())).collect();
