@@ -83,6 +83,7 @@ pub mod release_lease;
 pub mod release_lock;
 pub mod release_set;
 pub mod release_status;
+pub mod release_target;
 pub mod render;
 pub mod review;
 pub mod snapshot;
