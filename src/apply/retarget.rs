@@ -28,16 +28,12 @@ pub(super) async fn run(req: &ApplyRequest<'_>, release: &Release, voice: Voice)
             rules.version
         ));
     }
+    let helm = &req.pipeline.helm;
+    let args = crate::install::uninstall_args(helm.major, &desired.hr, &release.storage, req.options.timeout)?;
     // Not stopped by a signal half-way: the signal is answered by the action that follows.
-    crate::install::uninstall(
-        cluster,
-        &req.pipeline.helm,
-        &release.storage,
-        req.options.timeout,
-        std::future::pending(),
-    )
-    .await
-    .map_err(|e| Error::Failed(format!("uninstalling the release of chart {kept} before installing {chart}: {e}")))
+    crate::install::uninstall(cluster, helm, &release.storage, &args, std::future::pending())
+        .await
+        .map_err(|e| Error::Failed(format!("uninstalling the release of chart {kept} before installing {chart}: {e}")))
 }
 
 /// Whether a chart name change reinstalls, for this helm-controller and HelmRelease.
