@@ -15,7 +15,8 @@
 //!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), hand
 //!   Helm 4's fields to helm-controller's field manager ([`field_managers`]), and the status
 //!   helm-controller would write ([`release_status`], digests from [`snapshot`]); [`handback`]: whether
-//!   the chart applied is the source's, for an honest hand-back.
+//!   the chart applied is the source's, for an honest hand-back; [`release_target`]: where the release
+//!   is recorded, and whether helm-controller uninstalls it there before installing anew.
 //!
 //! - [`drift`]: `kubectl cozyhr drift`, the drift helm-controller's drift detection sees (the stored
 //!   release against the live objects, its normalisation, exclusions and ignore rules in

@@ -80,28 +80,29 @@ impl Move {
 
     /// One line for the user: what helm-controller does, and where.
     pub fn describe(&self, rules: &Rules) -> String {
-        let place = |r: &Release| {
-            if r.storage_namespace == r.namespace {
-                format!("{}/{}", r.namespace, r.name)
-            } else {
-                format!("{}/{} (stored in {})", r.namespace, r.name, r.storage_namespace)
-            }
-        };
-        let left = if self.leaves_unnamespaced() {
-            format!(
-                " (objects its manifest gives no namespace are looked for in {} and stay in {})",
-                self.to.namespace, self.from.namespace
-            )
-        } else {
-            String::new()
-        };
+        let (from, to) = (&self.from, &self.to);
+        let stored = |r: &Release| format!(" (stored in {})", r.storage_namespace);
+        let to_stored = if to.storage_namespace == from.storage_namespace { String::new() } else { stored(to) };
         format!(
-            "the release target changed ({}): helm-controller {} uninstalls release {}{left} and installs {}",
+            "the release target changed ({}): helm-controller {} uninstalls release {}/{}{} and installs {}/{}{to_stored}",
             self.reason.as_str(),
             rules.version,
-            place(&self.from),
-            place(&self.to)
+            from.namespace,
+            from.name,
+            stored(from),
+            to.namespace,
+            to.name
         )
+    }
+
+    /// What becomes of the objects the recorded manifest gives no namespace, when Helm does not find them.
+    pub fn leaves_note(&self) -> Option<String> {
+        self.leaves_unnamespaced().then(|| {
+            format!(
+                "what its manifest gives no namespace is looked for in {} and stays in {}",
+                self.to.namespace, self.from.namespace
+            )
+        })
     }
 }
 
@@ -276,7 +277,11 @@ mod tests {
         assert!(!m.same_storage() && m.leaves_unnamespaced());
         assert_eq!(
             m.describe(&v16),
-            "the release target changed (release namespace): helm-controller v1.6.4 uninstalls release apps/apps-a (stored in flux) (objects its manifest gives no namespace are looked for in other and stay in apps) and installs other/other-a (stored in flux)"
+            "the release target changed (release namespace): helm-controller v1.6.4 uninstalls release apps/apps-a (stored in flux) and installs other/other-a"
+        );
+        assert_eq!(
+            m.leaves_note().unwrap(),
+            "what its manifest gives no namespace is looked for in other and stays in apps"
         );
         // helm-controller's Helm looks in the new release namespace, for the old release's storage.
         let u = m.uninstall();
@@ -284,7 +289,13 @@ mod tests {
         let renamed =
             reinstall(&hr(json!({"targetNamespace": "apps"}), installed_status()), "x", &v16).expect("a move");
         assert!(renamed.same_storage() && !renamed.leaves_unnamespaced());
-        assert!(!renamed.describe(&v16).contains("stay in"));
+        assert!(renamed.leaves_note().is_none());
+        let stored = reinstall(
+            &hr(json!({"targetNamespace": "apps", "storageNamespace": "s2"}), installed_status()),
+            "demo",
+            &v16,
+        );
+        assert!(stored.expect("a move").describe(&v16).ends_with("installs apps/apps-a (stored in s2)"));
     }
 
     #[test]
