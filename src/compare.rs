@@ -91,9 +91,17 @@ pub async fn diff(
     let scoped = live.apis().cluster_scoped();
     // The stored release is read (and its manifest decoded and parsed) while helm renders.
     let release = (desired.release_name.as_str(), desired.release_namespace.as_str());
+    // Where helm-controller moves the release, the one it uninstalls is what the new one replaces: its
+    // objects the new one lacks are removals. Its Helm looks for the objects its manifest gives no
+    // namespace in the new release namespace, as they are read here (see crate::release_target).
+    let stored = match desired.target_move() {
+        Some(m) => m.uninstall(),
+        None => crate::install::Release::of(&desired.hr),
+    };
     // The live objects of the deployed release's kinds are listed then too (see LiveObjects::prefetch).
     let read_ahead = async {
-        let previous = previous_release(cluster, &desired.storage_namespace, release.0, release.1, &scoped).await?;
+        let previous =
+            previous_release(cluster, &stored.storage_namespace, &stored.name, &stored.namespace, &scoped).await?;
         if against == Against::Live {
             let objects: Vec<&Value> = previous.objects.manifests.iter().map(|m| &m.object).collect();
             live.prefetch(&objects).await;

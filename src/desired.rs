@@ -153,9 +153,27 @@ impl Desired {
         }
     }
 
-    /// helm-controller's next action on this release: an upgrade when a release is stored.
+    /// helm-controller's next action on this release: an upgrade when a release is stored, an install
+    /// when its target changed where the recorded release is stored ([`Self::after_move`]).
     pub async fn next_action(&self, cluster: &Cluster) -> Result<NextAction> {
-        crate::helmstore::next_action(cluster, &self.storage_namespace, &self.release_name).await
+        let stored = crate::helmstore::next_action(cluster, &self.storage_namespace, &self.release_name).await?;
+        Ok(self.after_move(stored))
+    }
+
+    /// Where helm-controller moves the release (uninstalls the recorded one and installs anew), for
+    /// this chart and its rules ([`crate::release_target`]); None when it keeps it.
+    pub fn target_move(&self) -> Option<crate::release_target::Move> {
+        crate::release_target::reinstall(&self.hr, &self.chart.meta.name, &self.controller.rules())
+    }
+
+    /// The next action `stored` (what the storage at the new target says), once a move is accounted
+    /// for: when the new release is kept where the recorded one is (a renamed chart), the uninstall
+    /// empties it first, so an install follows.
+    pub fn after_move(&self, stored: NextAction) -> NextAction {
+        match self.target_move() {
+            Some(m) if m.same_storage() => NextAction::Install,
+            _ => stored,
+        }
     }
 
     /// What helm-controller's Helm would see of the release's own cluster when it renders this release:

@@ -168,21 +168,112 @@ pub async fn upgrade(
     with_storage_in_release_namespace(cluster, &Release::of(&desired.hr), run).await
 }
 
-/// `helm uninstall` of the desired release from Flux's storage, stopped gracefully when `cancel` resolves
-/// (the storage goes back to Flux's namespace either way).
+/// How Helm deletes a release's objects when it waits for the deletion (`--wait`), as
+/// helm-controller's `getWaitStrategy` picks it for the uninstall action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UninstallWait {
+    /// `spec.uninstall.disableWait`: hooks only, the deletion is not waited for.
+    HooksOnly,
+    /// `waitStrategy: poller` (the default): helm-controller's poller waits until every object is gone
+    /// (kstatus); Helm 4's `watcher` is its kstatus waiter.
+    Watcher,
+    /// `waitStrategy: legacy`: Helm's own wait.
+    Legacy,
+}
+
+/// `spec.uninstall`, as helm-controller configures Helm's uninstall action
+/// (`internal/action/uninstall.go`), for every uninstall it runs: a deletion, a release target change,
+/// a remediation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UninstallSettings {
+    /// `uninstall.timeout`, else `spec.timeout`, else 5 minutes; the user's `--timeout` wins.
+    pub timeout: Duration,
+    pub disable_hooks: bool,
+    pub keep_history: bool,
+    pub wait: UninstallWait,
+    /// `deletionPropagation`: `background` (the default), `foreground` or `orphan`.
+    pub cascade: String,
+}
+
+impl UninstallSettings {
+    /// The settings of `hr`'s uninstall; `overridden` is the user's `--timeout`. A deletion propagation or
+    /// wait strategy helm-controller does not know is refused (before anything changes).
+    pub fn of(hr: &crate::flux::HelmRelease, overridden: Option<Duration>) -> Result<UninstallSettings> {
+        let spec = hr.spec.uninstall.clone().unwrap_or_default();
+        let timeout = overridden
+            .or_else(|| spec_timeout(&hr.spec, spec.timeout.as_deref()))
+            .unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT);
+        let cascade = spec.deletion_propagation.filter(|p| !p.is_empty()).unwrap_or_else(|| "background".into());
+        if !matches!(cascade.as_str(), "background" | "foreground" | "orphan") {
+            return Err(Error::Invalid {
+                what: "spec.uninstall.deletionPropagation".into(),
+                reason: format!("{cascade:?} is not one of background, foreground and orphan"),
+            });
+        }
+        let wait = match (spec.disable_wait, crate::readiness::Strategy::of(hr)?) {
+            (true, _) => UninstallWait::HooksOnly,
+            (false, crate::readiness::Strategy::Poller) => UninstallWait::Watcher,
+            (false, crate::readiness::Strategy::Legacy) => UninstallWait::Legacy,
+        };
+        Ok(UninstallSettings {
+            timeout,
+            disable_hooks: spec.disable_hooks,
+            keep_history: spec.keep_history,
+            wait,
+            cascade,
+        })
+    }
+}
+
+/// The `helm uninstall` argument vector for `release` (its storage moved to its namespace, where Helm's
+/// CLI looks: see [`uninstall`]), by `hr`'s `spec.uninstall` ([`UninstallSettings`]) for a Helm of
+/// major version `helm_major`. The cluster's own flags are the caller's.
+pub fn uninstall_args(
+    helm_major: u32,
+    hr: &crate::flux::HelmRelease,
+    release: &Release,
+    overridden: Option<Duration>,
+) -> Result<Vec<OsString>> {
+    let settings = UninstallSettings::of(hr, overridden)?;
+    let mut args: Vec<OsString> = vec![
+        "uninstall".into(),
+        release.name.clone().into(),
+        "--namespace".into(),
+        release.namespace.clone().into(),
+        "--timeout".into(),
+        format!("{}s", settings.timeout.as_secs()).into(),
+        "--cascade".into(),
+        settings.cascade.into(),
+    ];
+    if settings.disable_hooks {
+        args.push("--no-hooks".into());
+    }
+    if settings.keep_history {
+        args.push("--keep-history".into());
+    }
+    // Helm 4 takes a strategy (its CLI's default is hookOnly, which waits for no deletion); Helm 3's
+    // `--wait` is its own wait for the deletion, and without it only hooks are waited for.
+    let wait = match (helm_major >= 4, settings.wait) {
+        (true, UninstallWait::HooksOnly) => Some("--wait=hookOnly"),
+        (true, UninstallWait::Watcher) => Some("--wait=watcher"),
+        (true, UninstallWait::Legacy) => Some("--wait=legacy"),
+        (false, UninstallWait::HooksOnly) => None,
+        (false, UninstallWait::Watcher | UninstallWait::Legacy) => Some("--wait"),
+    };
+    args.extend(wait.map(OsString::from));
+    Ok(args)
+}
+
+/// `helm uninstall` as `args` ([`uninstall_args`]) say, of `release` from Flux's storage, stopped
+/// gracefully when `cancel` resolves (the storage goes back to Flux's namespace either way).
 pub async fn uninstall(
     cluster: &Cluster,
     helm: &Helm,
     release: &Release,
-    timeout: Option<Duration>,
+    args: &[OsString],
     cancel: impl std::future::Future<Output = String>,
 ) -> Result<(), RenderError> {
-    let mut args: Vec<OsString> =
-        vec!["uninstall".into(), release.name.clone().into(), "--namespace".into(), release.namespace.clone().into()];
-    if let Some(t) = timeout {
-        args.push("--timeout".into());
-        args.push(format!("{}s", t.as_secs()).into());
-    }
+    let mut args = args.to_vec();
     args.extend(cluster.helm_args());
     let run = || async { helm.run_until(&args, &[], cancel).await.map(|_| ()) };
     with_storage_in_release_namespace(cluster, release, run).await
@@ -291,6 +382,17 @@ fn method_and_wait_args(helm: &Helm, server_side: bool, force_replace: bool, wai
     args
 }
 
+/// Whether `helm uninstall` has something to do for `release`: a revision is stored that is not
+/// uninstalled, or (without `keep_history`) one is stored at all, which Helm then purges, as
+/// helm-controller's uninstall of a release uninstalled with its history kept does.
+pub async fn uninstall_needed(cluster: &Cluster, release: &Release, keep_history: bool) -> Result<bool> {
+    let newest = crate::helmstore::newest_labels(cluster, &release.storage_namespace, &release.name).await?;
+    Ok(match newest {
+        None => false,
+        Some((_, status)) => status != "uninstalled" || !keep_history,
+    })
+}
+
 /// Runs `f` with the release's storage Secrets in the release namespace (where Helm's CLI looks), then
 /// puts whatever Helm left there back into Flux's storage namespace, also when `f` failed.
 async fn with_storage_in_release_namespace<F, Fut>(
@@ -384,4 +486,86 @@ async fn move_storage(cluster: &Cluster, release: &str, from: &str, to: &str) ->
         src.delete(&name, &DeleteParams::default()).await.map_err(|e| cluster.error(e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hr(spec: serde_json::Value) -> crate::flux::HelmRelease {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "a", "namespace": "flux"},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    fn release() -> Release {
+        Release { name: "apps-a".into(), namespace: "apps".into(), storage_namespace: "flux".into() }
+    }
+
+    fn args(major: u32, spec: serde_json::Value, overridden: Option<Duration>) -> Vec<String> {
+        let args = uninstall_args(major, &hr(spec), &release(), overridden).unwrap();
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn the_defaults_wait_for_the_deletion_as_helm_controller_does() {
+        let base = ["uninstall", "apps-a", "--namespace", "apps", "--timeout", "300s", "--cascade", "background"];
+        let with = |wait: &[&str]| base.iter().chain(wait).map(|s| s.to_string()).collect::<Vec<_>>();
+        // helm-controller's poller waits for every object to be gone: Helm 4's watcher, Helm 3's --wait.
+        assert_eq!(args(4, serde_json::json!({}), None), with(&["--wait=watcher"]));
+        assert_eq!(args(3, serde_json::json!({}), None), with(&["--wait"]));
+        let legacy = serde_json::json!({"waitStrategy": {"name": "legacy"}});
+        assert_eq!(args(4, legacy.clone(), None), with(&["--wait=legacy"]));
+        assert_eq!(args(3, legacy, None), with(&["--wait"]));
+    }
+
+    #[test]
+    fn spec_uninstall_becomes_helms_flags() {
+        let spec = serde_json::json!({"timeout": "10m", "uninstall": {
+            "timeout": "90s", "disableHooks": true, "keepHistory": true, "disableWait": true,
+            "deletionPropagation": "orphan"}});
+        let expected = [
+            "uninstall",
+            "apps-a",
+            "--namespace",
+            "apps",
+            "--timeout",
+            "90s",
+            "--cascade",
+            "orphan",
+            "--no-hooks",
+            "--keep-history",
+        ];
+        let mut helm4: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+        helm4.push("--wait=hookOnly".into());
+        assert_eq!(args(4, spec.clone(), None), helm4);
+        // Helm 3 waits for hooks only unless told --wait.
+        assert_eq!(args(3, spec, None), expected);
+        let foreground = serde_json::json!({"uninstall": {"deletionPropagation": "foreground"}});
+        assert!(args(4, foreground, None).windows(2).any(|w| w == ["--cascade", "foreground"]));
+    }
+
+    #[test]
+    fn the_timeout_is_the_uninstalls_else_the_specs_and_the_users_wins() {
+        let timeout = |spec, overridden| {
+            let a = args(4, spec, overridden);
+            a[a.iter().position(|a| a == "--timeout").unwrap() + 1].clone()
+        };
+        assert_eq!(timeout(serde_json::json!({"timeout": "2m"}), None), "120s");
+        assert_eq!(timeout(serde_json::json!({"timeout": "2m", "uninstall": {"timeout": "30s"}}), None), "30s");
+        let users = Some(Duration::from_secs(7));
+        assert_eq!(timeout(serde_json::json!({"timeout": "2m", "uninstall": {"timeout": "30s"}}), users), "7s");
+    }
+
+    #[test]
+    fn what_helm_controller_does_not_know_is_refused() {
+        let bad = hr(serde_json::json!({"uninstall": {"deletionPropagation": "sideways"}}));
+        let e = uninstall_args(4, &bad, &release(), None).unwrap_err().to_string();
+        assert!(e.contains("spec.uninstall.deletionPropagation") && e.contains("sideways"), "{e}");
+        let bad = hr(serde_json::json!({"waitStrategy": {"name": "eager"}}));
+        assert!(uninstall_args(4, &bad, &release(), None).is_err());
+    }
 }

@@ -15,7 +15,8 @@
 //!   [`apply_method`]), wait as helm-controller waits ([`readiness`], expressions in [`cel`]), hand
 //!   Helm 4's fields to helm-controller's field manager ([`field_managers`]), test and remediate as
 //!   helm-controller does, and the status it would write (digests from [`snapshot`]); [`handback`]:
-//!   whether the chart applied is the source's, for an honest hand-back.
+//!   whether the chart applied is the source's, for an honest hand-back; [`release_target`]: where the
+//!   release is recorded, and whether helm-controller uninstalls it there before installing anew.
 //!
 //! - [`drift`]: `kubectl cozyhr drift`, the drift helm-controller's drift detection sees (the stored
 //!   release against the live objects, its normalisation, exclusions and ignore rules in
@@ -82,6 +83,7 @@ pub mod release_file;
 pub mod release_lease;
 pub mod release_lock;
 pub mod release_set;
+pub mod release_target;
 pub mod render;
 pub mod review;
 pub mod snapshot;

@@ -166,8 +166,10 @@ impl Pipeline {
         };
         let (home_apis, release) = tokio::join!(discovery, release);
         let (desired, action, target) = release?;
+        let action = desired.after_move(action);
         note_version(&desired, &self.chart);
         note_controller(&desired, &self.helm);
+        note_move(&desired);
         let apis = if target.shares_discovery_with_home() {
             home_apis?
         } else {
@@ -539,6 +541,19 @@ pub fn note_controller(desired: &Desired, helm: &Helm) {
             crate::output::progress::warning(&note);
             said.push(note);
         }
+    }
+}
+
+/// Says on stderr when helm-controller moves the release (uninstalls the one its status records and
+/// installs anew, [`crate::release_target`]): what is rendered is then an install at the new target, and
+/// `diff` compares with the recorded release, whose objects the new one lacks are removals.
+pub fn note_move(desired: &Desired) {
+    if let Some(m) = desired.target_move() {
+        let line = m.describe(&desired.controller.rules());
+        crate::output::progress::warning(match m.leaves_note() {
+            Some(note) => format!("{line}; {note}"),
+            None => line,
+        });
     }
 }
 

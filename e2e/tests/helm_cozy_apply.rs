@@ -413,6 +413,204 @@ helm_tests! {
     delete_uninstalls_and_flux_does_not_reinstall_while_suspended => delete_keeps_flux_from_reinstalling;
 }
 
+/// Deletes HelmRelease NS/NAME as a user would, and waits until it is gone: helm-controller uninstalls
+/// its release on the way (it is not suspended), as its deletion does.
+fn delete_through_flux(ns: &str, name: &str) {
+    kubectl(["-n", ns, "delete", "helmrelease", name, "--wait=true", "--timeout=120s"]).ok();
+}
+
+/// Release NS/RELEASE's storage as (status, version) pairs, sorted.
+fn storage_states(ns: &str, release: &str) -> Vec<(String, String)> {
+    let mut states: Vec<(String, String)> = release_states(ns, release).into_values().collect();
+    states.sort();
+    states
+}
+
+/// `uninstall.keepHistory: true`: `delete` uninstalls and keeps Helm's history, each revision marked
+/// `uninstalled`, as helm-controller's own uninstall (its deletion of a HelmRelease) keeps it; a second
+/// delete finds nothing to uninstall and leaves the history alone.
+fn delete_keeps_history_when_asked(helm: Helm) {
+    let ns = namespace(&format!("hca-keep-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.publish("a", &ns);
+    for name in ["by-flux", "by-cozy"] {
+        apply(&helmrelease(&ns, name, "a", "uninstall:\n  keepHistory: true\n"));
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+    }
+    let out = cozy(helm, &chart, &ns, &["delete", "by-cozy"]).ok();
+    assert!(out.stderr.contains("uninstalled, its history kept"), "{}", out.stderr);
+    assert!(configmap(&ns, "by-cozy-cm").is_none(), "the release's objects are gone");
+    let kept = storage_states(&ns, "by-cozy");
+    assert_eq!(kept, [("uninstalled".to_string(), "1".to_string())], "the history is kept, uninstalled");
+
+    // helm-controller, deleting its HelmRelease, keeps the same history.
+    delete_through_flux(&ns, "by-flux");
+    assert!(configmap(&ns, "by-flux-cm").is_none());
+    assert_eq!(storage_states(&ns, "by-flux"), kept, "helm cozy's history against helm-controller's");
+
+    let again = cozy(helm, &chart, &ns, &["delete", "by-cozy"]).ok();
+    assert!(again.stderr.contains("not installed (uninstalled, its history kept"), "{}", again.stderr);
+    assert_eq!(storage_states(&ns, "by-cozy"), kept, "a second delete leaves the history alone");
+}
+
+helm_tests! {
+    delete_keeps_helms_history_with_uninstall_keep_history => delete_keeps_history_when_asked;
+}
+
+/// A pre-delete hook that needs no Pod (the test ground runs no kubelet): a ConfigMap, which Helm creates
+/// when it runs the hook and leaves (no delete policy but the default before-hook-creation).
+const PRE_DELETE_CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-goodbye\n  \
+     annotations:\n    helm.sh/hook: pre-delete\ndata:\n  said: goodbye\n";
+
+/// `uninstall.disableHooks: true`: `delete` runs no pre-delete hook; without it, the hook runs. The same
+/// pair of HelmReleases deleted through helm-controller shows it does the same.
+fn delete_runs_hooks_unless_disabled(helm: Helm) {
+    let ns = namespace(&format!("hca-hooks-{helm:?}").to_lowercase());
+    let chart = demo_chart();
+    chart.write("templates/goodbye.yaml", PRE_DELETE_CM);
+    chart.publish("a", &ns);
+    let quiet = "uninstall:\n  disableHooks: true\n";
+    let releases = [("cozy-quiet", quiet), ("cozy-loud", ""), ("flux-quiet", quiet), ("flux-loud", "")];
+    for (name, spec) in releases {
+        apply(&helmrelease(&ns, name, "a", spec));
+    }
+    for (name, _) in releases {
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+        assert!(configmap(&ns, &format!("{name}-goodbye")).is_none(), "no hook has run for {name} yet");
+    }
+    for name in ["cozy-quiet", "cozy-loud"] {
+        cozy(helm, &chart, &ns, &["delete", name]).ok();
+    }
+    for name in ["flux-quiet", "flux-loud"] {
+        delete_through_flux(&ns, name);
+    }
+    for (name, spec) in releases {
+        assert!(configmap(&ns, &format!("{name}-cm")).is_none(), "{name}'s objects are gone");
+        assert!(helm_release_secrets(&ns, name).is_empty(), "{name}'s storage is gone");
+        let hook = configmap(&ns, &format!("{name}-goodbye"));
+        if spec.is_empty() {
+            let hook = hook.unwrap_or_else(|| panic!("the pre-delete hook of {name} ran"));
+            assert_eq!(str_at(&hook, "/data/said"), "goodbye");
+        } else {
+            assert!(hook.is_none(), "no pre-delete hook ran for {name} (spec.uninstall.disableHooks)");
+        }
+    }
+}
+
+helm_tests! {
+    delete_runs_no_hooks_with_uninstall_disable_hooks => delete_runs_hooks_unless_disabled;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A changed release target
+
+/// One ConfigMap without a namespace in the chart (Helm puts it in the release namespace) and one that
+/// names `.Release.Namespace` itself.
+const BARE_AND_EXPLICIT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-bare\n\
+     data:\n  a: \"1\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-explicit\n  \
+     namespace: {{ .Release.Namespace }}\ndata:\n  a: \"1\"\n";
+
+/// A new `targetNamespace`: helm-controller uninstalls the release where it was and installs anew. Read
+/// off the real helm-controller first (HelmRelease `by-flux`), then `helm cozy diff` and `apply` of its
+/// twin `by-cozy` are held to it: no storage left at the old target, the objects Helm finds there gone
+/// (one without a namespace in the manifest is looked for in the new namespace and left, by both), the
+/// new release installed and the status naming it; after resume, helm-controller does nothing more.
+fn target_namespace_change(helm: Helm) {
+    let v = format!("{helm:?}").to_lowercase();
+    let (ns, old, new) =
+        (namespace(&format!("hca-move-{v}")), namespace(&format!("hca-old-{v}")), namespace(&format!("hca-new-{v}")));
+    let chart = Chart::new("demo", "0.1.0", "", &[("cms.yaml", BARE_AND_EXPLICIT)]);
+    chart.publish("a", &ns);
+    for name in ["by-flux", "by-cozy"] {
+        apply(&helmrelease(&ns, name, "a", &format!("targetNamespace: {old}\n")));
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+    }
+    // helm-controller moves by-flux; by-cozy is suspended in the same write that moves it.
+    apply(&helmrelease(&ns, "by-flux", "a", &format!("targetNamespace: {new}\n")));
+    apply(&helmrelease(&ns, "by-cozy", "a", &format!("suspend: true\ntargetNamespace: {new}\n")));
+    let theirs = eventually("helm-controller to install by-flux anew", READY_TIMEOUT, || {
+        let obj = hr(&ns, "by-flux");
+        let name = str_at(&obj, "/status/history/0/name");
+        if name == format!("{new}-by-flux") && condition(&obj, "Ready").is_some_and(|c| c.0 == "True") {
+            Ok(obj)
+        } else {
+            Err(format!("{name} {:?}", condition(&obj, "Ready")))
+        }
+    });
+
+    // The plan: the old release's objects Helm finds are removed, the new ones added.
+    let plan = cozy(helm, &chart, &ns, &["diff", "by-cozy", "-o", "json", "--detailed-exitcode"]).code(2);
+    assert!(plan.stderr.contains("the release target changed (release namespace)"), "{}", plan.stderr);
+    let mut changes: Vec<(String, String, String)> = plan.json()["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| (str_at(c, "/action").into(), str_at(c, "/namespace").into(), str_at(c, "/name").into()))
+        .collect();
+    changes.sort();
+    let entry = |a: &str, ns: &str, n: &str| (a.to_string(), ns.to_string(), n.to_string());
+    assert_eq!(
+        changes,
+        [
+            entry("add", &new, &format!("{new}-by-cozy-bare")),
+            entry("add", &new, &format!("{new}-by-cozy-explicit")),
+            entry("remove", &old, &format!("{old}-by-cozy-explicit")),
+        ],
+        "{}",
+        plan.stdout
+    );
+
+    let out = cozy(helm, &chart, &ns, &["apply", "by-cozy"]).ok();
+    assert!(out.stderr.contains(&format!("uninstalls release {old}/{old}-by-cozy")), "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("ConfigMap/{old}-by-cozy-bare")), "the object left is named:\n{}", out.stderr);
+    for who in ["by-flux", "by-cozy"] {
+        let (was, is) = (format!("{old}-{who}"), format!("{new}-{who}"));
+        assert!(helm_release_secrets(&ns, &was).is_empty(), "{who}: no storage left for {was}");
+        assert!(helm_release_secrets(&old, &was).is_empty() && helm_release_secrets(&new, &was).is_empty());
+        assert!(configmap(&old, &format!("{was}-explicit")).is_none(), "{who}: the old release's object is gone");
+        assert!(configmap(&old, &format!("{was}-bare")).is_some(), "{who}: Helm looked in {new} and left it");
+        assert_eq!(storage_states(&ns, &is), [("deployed".to_string(), "1".to_string())], "{who}: installed anew");
+        assert!(
+            configmap(&new, &format!("{is}-bare")).is_some() && configmap(&new, &format!("{is}-explicit")).is_some()
+        );
+    }
+
+    // The status is the install's, as helm-controller's.
+    let ours = hr(&ns, "by-cozy");
+    let shape = |obj: &Value, who: &str| {
+        let history = obj.pointer("/status/history").and_then(Value::as_array).cloned().unwrap_or_default();
+        let h = &history[0];
+        let mut keys: Vec<String> = obj["status"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        keys.retain(|k| k != "lastHandledReconcileAt");
+        (
+            history.len(),
+            str_at(h, "/name").replace(who, "X"),
+            str_at(h, "/namespace").to_string(),
+            str_at(h, "/action").to_string(),
+            h["version"].clone(),
+            str_at(obj, "/status/storageNamespace").to_string(),
+            condition(obj, "Ready").map(|c| (c.0, c.1)),
+            keys,
+        )
+    };
+    assert_eq!(shape(&ours, "by-cozy"), shape(&theirs, "by-flux"), "helm cozy's status against helm-controller's");
+    let uninstalled = format!("Helm uninstall succeeded for release {old}/{old}-by-cozy.v1 with chart demo@0.1.0");
+    assert!(
+        events(&ns, "by-cozy")
+            .iter()
+            .any(|(r, by, m)| r == "UninstallSucceeded" && by == "helm-cozy" && *m == uninstalled),
+        "{:#?}",
+        events(&ns, "by-cozy")
+    );
+    cozy(helm, &chart, &ns, &["diff", "by-cozy", "--detailed-exitcode"]).ok();
+    resume_without_an_upgrade(&ns, "by-cozy");
+    assert_eq!(storage_states(&ns, &format!("{new}-by-cozy")), [("deployed".to_string(), "1".to_string())]);
+}
+
+helm_tests! {
+    a_new_target_namespace_uninstalls_the_old_release_and_installs_anew => target_namespace_change;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // 7: an interrupted apply
 

@@ -562,7 +562,7 @@ pub struct DeleteArgs {
     /// The HelmRelease.
     pub name: String,
 
-    /// How long helm uninstall may take.
+    /// How long helm uninstall may take (default: spec.uninstall.timeout, else spec.timeout, else 5m).
     #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
 

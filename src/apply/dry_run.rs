@@ -21,6 +21,9 @@ pub(super) async fn run(
     let installed = plan::installed(cluster, desired).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
     let method = plan::method(cluster, desired, installed).await?;
+    if let Some(moved) = desired.target_move() {
+        progress::action(format!("dry run: {} (not done)", moved.describe(&desired.controller.rules())));
+    }
     progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
     let mode = Mode { installed, method, wait: HelmWait::HooksOnly };
     upgrade(cluster, &req.pipeline.helm, desired, &release.session, mode, &req.options, interrupted)

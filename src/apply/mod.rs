@@ -11,6 +11,8 @@
 //!    it once handed back);
 //! 5. [`crate::release_lease::acquire`]: one apply at a time per release, until the status is written;
 //! 6. `take_over::take_over`: suspend, put back storage an interrupted run left, lift a stale lock;
+//!    then `retarget::run`: a release whose target changed (namespaces, name, chart) is uninstalled
+//!    where it is, as helm-controller does before it installs anew;
 //! 7. `plan::decide`: install or upgrade, the apply method, the CRD policy and how to wait, from what
 //!    the storage holds now;
 //! 8. `action::run`: the CRDs, then `helm upgrade --install`, then helm-controller's wait;
@@ -128,7 +130,7 @@ async fn run(
         let why = voice.says().then_some("so Flux does not race this apply");
         let (home, release_cluster) = (req.cluster, &release.target.cluster);
         take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
-        retarget::run(&req, &release, voice).await?;
+        retarget::run(&req, &release, &checked, voice).await?;
         let plan = plan::decide(&req, &release, voice).await?;
         let mut book = record::Book::open(&req, &release, &plan).await?;
         let ended = action::run(&req, &release, &checked, &plan, interrupted.clone(), voice).await?;

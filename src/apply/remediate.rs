@@ -142,8 +142,8 @@ pub(super) async fn run(
                     failed.full_name()
                 ));
             }
-            let timeout = uninstall_timeout(hr, req.options.timeout);
-            let ran = crate::install::uninstall(cluster, helm, storage, Some(timeout), interrupted).await;
+            let args = crate::install::uninstall_args(helm.major, hr, storage, req.options.timeout)?;
+            let ran = crate::install::uninstall(cluster, helm, storage, &args, interrupted).await;
             Ok(Some(match ran {
                 Ok(()) => Remedied::Uninstalled { release: failed.clone(), after: read().await? },
                 Err(e) => Remedied::UninstallFailed { release: failed.clone(), error: super::record::helm_message(&e) },
@@ -216,12 +216,6 @@ fn rollback_options(
         max_history: hr.spec.max_history(),
     };
     Ok(Rollback { helm, poller })
-}
-
-/// `spec.uninstall.timeout`, else `spec.timeout`, else five minutes; `--timeout` wins.
-fn uninstall_timeout(hr: &HelmRelease, overridden: Option<Duration>) -> Duration {
-    let own = hr.spec.uninstall.as_ref().and_then(|u| u.timeout.as_deref());
-    overridden.or_else(|| crate::install::spec_timeout(&hr.spec, own)).unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT)
 }
 
 /// What helm-controller does with the release once handed back, for the line an apply ends with.

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::controller::Rules;
+use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::condition::Condition;
 use crate::flux::helmrelease::{Snapshot, TestHookStatus};
@@ -531,6 +532,81 @@ pub fn inventory(manifest: &str, release_namespace: &str, scope: &ClusterScoped)
     json!({ "entries": entries })
 }
 
+/// How the uninstall of a release whose target changed ended, for [`retargeted`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Uninstalled {
+    /// Helm uninstalled it.
+    Done,
+    /// The storage held no such release: nothing to uninstall.
+    NotFound,
+    /// It was uninstalled already, its history kept (`spec.uninstall.keepHistory`).
+    Already,
+}
+
+/// The message helm-controller's uninstall writes to `Released` (`internal/reconcile/uninstall.go`) for
+/// `hr`'s newest history entry; None when the history is empty.
+pub fn uninstalled_message(hr: &HelmRelease, how: Uninstalled) -> Option<String> {
+    let cur = crate::release_target::latest(hr)?;
+    let full = format!("{}/{}.v{}", cur.namespace, cur.name, cur.version);
+    Some(match how {
+        Uninstalled::Done => {
+            format!("Helm uninstall succeeded for release {full} with chart {}@{}", cur.chart_name, cur.chart_version)
+        }
+        Uninstalled::NotFound => format!("Release {full} was not found, assuming it is uninstalled"),
+        Uninstalled::Already => format!("Release {full} was already uninstalled"),
+    })
+}
+
+/// The status helm-controller writes once it uninstalled the release of a changed target (its
+/// `reconcileRelease` after `ReleaseTargetChanged`), before the next reconcile installs at the new one:
+/// `Released` and `Ready` False `UninstallSucceeded`, and the history, failure counters, storage
+/// namespace and inventory cleared (null: the status is written as a merge patch).
+pub fn retargeted(hr: &HelmRelease, how: Uninstalled) -> Result<Value> {
+    let generation = hr.metadata.generation.unwrap_or(0);
+    let status = hr.status.clone().unwrap_or_default();
+    let message = uninstalled_message(hr, how).unwrap_or_default();
+    let mut conditions = status.reconcile.conditions.clone();
+    set_condition(&mut conditions, RELEASED, "False", "UninstallSucceeded", &message, generation);
+    set_condition(&mut conditions, READY, "False", "UninstallSucceeded", &message, generation);
+    let conditions = serde_json::to_value(&conditions)
+        .map_err(|e| Error::Invalid { what: "conditions".into(), reason: e.to_string() })?;
+    Ok(json!({
+        "history": null,
+        "failures": null,
+        "installFailures": null,
+        "upgradeFailures": null,
+        "storageNamespace": null,
+        "inventory": null,
+        "conditions": conditions,
+    }))
+}
+
+/// The status after the uninstall of a changed target's release failed: `failures` incremented,
+/// `Released` and `Ready` False `UninstallFailed` with helm-controller's message; the history is kept,
+/// so the next attempt uninstalls the same release.
+pub fn retarget_failed(hr: &HelmRelease, error: &str) -> Result<Value> {
+    let generation = hr.metadata.generation.unwrap_or(0);
+    let status = hr.status.clone().unwrap_or_default();
+    let message = match crate::release_target::latest(hr) {
+        Some(cur) => format!(
+            "Helm uninstall failed for release {}/{}.v{} with chart {}@{}: {}",
+            cur.namespace,
+            cur.name,
+            cur.version,
+            cur.chart_name,
+            cur.chart_version,
+            error.trim()
+        ),
+        None => error.trim().to_string(),
+    };
+    let mut conditions = status.reconcile.conditions.clone();
+    set_condition(&mut conditions, RELEASED, "False", "UninstallFailed", &message, generation);
+    set_condition(&mut conditions, READY, "False", "UninstallFailed", &message, generation);
+    let conditions = serde_json::to_value(&conditions)
+        .map_err(|e| Error::Invalid { what: "conditions".into(), reason: e.to_string() })?;
+    Ok(json!({ "failures": status.failures.unwrap_or(0) + 1, "conditions": conditions }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,6 +647,46 @@ mod tests {
     fn get<'a>(l: &'a Ledger, t: &str) -> (&'a str, &'a str, &'a str) {
         let c = condition(&l.conditions, t).unwrap_or_else(|| panic!("no {t}: {:?}", l.conditions));
         (c.status.as_str(), c.reason.as_str(), c.message.as_str())
+    }
+
+    #[test]
+    fn a_changed_target_clears_what_helm_controller_clears() {
+        let hr: HelmRelease = serde_json::from_value(json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {"name": "a", "namespace": "flux", "generation": 3},
+            "spec": {"targetNamespace": "other"},
+            "status": {
+                "storageNamespace": "flux", "failures": 2, "installFailures": 1,
+                "history": [{"name": "apps-a", "namespace": "apps", "version": 4, "chartName": "demo",
+                             "chartVersion": "0.1.0", "status": "deployed"}],
+                "conditions": [{"type": "Ready", "status": "True", "reason": "UpgradeSucceeded", "message": "m",
+                                "lastTransitionTime": "2020-01-01T00:00:00Z"}]
+            }
+        }))
+        .unwrap();
+        let status = retargeted(&hr, Uninstalled::Done).unwrap();
+        for cleared in ["history", "failures", "installFailures", "upgradeFailures", "storageNamespace", "inventory"] {
+            assert_eq!(status[cleared], Value::Null, "{cleared}");
+            assert!(status.as_object().unwrap().contains_key(cleared), "{cleared} is written as null");
+        }
+        let message = "Helm uninstall succeeded for release apps/apps-a.v4 with chart demo@0.1.0";
+        for type_ in [READY, RELEASED] {
+            let c = status["conditions"].as_array().unwrap().iter().find(|c| c["type"] == type_).unwrap();
+            assert_eq!(
+                (&c["status"], &c["reason"], &c["message"]),
+                (&json!("False"), &json!("UninstallSucceeded"), &json!(message))
+            );
+            assert_eq!(c["observedGeneration"], 3);
+        }
+        assert_eq!(
+            uninstalled_message(&hr, Uninstalled::NotFound).unwrap(),
+            "Release apps/apps-a.v4 was not found, assuming it is uninstalled"
+        );
+        let failed = retarget_failed(&hr, "boom\n").unwrap();
+        assert_eq!(failed["failures"], 3);
+        assert!(failed.get("history").is_none(), "the history is kept");
+        let ready = failed["conditions"].as_array().unwrap().iter().find(|c| c["type"] == READY).unwrap();
+        assert_eq!(ready["message"], "Helm uninstall failed for release apps/apps-a.v4 with chart demo@0.1.0: boom");
     }
 
     #[test]

@@ -69,24 +69,41 @@ impl Waiting {
     /// strategy are refused here, before anything changes.
     pub fn of(hr: &HelmRelease, installed: bool, wait: Option<bool>, timeout: Duration) -> Result<Waiting> {
         use crate::flux::spec::Actions as _;
-        let extra = &hr.spec.extra;
         let settings = hr.spec.release_settings(installed);
-        let strategy = extra.pointer_str("waitStrategy", "name").unwrap_or("poller");
-        if !matches!(strategy, "poller" | "legacy") {
-            return Err(Error::Invalid {
-                what: "spec.waitStrategy.name".into(),
-                reason: format!("{strategy:?} is not a wait strategy helm-controller knows (poller or legacy)"),
-            });
-        }
-        let checks = HealthChecks::of(extra)?;
+        let strategy = Strategy::of(hr)?;
+        let checks = HealthChecks::of(&hr.spec.extra)?;
         let jobs = !settings.disable_wait_for_jobs;
         if !wait.unwrap_or(!settings.disable_wait) {
             return Ok(Waiting { helm: HelmWait::HooksOnly, poller: None });
         }
         Ok(match strategy {
-            "legacy" => Waiting { helm: HelmWait::Legacy { jobs }, poller: None },
-            _ => Waiting { helm: HelmWait::HooksOnly, poller: Some(Poller { jobs, timeout, checks }) },
+            Strategy::Legacy => Waiting { helm: HelmWait::Legacy { jobs }, poller: None },
+            Strategy::Poller => Waiting { helm: HelmWait::HooksOnly, poller: Some(Poller { jobs, timeout, checks }) },
         })
+    }
+}
+
+/// `spec.waitStrategy.name`: who waits for every action of the release (install, upgrade, rollback and
+/// uninstall alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// helm-controller's own kstatus poller (the default).
+    Poller,
+    /// Helm's own wait.
+    Legacy,
+}
+
+impl Strategy {
+    /// The HelmRelease's strategy; one helm-controller does not know is refused.
+    pub fn of(hr: &HelmRelease) -> Result<Strategy> {
+        match hr.spec.extra.pointer_str("waitStrategy", "name").unwrap_or("poller") {
+            "poller" => Ok(Strategy::Poller),
+            "legacy" => Ok(Strategy::Legacy),
+            other => Err(Error::Invalid {
+                what: "spec.waitStrategy.name".into(),
+                reason: format!("{other:?} is not a wait strategy helm-controller knows (poller or legacy)"),
+            }),
+        }
     }
 }
 
