@@ -5,7 +5,8 @@
 //! unsuspension, a reconcile request (forced when the release runs a local chart, so that helm-controller
 //! installs the source's), and the local-chart mark removed. The wait then ends only when helm-controller
 //! has answered that very request ([`Objects::wait_resumed`]), and what is said is what it did, read from
-//! `status.history`: a new Helm revision (its action and chart), or none at all.
+//! `status.history`: a new Helm revision (its action and chart), the tests of the same revision run (their
+//! hooks' new `testHooks`), or nothing at all.
 
 use std::fmt;
 use std::time::Duration;
@@ -35,6 +36,9 @@ pub struct Asked {
 pub enum Done {
     /// It found the release in sync and ran no Helm action.
     Nothing { revision: i64 },
+    /// It made no new revision but ran the chart's tests of `release` (`ns/name.vN`), with the outcome of
+    /// each hook (`name phase`): what it does with a release handed back untested (`--skip-tests`).
+    Tested { release: String, hooks: Vec<String> },
     /// It ran a Helm action: `action` (install, upgrade, ...) made `release` (`ns/name.vN`) with `chart`.
     Acted { action: String, release: String, chart: String, forced: bool },
 }
@@ -45,6 +49,13 @@ impl fmt::Display for Done {
             Done::Nothing { revision: 0 } => f.write_str("helm-controller found nothing to do"),
             Done::Nothing { revision } => {
                 write!(f, "helm-controller found the release in sync and did nothing (still Helm revision {revision})")
+            }
+            Done::Tested { release, hooks } => {
+                write!(
+                    f,
+                    "helm-controller ran the tests of release {release} and made no new revision: {}",
+                    hooks.join(", ")
+                )
             }
             Done::Acted { action, release, chart, forced } => {
                 let why = if *forced { ", replacing the local chart with the source's" } else { "" };
@@ -85,7 +96,7 @@ impl Asked {
     pub async fn wait(&self, timeout: Duration) -> Result<Done> {
         let hr = self.objects.wait_resumed(&self.name, &self.request, timeout).await?;
         let done = done(self.before.as_ref(), hr.latest_snapshot(), self.request.force);
-        if self.request.force && matches!(done, Done::Nothing { .. }) {
+        if self.request.force && matches!(done, Done::Nothing { .. } | Done::Tested { .. }) {
             return Err(Error::Failed(format!(
                 "helm-controller answered the hand-back of helmrelease {} without the forced upgrade it was asked for, so the cluster still runs the local chart: ask again with {} {} -n {} --force",
                 self.name,
@@ -145,16 +156,24 @@ pub async fn wait_all(asked: &[Asked], timeout: Duration) -> Result<()> {
 }
 
 /// What helm-controller did, from the newest history entry before and after its answer: a new Helm
-/// release revision is an action, the same one is none.
+/// release revision is an action; the same one with other `testHooks` is a test run; else nothing.
 fn done(before: Option<&Snapshot>, after: Option<&Snapshot>, forced: bool) -> Done {
     let revision = |s: Option<&Snapshot>| s.map(|s| s.version).unwrap_or_default();
     let same = before.map(|b| (&b.namespace, &b.name, b.version)) == after.map(|a| (&a.namespace, &a.name, a.version));
+    let hooks = |s: Option<&Snapshot>| s.and_then(|s| s.test_hooks.clone()).unwrap_or_default();
     match after {
         Some(after) if !same => Done::Acted {
             action: after.action.clone().unwrap_or_else(|| "action".into()),
-            release: format!("{}/{}.v{}", after.namespace, after.name, after.version),
+            release: after.full_name(),
             chart: format!("{}@{}", after.chart_name, after.chart_version),
             forced,
+        },
+        Some(tested) if hooks(before) != hooks(Some(tested)) => Done::Tested {
+            release: tested.full_name(),
+            hooks: hooks(Some(tested))
+                .iter()
+                .map(|(name, h)| format!("{name} {}", h.phase.as_deref().unwrap_or("Unknown")))
+                .collect(),
         },
         _ => Done::Nothing { revision: revision(after) },
     }
@@ -196,6 +215,20 @@ mod tests {
             done.to_string(),
             "helm-controller found the release in sync and did nothing (still Helm revision 2)"
         );
+    }
+
+    #[test]
+    fn new_test_hooks_on_the_same_revision_are_a_test_run() {
+        use crate::flux::helmrelease::TestHookStatus;
+        let before = snapshot(2, "upgrade", "0.1.0");
+        let mut after = before.clone();
+        let hook = TestHookStatus { phase: Some("Succeeded".into()), ..Default::default() };
+        after.test_hooks = Some([("app-test".to_string(), hook)].into());
+        assert_eq!(
+            done(Some(&before), Some(&after), false).to_string(),
+            "helm-controller ran the tests of release demo-apps/demo-apps-hello.v2 and made no new revision: app-test Succeeded"
+        );
+        assert_eq!(done(Some(&after), Some(&after), false), Done::Nothing { revision: 2 });
     }
 
     #[test]
