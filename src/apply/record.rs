@@ -390,7 +390,7 @@ impl<'a, 'r> Book<'a, 'r> {
         let status = crate::output::lifecycle_command("status");
         progress::failure(format!(
             "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
-            remediate::on_resume(end, self.decision.as_ref(), self.kept)
+            remediate::on_resume(end, self.decision.as_ref(), self.kept, self.release.desired.hr.spec.tests_enabled())
         ));
     }
 }

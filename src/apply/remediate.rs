@@ -219,7 +219,7 @@ fn rollback_options(
 }
 
 /// What helm-controller does with the release once handed back, for the line an apply ends with.
-pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool) -> String {
+pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool, tests: bool) -> String {
     if kept {
         return "once resumed, helm-controller finds a failed release whose failures it did not count and upgrades it again with the source's chart (it does not remediate a failure it did not see)".into();
     }
@@ -228,6 +228,7 @@ pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool) -> String {
             "once resumed, helm-controller upgrades it again with the source's chart (RetryOnFailure, no remediation)".into()
         }
         (End::Stalled { .. }, _) => "once resumed, the failure counters start over and helm-controller upgrades it again with the source's chart".into(),
+        (_, Some(Decision::Rollback { .. })) if tests => "once resumed, helm-controller upgrades it to the source's chart unless that is the chart rolled back to, which it finds in sync and tests (the revision rolled back to is untested)".into(),
         (_, Some(Decision::Rollback { .. })) => "once resumed, helm-controller upgrades it to the source's chart unless that is the chart rolled back to, which it finds in sync".into(),
         (_, Some(Decision::Uninstall)) => "once resumed, helm-controller installs the source's chart".into(),
         _ => "once resumed, helm-controller upgrades it again with the source's chart".into(),
@@ -297,7 +298,7 @@ mod tests {
 
     #[test]
     fn resume_is_said_for_each_end() {
-        assert!(on_resume(&End::RetryAfter(Duration::from_secs(30)), None, false).contains("RetryOnFailure"));
-        assert!(on_resume(&End::Requeue, None, true).contains("did not see"));
+        assert!(on_resume(&End::RetryAfter(Duration::from_secs(30)), None, false, false).contains("RetryOnFailure"));
+        assert!(on_resume(&End::Requeue, None, true, false).contains("did not see"));
     }
 }

@@ -1,0 +1,364 @@
+//! When a chart fails or is tested (issue 44): `helm cozy apply` runs the chart's tests and the one
+//! remediation helm-controller would run, writes the status helm-controller writes for it, and after the
+//! hand-back helm-controller keeps that history and remediates nothing of its own. Against the real
+//! helm-controller of the Flux the test ground runs (2.9 and, in a second pass, 2.8), with Helm 3 and
+//! Helm 4; test hook Pods end as the kubelet stand-in of the test ground says
+//! (`cozyhr.test/phase`, docs/test-ground.md).
+//!
+//! - `spec.test.enable`: apply tests the new revision (its `testHooks`, `TestSuccess` naming it), and
+//!   helm-controller, resumed, runs nothing; with `--skip-tests` the status claims no test and resume says
+//!   helm-controller ran them;
+//! - a failing test with `upgrade.remediation.retries: 1`: rolled back, the failed revision in the
+//!   history; with `test.ignoreFailures`: left deployed;
+//! - an upgrade the API server rejects: rolled back under `RemediateOnFailure` with retries, left as it
+//!   is under `RetryOnFailure`; a failed install with `install.remediation.retries`: uninstalled.
+
+use std::time::Duration;
+
+use cozyhr_e2e::{
+    Chart, Helm, Run, apply, condition, controller_log, cozy, get_json, helm_release_secrets, helm_revision,
+    helm_tests, kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
+};
+use serde_json::Value;
+
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  \
+                  message: {{ .Values.message | quote }}\n";
+
+/// A ConfigMap the API server refuses (its name is not a DNS subdomain), rendered when `.Values.broken`.
+const REJECTED: &str = "{{- if .Values.broken }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n\
+                        data:\n  a: b\n{{- end }}\n";
+
+/// A test hook Pod that ends as `.Values.testPhase` says (the kubelet stand-in reads the annotation).
+const TEST_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-test\n  annotations:\n    \
+                        helm.sh/hook: test\n    cozyhr.test/phase: {{ .Values.testPhase | quote }}\nspec:\n  \
+                        restartPolicy: Never\n  containers:\n    - name: check\n      image: registry.invalid/check:1\n";
+
+/// The chart the HelmReleases point at (published as it is written here), and the developer's working
+/// copy of it.
+fn chart() -> Chart {
+    let chart = Chart::new(
+        "checked",
+        "0.1.0",
+        "message: hello\ntestPhase: Succeeded\nbroken: false\n",
+        &[("cm.yaml", CM), ("rejected.yaml", REJECTED)],
+    );
+    chart.write("templates/tests/test.yaml", TEST_POD);
+    chart
+}
+
+/// A HelmRelease of ExternalArtifact `artifact`, with `install`, `upgrade` and the rest of the spec as
+/// given (each a YAML block, indented here).
+fn helmrelease(ns: &str, name: &str, install: &str, upgrade: &str, rest: &str) -> String {
+    let indent = |block: &str, by: &str| block.lines().map(|l| format!("{by}{l}\n")).collect::<String>();
+    format!(
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  \
+         interval: 1h\n  chartRef:\n    kind: ExternalArtifact\n    name: checked\n  install:\n    disableWait: true\n{}  \
+         upgrade:\n    disableWait: true\n{}{}",
+        indent(install, "    "),
+        indent(upgrade, "    "),
+        indent(rest, "  ")
+    )
+}
+
+fn hr(ns: &str, name: &str) -> Value {
+    get_json("helmrelease", ns, name).unwrap_or_else(|| panic!("HelmRelease {ns}/{name} is missing"))
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// `status.history` as (version, status, action).
+fn history(obj: &Value) -> Vec<(i64, String, String)> {
+    obj.pointer("/status/history")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .map(|s| {
+                    (
+                        s["version"].as_i64().unwrap_or_default(),
+                        str_at(s, "/status").to_string(),
+                        str_at(s, "/action").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn entry(version: i64, status: &str, action: &str) -> (i64, String, String) {
+    (version, status.to_string(), action.to_string())
+}
+
+/// `status.history[0].testHooks` as (name, phase).
+fn test_hooks(obj: &Value) -> Vec<(String, String)> {
+    obj.pointer("/status/history/0/testHooks")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), str_at(v, "/phase").to_string())).collect())
+        .unwrap_or_default()
+}
+
+/// Release NS/NAME's storage as (version, status), by version.
+fn storage(ns: &str, name: &str) -> Vec<(i64, String)> {
+    let mut states: Vec<(i64, String)> = helm_release_secrets(ns, name)
+        .values()
+        .map(|labels| (str_at(labels, "/version").parse().unwrap_or_default(), str_at(labels, "/status").to_string()))
+        .collect();
+    states.sort();
+    states
+}
+
+fn stored(list: &[(i64, &str)]) -> Vec<(i64, String)> {
+    list.iter().map(|(v, s)| (*v, s.to_string())).collect()
+}
+
+/// (status, reason) of condition `type_`, None when it is not set.
+fn cond(obj: &Value, type_: &str) -> Option<(String, String)> {
+    condition(obj, type_).map(|(s, r, _)| (s, r))
+}
+
+fn is(status: &str, reason: &str) -> Option<(String, String)> {
+    Some((status.to_string(), reason.to_string()))
+}
+
+fn counter(obj: &Value, name: &str) -> i64 {
+    obj.pointer(&format!("/status/{name}")).and_then(Value::as_i64).unwrap_or_default()
+}
+
+/// The Helm actions helm-controller ran for NS/NAME, from its log (`running 'rollback' action ...`).
+fn actions_run(ns: &str, name: &str) -> Vec<String> {
+    controller_log(ns, name)
+        .iter()
+        .filter_map(|m| m.strip_prefix("running '").and_then(|r| r.split('\'').next()).map(str::to_string))
+        .collect()
+}
+
+/// Installs HelmRelease NS/app through helm-controller and waits until it is Ready, then suspends it (the
+/// developer's next apply is held to the same spec).
+fn installed_by_flux(ns: &str, install: &str, upgrade: &str, rest: &str) {
+    chart().publish("checked", ns);
+    apply(&helmrelease(ns, "app", install, upgrade, rest));
+    let obj = wait_hr_ready(ns, "app", TIMEOUT);
+    assert_eq!(helm_revision(ns, "app"), 1, "helm-controller installed revision 1: {obj:#}");
+    apply(&helmrelease(ns, "app", install, upgrade, &format!("suspend: true\n{rest}")));
+}
+
+/// `kubectl cozyhr resume app -n NS`, returning what it printed.
+fn resume(ns: &str) -> Run {
+    kubectl(["cozyhr", "resume", "app", "-n", ns, "--timeout", "2m"]).ok()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tests as helm-controller runs them
+
+/// apply tests the new revision as helm-controller would, writes what it found, and helm-controller,
+/// resumed, finds nothing to run (no upgrade, no test).
+fn apply_tests_the_new_revision(helm: Helm) {
+    let ns = namespace(&format!("rem-test-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "", "test:\n  enable: true\nvalues:\n  message: from-hr\n");
+    let before = hr(&ns, "app");
+    assert_eq!(cond(&before, "TestSuccess"), is("True", "TestSucceeded"), "helm-controller tested v1");
+    // The HelmRelease asks for other values: the source's chart, upgraded by helm cozy.
+    let rest = "suspend: true\ntest:\n  enable: true\nvalues:\n  message: changed\n";
+    apply(&helmrelease(&ns, "app", "", "", rest));
+
+    let c = chart();
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).ok();
+    assert!(out.stderr.contains("helm test"), "apply says it runs the tests:\n{}", out.stderr);
+    let obj = hr(&ns, "app");
+    assert_eq!(history(&obj)[0], entry(2, "deployed", "upgrade"), "{obj:#}");
+    assert_eq!(test_hooks(&obj), [("app-test".to_string(), "Succeeded".to_string())], "{obj:#}");
+    let (status, reason, message) = condition(&obj, "TestSuccess").expect("TestSuccess");
+    assert_eq!((status.as_str(), reason.as_str()), ("True", "TestSucceeded"), "{message}");
+    assert!(message.contains(&format!("{ns}/app.v2")), "TestSuccess names the new revision: {message}");
+    assert_eq!(cond(&obj, "Ready"), is("True", "TestSucceeded"), "{obj:#}");
+
+    let before = actions_run(&ns, "app");
+    resume_without_an_upgrade(&ns, "app");
+    assert_eq!(actions_run(&ns, "app"), before, "helm-controller ran nothing after resume (not even a test)");
+    assert_eq!(test_hooks(&hr(&ns, "app")), [("app-test".to_string(), "Succeeded".to_string())]);
+}
+
+/// `--skip-tests`: said in one line; the status names no test of the new revision and claims no test
+/// success for it; resume says helm-controller ran the tests, which it does.
+fn skip_tests_leaves_them_to_flux(helm: Helm) {
+    let ns = namespace(&format!("rem-skip-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "", "test:\n  enable: true\n");
+    apply(&helmrelease(&ns, "app", "", "", "suspend: true\ntest:\n  enable: true\nvalues:\n  message: changed\n"));
+
+    let c = chart();
+    let out = cozy(helm, c.path(), &ns, &["apply", "app", "--skip-tests"]).ok();
+    assert!(out.stderr.contains("tests not run (--skip-tests)"), "{}", out.stderr);
+    assert!(!out.stderr.contains("helm test"), "no test runs:\n{}", out.stderr);
+    let obj = hr(&ns, "app");
+    assert_eq!(history(&obj)[0], entry(2, "deployed", "upgrade"), "{obj:#}");
+    assert!(test_hooks(&obj).is_empty(), "no test recorded for v2: {obj:#}");
+    assert_ne!(cond(&obj, "TestSuccess").map(|c| c.0), Some("True".to_string()), "no test success claimed: {obj:#}");
+    assert_ne!(cond(&obj, "Ready").map(|c| c.1), Some("TestSucceeded".to_string()), "{obj:#}");
+
+    let resumed = resume(&ns);
+    let said =
+        format!("helm-controller ran the tests of release {ns}/app.v2 and made no new revision: app-test Succeeded");
+    assert!(resumed.stderr.contains(&said), "resume says what helm-controller ran:\n{}", resumed.stderr);
+    let obj = wait_hr_ready(&ns, "app", TIMEOUT);
+    assert_eq!(helm_revision(&ns, "app"), 2);
+    assert_eq!(test_hooks(&obj), [("app-test".to_string(), "Succeeded".to_string())], "{obj:#}");
+}
+
+/// A failing test with `upgrade.remediation.retries: 1`: the failed revision is rolled back to the one
+/// before, as helm-controller's rollback remediation does, and the status says so; resumed,
+/// helm-controller keeps that history and remediates nothing (it tests the revision rolled back to,
+/// which is untested, and resume says so).
+fn failing_test_is_rolled_back(helm: Helm) {
+    let ns = namespace(&format!("rem-tfail-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "remediation:\n  retries: 1\n", "test:\n  enable: true\n");
+    let c = chart();
+    c.write("values.yaml", "message: edited\ntestPhase: Failed\nbroken: false\n");
+
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
+    assert!(out.stderr.contains("app-test"), "the failed test is named:\n{}", out.stderr);
+    assert!(out.stderr.contains(&format!("rolling back to {ns}/app.v1")), "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("the cluster holds {ns}/app.v3")), "{}", out.stderr);
+    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "failed"), (3, "deployed")]));
+    let obj = hr(&ns, "app");
+    assert_eq!(
+        history(&obj),
+        [entry(3, "deployed", "rollback"), entry(2, "failed", "upgrade"), entry(1, "superseded", "install")],
+        "{obj:#}"
+    );
+    assert_eq!(cond(&obj, "TestSuccess"), is("False", "TestFailed"), "{obj:#}");
+    assert_eq!(cond(&obj, "Remediated"), is("True", "RollbackSucceeded"), "{obj:#}");
+    assert_eq!(cond(&obj, "Ready").map(|c| c.0), Some("False".to_string()), "{obj:#}");
+    assert_eq!((counter(&obj, "failures"), counter(&obj, "upgradeFailures")), (1, 1), "{obj:#}");
+    assert_eq!(str_at(&obj, "/status/lastAttemptedReleaseAction"), "upgrade");
+
+    let before = actions_run(&ns, "app");
+    let resumed = resume(&ns);
+    let said =
+        format!("helm-controller ran the tests of release {ns}/app.v3 and made no new revision: app-test Succeeded");
+    assert!(resumed.stderr.contains(&said), "{}", resumed.stderr);
+    let after = wait_hr_ready(&ns, "app", TIMEOUT);
+    assert_eq!(history(&after)[0], entry(3, "deployed", "rollback"), "helm-controller kept the history: {after:#}");
+    let ran: Vec<String> = actions_run(&ns, "app").split_off(before.len());
+    assert_eq!(ran, ["test"], "helm-controller ran only the test of v3");
+}
+
+/// `test.ignoreFailures`: the failing test is recorded and the release stays as it is.
+fn ignored_test_failure_keeps_the_release(helm: Helm) {
+    let ns = namespace(&format!("rem-tign-{helm:?}").to_lowercase());
+    let rest = "test:\n  enable: true\n  ignoreFailures: true\n";
+    installed_by_flux(&ns, "", "remediation:\n  retries: 1\n", rest);
+    let c = chart();
+    c.write("values.yaml", "message: edited\ntestPhase: Failed\nbroken: false\n");
+
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).ok();
+    assert!(!out.stderr.contains("rolling back"), "{}", out.stderr);
+    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "deployed")]));
+    let obj = hr(&ns, "app");
+    assert_eq!(history(&obj)[0], entry(2, "deployed", "upgrade"), "{obj:#}");
+    assert_eq!(test_hooks(&obj), [("app-test".to_string(), "Failed".to_string())], "{obj:#}");
+    assert_eq!(cond(&obj, "TestSuccess"), is("False", "TestFailed"), "{obj:#}");
+    assert_eq!(cond(&obj, "Ready").map(|c| c.0), Some("True".to_string()), "ignored, so Ready: {obj:#}");
+    assert!(cond(&obj, "Remediated").is_none(), "{obj:#}");
+}
+
+helm_tests! {
+    apply_tests_the_new_revision_and_helm_controller_runs_nothing_after_resume => apply_tests_the_new_revision;
+    skip_tests_claims_no_test_and_resume_says_helm_controller_ran_them => skip_tests_leaves_them_to_flux;
+    a_failing_test_with_upgrade_retries_is_rolled_back_as_helm_controller_does => failing_test_is_rolled_back;
+    a_failing_test_with_ignore_failures_stays_deployed => ignored_test_failure_keeps_the_release;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A rejected upgrade, a failed install
+
+/// `RemediateOnFailure` with retries: the rejected upgrade is rolled back to the last good revision,
+/// the failed one in the history; resumed, helm-controller finds the release in sync (the revision rolled
+/// back to is the source's chart) and runs nothing.
+fn rejected_upgrade_is_rolled_back(helm: Helm) {
+    let ns = namespace(&format!("rem-rej-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "remediation:\n  retries: 1\n", "");
+    let c = chart();
+    c.write("values.yaml", "message: edited\ntestPhase: Succeeded\nbroken: true\n");
+
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
+    assert!(out.stderr.contains("Not_A_Valid_Name"), "Helm's error reaches the user:\n{}", out.stderr);
+    assert!(out.stderr.contains(&format!("rolling back to {ns}/app.v1")), "{}", out.stderr);
+    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "failed"), (3, "deployed")]));
+    let obj = hr(&ns, "app");
+    assert_eq!(
+        history(&obj),
+        [entry(3, "deployed", "rollback"), entry(2, "failed", "upgrade"), entry(1, "superseded", "install")],
+        "{obj:#}"
+    );
+    assert_eq!(cond(&obj, "Released"), is("False", "UpgradeFailed"), "{obj:#}");
+    assert_eq!(cond(&obj, "Remediated"), is("True", "RollbackSucceeded"), "{obj:#}");
+    let cm = get_json("configmap", &ns, "app-cm").expect("app-cm");
+    assert_eq!(str_at(&cm, "/data/message"), "hello", "the cluster holds v1's objects again");
+
+    let before = actions_run(&ns, "app");
+    resume_without_an_upgrade(&ns, "app");
+    let after = hr(&ns, "app");
+    assert_eq!(history(&after)[0], entry(3, "deployed", "rollback"), "helm-controller kept the history: {after:#}");
+    assert_eq!(actions_run(&ns, "app"), before, "no remediation of its own");
+}
+
+/// `RetryOnFailure`: no remediation; the failed revision stays, said; resumed, helm-controller upgrades
+/// it again (its retry), rolls nothing back.
+fn retry_on_failure_leaves_it(helm: Helm) {
+    let ns = namespace(&format!("rem-retry-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "strategy:\n  name: RetryOnFailure\n  retryInterval: 1m\n", "");
+    let c = chart();
+    c.write("values.yaml", "message: edited\ntestPhase: Succeeded\nbroken: true\n");
+
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
+    assert!(!out.stderr.contains("rolling back"), "{}", out.stderr);
+    assert!(out.stderr.contains("RetryOnFailure"), "what comes on resume is said:\n{}", out.stderr);
+    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "failed")]));
+    let obj = hr(&ns, "app");
+    assert_eq!(history(&obj), [entry(2, "failed", "upgrade"), entry(1, "superseded", "install")], "{obj:#}");
+    assert!(cond(&obj, "Remediated").is_none(), "{obj:#}");
+    assert_eq!(cond(&obj, "Ready"), is("False", "UpgradeFailed"), "{obj:#}");
+
+    let before = actions_run(&ns, "app");
+    let resumed = resume(&ns);
+    assert!(resumed.stderr.contains(&format!("ran a Helm upgrade: release {ns}/app.v3")), "{}", resumed.stderr);
+    let after = wait_hr_ready(&ns, "app", TIMEOUT);
+    let versions: Vec<i64> = history(&after).iter().map(|h| h.0).collect();
+    assert_eq!(versions.first(), Some(&3), "{after:#}");
+    assert_eq!(actions_run(&ns, "app").split_off(before.len()), ["upgrade"], "its retry, no remediation");
+}
+
+/// A failed install with `install.remediation.retries: 1`: uninstalled, as helm-controller's uninstall
+/// remediation does; resumed, helm-controller installs the source's chart and remediates nothing.
+fn failed_install_is_uninstalled(helm: Helm) {
+    let ns = namespace(&format!("rem-inst-{helm:?}").to_lowercase());
+    chart().publish("checked", &ns);
+    apply(&helmrelease(&ns, "app", "remediation:\n  retries: 1\n", "", "suspend: true\n"));
+    let c = chart();
+    c.write("values.yaml", "message: edited\ntestPhase: Succeeded\nbroken: true\n");
+
+    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
+    assert!(out.stderr.contains("Not_A_Valid_Name"), "{}", out.stderr);
+    assert!(out.stderr.contains(&format!("uninstalling {ns}/app.v1")), "{}", out.stderr);
+    assert!(storage(&ns, "app").is_empty(), "the failed install is uninstalled: {:?}", storage(&ns, "app"));
+    assert!(get_json("configmap", &ns, "app-cm").is_none(), "its objects are gone");
+    let obj = hr(&ns, "app");
+    assert_eq!(history(&obj)[0].0, 1, "{obj:#}");
+    assert_eq!(cond(&obj, "Released"), is("False", "InstallFailed"), "{obj:#}");
+    assert_eq!(cond(&obj, "Remediated"), is("True", "UninstallSucceeded"), "{obj:#}");
+    assert_eq!((counter(&obj, "failures"), counter(&obj, "installFailures")), (1, 1), "{obj:#}");
+
+    let resumed = resume(&ns);
+    assert!(resumed.stderr.contains(&format!("ran a Helm install: release {ns}/app.v1")), "{}", resumed.stderr);
+    wait_hr_ready(&ns, "app", TIMEOUT);
+    assert_eq!(actions_run(&ns, "app"), ["install"], "helm-controller installed, and remediated nothing");
+}
+
+helm_tests! {
+    a_rejected_upgrade_under_remediate_on_failure_is_rolled_back => rejected_upgrade_is_rolled_back;
+    a_rejected_upgrade_under_retry_on_failure_is_left_as_it_is => retry_on_failure_leaves_it;
+    a_failed_install_under_remediate_on_failure_is_uninstalled => failed_install_is_uninstalled;
+}
