@@ -26,8 +26,10 @@ use crate::go::semver::Version;
 pub enum SourceVersion {
     /// The chart's own version: the source adds nothing to it.
     Own,
-    /// helm-controller gives the chart this version (`source` is `Kind ns/name`).
-    Given { version: String, source: String },
+    /// helm-controller gives the chart this version (`source` is `Kind ns/name`); `digest` when it is
+    /// the chart's own with the source's digest appended, which the `DisableChartDigestTracking` gate
+    /// leaves out.
+    Given { version: String, source: String, digest: bool },
     /// The source offers another version of the chart than this one: helm-controller installs that, and
     /// this chart is rendered with its own.
     Other { offered: String, source: String },
@@ -42,6 +44,15 @@ impl SourceVersion {
         match self {
             SourceVersion::Given { version, .. } => version,
             _ => own,
+        }
+    }
+
+    /// The version under helm-controller's `DisableChartDigestTracking` gate: a digest it would append is
+    /// not (the chart keeps Chart.yaml's version, as written).
+    pub fn without_digest(self) -> SourceVersion {
+        match self {
+            SourceVersion::Given { digest: true, .. } => SourceVersion::Own,
+            other => other,
         }
     }
 
@@ -61,11 +72,11 @@ impl SourceVersion {
 /// How helm-controller versions a chart whose Chart.yaml says `own`, loaded from an artifact of `kind`
 /// at `revision` (see the module docs).
 pub fn from_artifact(kind: &Kind, revision: &str, own: &str, source: &str) -> SourceVersion {
-    let given = |version: String| SourceVersion::Given { version, source: source.to_string() };
+    let given = |version: String, digest: bool| SourceVersion::Given { version, source: source.to_string(), digest };
     let other = |offered: String| SourceVersion::Other { offered, source: source.to_string() };
     if *kind == kind::HELM_CHART {
         return match (Version::parse(revision), Version::parse(own)) {
-            (Some(built), Some(mine)) if built.same_as(&mine) => given(revision.to_string()),
+            (Some(built), Some(mine)) if built.same_as(&mine) => given(revision.to_string(), false),
             (Some(_), Some(_)) => other(revision.to_string()),
             _ => SourceVersion::Unknown {
                 why: format!("{source} offers chart version {revision:?}, which is not semver"),
@@ -105,7 +116,7 @@ pub fn from_artifact(kind: &Kind, revision: &str, own: &str, source: &str) -> So
         _ => return invalid(),
     };
     match mine.with_metadata(&hex) {
-        Some(v) => given(v.to_string()),
+        Some(v) => given(v.to_string(), true),
         None => invalid(),
     }
 }
@@ -155,7 +166,16 @@ mod tests {
     }
 
     fn given(v: &str) -> SourceVersion {
-        SourceVersion::Given { version: v.into(), source: "S".into() }
+        let digest = v.contains("+5e79901a2e85");
+        SourceVersion::Given { version: v.into(), source: "S".into(), digest }
+    }
+
+    #[test]
+    fn the_gate_leaves_the_digest_out() {
+        let digested = version(&kind::EXTERNAL_ARTIFACT, &format!("latest@{SHA}"), "0.3.0");
+        assert_eq!(digested.without_digest(), SourceVersion::Own);
+        let built = version(&kind::HELM_CHART, "0.1.0+3", "0.1.0");
+        assert_eq!(built.clone().without_digest(), built, "a version source-controller built is kept");
     }
 
     #[test]

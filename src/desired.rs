@@ -89,6 +89,11 @@ impl Desired {
         controller: Controller,
     ) -> Result<Desired> {
         let rules = controller.rules();
+        let source_version = if controller.gate("DisableChartDigestTracking") {
+            source_version.without_digest()
+        } else {
+            source_version
+        };
         let values_files = crate::values_files::read(&hr, chart)
             .map_err(|e| Error::ValuesFiles { hr: format!("{}/{}", hr.namespace(), hr.name()), error: Box::new(e) })?;
         let replaced = values_files.is_some();
