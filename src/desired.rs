@@ -165,6 +165,22 @@ impl Desired {
         Ok(self.after_move(stored))
     }
 
+    /// Whether helm-controller's next action is an upgrade (a release is stored where it looks).
+    pub async fn installed(&self, cluster: &Cluster) -> Result<bool> {
+        Ok(matches!(self.next_action(cluster).await?, NextAction::Upgrade { .. }))
+    }
+
+    /// The method helm-controller would apply the release with (see [`crate::apply_method`]): the
+    /// release's newest revision is read for an upgrade.
+    pub async fn apply_method(&self, cluster: &Cluster, installed: bool) -> Result<crate::apply_method::ApplyMethod> {
+        let last = if installed {
+            crate::helmstore::latest(cluster, &self.storage_namespace, &self.release_name).await?
+        } else {
+            None
+        };
+        Ok(crate::apply_method::decide(&self.hr, installed, last.as_ref()))
+    }
+
     /// Where helm-controller moves the release (uninstalls the recorded one and installs anew), for
     /// this chart and its rules ([`crate::release_target`]); None when it keeps it.
     pub fn target_move(&self) -> Option<crate::release_target::Move> {

@@ -5,7 +5,7 @@ use futures::{StreamExt, TryStreamExt};
 
 use super::prepare::{Checked, Release};
 use super::status::Action;
-use super::{ApplyRequest, Outcome, plan};
+use super::{ApplyRequest, Outcome};
 use crate::error::{Error, Result};
 use crate::install::{Mode, upgrade};
 use crate::output::progress;
@@ -18,9 +18,9 @@ pub(super) async fn run(
     interrupted: impl std::future::Future<Output = String>,
 ) -> Result<Outcome> {
     let (cluster, desired) = (&release.target.cluster, &release.desired);
-    let installed = plan::installed(cluster, desired).await?;
+    let installed = desired.installed(cluster).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
-    let method = plan::method(cluster, desired, installed).await?;
+    let method = desired.apply_method(cluster, installed).await?;
     if let Some(moved) = desired.target_move() {
         progress::action(format!("dry run: {} (not done)", moved.describe(&desired.controller.rules())));
     }

@@ -6,8 +6,6 @@ use super::prepare::Release;
 use super::status::Action;
 use super::{ApplyRequest, Voice};
 use crate::apply_method::ApplyMethod;
-use crate::cluster::Cluster;
-use crate::desired::Desired;
 use crate::error::Result;
 use crate::output::progress;
 use crate::readiness::Waiting;
@@ -26,9 +24,9 @@ pub(super) struct Plan {
 /// The plan for the release as its storage stands now.
 pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voice) -> Result<Plan> {
     let (cluster, desired) = (&release.target.cluster, &release.desired);
-    let installed = installed(cluster, desired).await?;
+    let installed = desired.installed(cluster).await?;
     let action = if installed { Action::Upgrade } else { Action::Install };
-    let method = method(cluster, desired, installed).await?;
+    let method = desired.apply_method(cluster, installed).await?;
     if voice.says()
         && req.pipeline.helm.major < 4
         && let Some(note) = crate::apply_method::helm3_note(method)
@@ -39,21 +37,4 @@ pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voi
     let waiting = req.options.waiting(&desired.hr, installed)?;
     let storage = crate::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
     Ok(Plan { storage, installed, action, method, crd_policy, waiting })
-}
-
-/// Whether `helm upgrade --install` will upgrade (a release is stored and not uninstalled), from the
-/// storage Secrets' labels: nothing is decoded.
-pub(super) async fn installed(cluster: &Cluster, desired: &Desired) -> Result<bool> {
-    Ok(matches!(desired.next_action(cluster).await?, crate::helmstore::NextAction::Upgrade { .. }))
-}
-
-/// The method helm-controller would apply the release with (see [`crate::apply_method`]): the release's
-/// newest revision is read for an upgrade.
-pub(super) async fn method(cluster: &Cluster, desired: &Desired, installed: bool) -> Result<ApplyMethod> {
-    let last = if installed {
-        crate::helmstore::latest(cluster, &desired.storage_namespace, &desired.release_name).await?
-    } else {
-        None
-    };
-    Ok(crate::apply_method::decide(&desired.hr, installed, last.as_ref()))
 }

@@ -119,8 +119,8 @@ async fn refuse_what_the_controller_fails(release: &Release) -> Result<()> {
     if rules.force_with_ssa != crate::controller::ForceWithSsa::Fails || !force {
         return Ok(());
     }
-    let installed = super::plan::installed(cluster, desired).await?;
-    if !installed || !super::plan::method(cluster, desired, installed).await?.server_side() {
+    let installed = desired.installed(cluster).await?;
+    if !installed || !desired.apply_method(cluster, installed).await?.server_side() {
         return Ok(());
     }
     Err(Error::Invalid {
