@@ -78,8 +78,8 @@ impl ObjectId {
     }
 
     /// The identity of a document as go-yaml v3 decoded it ([`from_object`](Self::from_object)'s rules).
-    pub fn from_node(node: &crate::go::yaml_v3::Node<'_>) -> Result<ObjectId, IdError> {
-        use crate::go::yaml_v3::Node;
+    pub fn from_node(node: &crate::go::yaml_tree::Node<'_>) -> Result<ObjectId, IdError> {
+        use crate::go::yaml_tree::Node;
         if !matches!(node, Node::Map(_)) {
             return Err(IdError::NotAnObject);
         }

@@ -29,6 +29,7 @@ pub mod strconv;
 pub mod time;
 pub mod yaml;
 pub mod yaml_block;
+pub mod yaml_tree;
 pub mod yaml_v2;
 pub mod yaml_v2_emit;
 pub mod yaml_v3;

@@ -8,17 +8,9 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
-use serde_saphyr::granit_parser::{Options, Parser, ScalarStyle, StrInput};
+use serde_saphyr::granit_parser::ScalarStyle;
 
-use crate::yaml_v3::Node;
-
-/// The YAML event parser as cozyhr reads documents with it: comments are not reported (nothing uses them,
-/// and collecting them costs the parser about a third of its time).
-pub fn parser(text: &str) -> Parser<'_, StrInput<'_>> {
-    let mut options = Options::default();
-    options.set_emit_comments(false);
-    Parser::new_from_str_with_options(text, options)
-}
+use crate::yaml_tree::{Node, tree};
 
 /// `value` as block-style YAML (serde-saphyr's writer), keys in the value's order.
 pub fn to_string(value: &Node<'_>) -> Result<String, String> {
@@ -43,65 +35,6 @@ pub fn write(value: &Node<'_>, out: &mut String) -> Result<(), String> {
     }
     out.push_str(&serde_saphyr::to_string(value).map_err(|e| e.to_string())?);
     Ok(())
-}
-
-/// The tree of a document's events (`None` for an empty one), its scalars read by `scalar` (the text,
-/// its style, whether it is a block scalar running to the end of an unterminated text), mapping keys in
-/// document order or `sorted`. A duplicate or non-string key is an error, as is any error of `events` or
-/// `scalar`. Both rule sets build their documents here: go-yaml v3's ([`crate::yaml_v3::decode_tree`])
-/// and the manifests' ([`manifest_value`]).
-pub fn tree<'a>(
-    events: impl Iterator<Item = Result<crate::yaml_block::Ev<'a>, String>>,
-    sorted: bool,
-    scalar: impl Fn(Cow<'a, str>, ScalarStyle, bool) -> Result<Node<'a>, String>,
-) -> Result<Option<Node<'a>>, String> {
-    use crate::yaml_block::Ev;
-    enum Frame<'a> {
-        Seq(Vec<Node<'a>>),
-        Map(Vec<(Cow<'a, str>, Node<'a>)>, Option<Cow<'a, str>>),
-    }
-    let mut stack: Vec<Frame<'a>> = Vec::new();
-    let mut root = None;
-    for event in events {
-        let node = match event? {
-            Ev::Scalar(value, style, to_eof) => scalar(value, style, to_eof)?,
-            Ev::SeqStart => {
-                stack.push(Frame::Seq(Vec::new()));
-                continue;
-            }
-            Ev::MapStart => {
-                stack.push(Frame::Map(Vec::new(), None));
-                continue;
-            }
-            Ev::SeqEnd | Ev::MapEnd => match stack.pop() {
-                Some(Frame::Seq(items)) => Node::Seq(items),
-                Some(Frame::Map(mut pairs, _)) => {
-                    if sorted {
-                        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-                    }
-                    let mut keys: Vec<&str> = pairs.iter().map(|(k, _)| &**k).collect();
-                    if !sorted {
-                        keys.sort_unstable();
-                    }
-                    if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-                        return Err(format!("duplicate key {:?}", w[0]));
-                    }
-                    Node::Map(pairs)
-                }
-                None => return Err("unbalanced collection".into()),
-            },
-        };
-        match stack.last_mut() {
-            Some(Frame::Seq(items)) => items.push(node),
-            Some(Frame::Map(pairs, pending)) => match (pending.take(), node) {
-                (Some(k), node) => pairs.push((k, node)),
-                (None, Node::Str(k)) => *pending = Some(k),
-                (None, other) => return Err(format!("non-string key {}", other.into_value())),
-            },
-            None => root = Some(node),
-        }
-    }
-    Ok(root.filter(|n| *n != Node::Null))
 }
 
 /// One manifest document as a JSON value, read as Helm and kubectl read manifests: YAML 1.1 rules

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use serde_saphyr::granit_parser::ScalarStyle;
 
-/// What the reader produces: the parser events [`super::yaml::tree`] builds documents from.
+/// What the reader produces: the parser events [`super::yaml_tree::tree`] builds documents from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ev<'a> {
     /// A scalar, its style, and whether it is a block scalar that runs to the end of a text without a

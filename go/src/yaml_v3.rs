@@ -12,6 +12,7 @@ use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use super::strconv::is_int_syntax;
 use super::yaml_block::Ev;
+use super::yaml_tree::Node;
 use super::yaml_v2::{has_timestamp_prefix, is_yaml_style_float};
 
 /// A scalar without a tag, as go-yaml v3 resolves it (`resolve.go`): quoted and block scalars are
@@ -83,102 +84,9 @@ pub fn decode_tree(text: &str) -> Result<Option<Node<'_>>, String> {
     fast
 }
 
-/// A document as go-yaml v3 decodes it, borrowing from its text: what kustomize holds of an object
-/// between reading and writing it. No floats: [`scalar`] refuses them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Node<'a> {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Str(Cow<'a, str>),
-    Seq(Vec<Node<'a>>),
-    /// Keys sorted and unique, as Go writes a map.
-    Map(Vec<(Cow<'a, str>, Node<'a>)>),
-}
-
-impl<'a> Node<'a> {
-    /// The value at `key` of a mapping.
-    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
-        match self {
-            Node::Map(pairs) => pairs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| &pairs[i].1),
-            _ => None,
-        }
-    }
-
-    /// The value at `key` of a mapping, inserted (in key order) as `default()` when missing; `None` for
-    /// anything but a mapping.
-    pub fn entry(&mut self, key: &str, default: impl FnOnce() -> Node<'a>) -> Option<&mut Node<'a>> {
-        let Node::Map(pairs) = self else { return None };
-        let i = match pairs.binary_search_by(|(k, _)| (**k).cmp(key)) {
-            Ok(i) => i,
-            Err(i) => {
-                pairs.insert(i, (Cow::Owned(key.to_string()), default()));
-                i
-            }
-        };
-        Some(&mut pairs[i].1)
-    }
-
-    /// Removes `key` from a mapping.
-    pub fn remove(&mut self, key: &str) {
-        if let Node::Map(pairs) = self
-            && let Ok(i) = pairs.binary_search_by(|(k, _)| (**k).cmp(key))
-        {
-            pairs.remove(i);
-        }
-    }
-
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The same document as a JSON value.
-    pub fn into_value(self) -> Value {
-        match self {
-            Node::Null => Value::Null,
-            Node::Bool(b) => Value::Bool(b),
-            Node::Int(i) => Value::from(i),
-            Node::Str(s) => Value::String(s.into_owned()),
-            Node::Seq(items) => Value::Array(items.into_iter().map(Node::into_value).collect()),
-            Node::Map(pairs) => {
-                Value::Object(pairs.into_iter().map(|(k, v)| (k.into_owned(), v.into_value())).collect())
-            }
-        }
-    }
-}
-
-impl serde::Serialize for Node<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self {
-            Node::Null => s.serialize_unit(),
-            Node::Bool(b) => s.serialize_bool(*b),
-            Node::Int(i) => s.serialize_i64(*i),
-            Node::Str(v) => s.serialize_str(v),
-            Node::Seq(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(item)?;
-                }
-                seq.end()
-            }
-            Node::Map(pairs) => {
-                let mut map = s.serialize_map(Some(pairs.len()))?;
-                for (k, v) in pairs {
-                    map.serialize_entry(&**k, v)?;
-                }
-                map.end()
-            }
-        }
-    }
-}
-
 /// The tree of a document's events, with v3's scalar rules and keys sorted as Go writes a map.
 fn tree<'a>(events: impl Iterator<Item = Result<Ev<'a>, String>>) -> Result<Option<Node<'a>>, String> {
-    crate::yaml::tree(events, true, |value, style, to_eof| {
+    crate::yaml_tree::tree(events, true, |value, style, to_eof| {
         // A block scalar running to the end of the text without a line break has none in go-yaml
         // (libyaml); the parsers add one, as if the break were there.
         let value = match value {
@@ -206,7 +114,7 @@ fn general_events(text: &str) -> impl Iterator<Item = Result<Ev<'_>, String>> {
     let mut documents = 0;
     // The parser's positions count characters.
     let eof = (!text.ends_with('\n')).then(|| text.chars().count());
-    crate::yaml::parser(text).filter_map(move |next| {
+    crate::yaml_tree::parser(text).filter_map(move |next| {
         let (event, span) = match next {
             Ok(e) => e,
             Err(e) => return Some(Err(format!("YAML: {}", e.info()))),

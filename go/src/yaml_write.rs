@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use crate::yaml_v3::Node;
+use crate::yaml_tree::Node;
 
 /// Appends `value` to `out` as serde-saphyr writes it, or leaves `out` as it was and answers `false`.
 pub fn write(value: &Node<'_>, out: &mut String) -> bool {
@@ -211,7 +211,7 @@ mod tests {
 
     use serde_json::{Value, json};
 
-    use crate::yaml_v3::Node;
+    use crate::yaml_tree::Node;
 
     /// A JSON value as a document (integers only).
     fn node(value: &Value) -> Node<'static> {

@@ -19,7 +19,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::go::yaml_v3::{self, Node};
+use crate::go::yaml_tree::Node;
+use crate::go::yaml_v3;
 use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
 /// Which metadata map a step writes.

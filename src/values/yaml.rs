@@ -78,7 +78,7 @@ fn build_tree(text: &str, source_name: &str) -> Result<Option<Rc<Node>>, ValuesE
     let mut anchors: HashMap<usize, Rc<Node>> = HashMap::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut root: Option<Rc<Node>> = None;
-    for next in crate::go::yaml::parser(text) {
+    for next in crate::go::yaml_tree::parser(text) {
         let (event, span) = next.map_err(|e| {
             let line = e.marker().line().max(1);
             yaml_err(source_name, line, e.info())
