@@ -54,7 +54,8 @@ async fn run_all(
         anyhow::bail!("{failed} of {} releases failed, {skipped} skipped (see the table)", rows.len());
     }
     if !args.resume {
-        let mut hand_back = format!("kubectl cozyhr resume --all --chart {}", pipeline.chart.meta.name);
+        let resume = cozyhr::output::lifecycle_command("resume");
+        let mut hand_back = format!("{resume} --all --chart {}", pipeline.chart.meta.name);
         if args.set.all_namespaces {
             hand_back.push_str(" -A");
         } else {
