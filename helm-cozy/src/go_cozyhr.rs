@@ -60,10 +60,10 @@ pub enum Command {
 
 impl Cli {
     /// The command line as it is parsed: `--context` is Go cozyhr's kube context everywhere, so `helm cozy
-    /// diff`'s `--context N` (lines of context) is `--diff-context N` here.
+    /// diff`'s and `review`'s `--context N` (lines of context) is `--diff-context N` here.
     pub fn command() -> clap::Command {
-        <Cli as clap::CommandFactory>::command()
-            .mut_subcommand("diff", |diff| diff.mut_arg("context", |lines| lines.long("diff-context")))
+        let lines = |cmd: clap::Command| cmd.mut_arg("context", |lines| lines.long("diff-context"));
+        <Cli as clap::CommandFactory>::command().mut_subcommand("diff", lines).mut_subcommand("review", lines)
     }
 
     /// `helm cozy`'s own checks, on the chart commands' flags.
@@ -102,5 +102,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => lifecycle::resume(&connect().await?, &args).await,
         Command::Reconcile(args) => lifecycle::reconcile(&connect().await?, &args).await,
         Command::Get(args) | Command::List(args) => lifecycle::get(&connect().await?, &args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each long name is one flag in every command: clap checks it when it builds a command line, which
+    /// a debug build does for help and completion, and which `--context` (the kube context here, the
+    /// lines of context in diff and review) once failed.
+    #[test]
+    fn every_command_line_holds_together() {
+        Cli::command().debug_assert();
+        let diff =
+            Cli::command().try_get_matches_from(["cozyhr", "diff", "web", "--context", "c", "--diff-context", "5"]);
+        assert!(diff.is_ok(), "{diff:?}");
     }
 }
