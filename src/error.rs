@@ -149,7 +149,8 @@ pub enum ValuesFilesError {
     NoChartValues { chart: String },
 
     #[error(
-        "cannot find the root of {what}, which valuesFiles are relative to: {chart} does not end in spec.chart.spec.chart {in_source:?} and is in no Git work tree (run helm cozy in a checkout of the source)"
+        "cannot find the root of {what}, which valuesFiles are relative to: {chart} does not end in spec.chart.spec.chart {in_source:?} and is in no Git work tree (run {} in a checkout of the source)",
+        crate::output::chart_command()
     )]
     NoSourceRoot { what: String, chart: String, in_source: String },
 

@@ -67,6 +67,28 @@ pub enum Face {
     Cozyhr,
 }
 
+impl Face {
+    /// The program's file name under this face, as `version` and completion scripts name it.
+    pub fn program(self) -> &'static str {
+        match self {
+            Face::Kubectl => "kubectl-cozyhr",
+            Face::Flux => "flux-cozyhr",
+            Face::Helm => "helm-cozy",
+            Face::Cozyhr => "cozyhr",
+        }
+    }
+
+    /// This command as the user types it: `kubectl cozyhr`, `flux cozyhr`, `helm cozy` or `cozyhr`.
+    pub fn command_name(self) -> &'static str {
+        match self {
+            Face::Kubectl => "kubectl cozyhr",
+            Face::Flux => "flux cozyhr",
+            Face::Helm => "helm cozy",
+            Face::Cozyhr => "cozyhr",
+        }
+    }
+}
+
 /// The lifecycle verbs the `cozyhr` face has (the rest, status, tree and drift, are kubectl cozyhr's).
 const COZYHR_LIFECYCLE: &[&str] = &["suspend", "resume", "reconcile", "get", "list"];
 
@@ -90,26 +112,21 @@ pub fn lifecycle_command(verb: &str) -> String {
 
 fn lifecycle_command_of(face: Face, verb: &str) -> String {
     match face {
-        Face::Flux => format!("flux cozyhr {verb}"),
-        Face::Cozyhr if COZYHR_LIFECYCLE.contains(&verb) => format!("cozyhr {verb}"),
-        Face::Kubectl | Face::Helm | Face::Cozyhr => format!("kubectl cozyhr {verb}"),
+        Face::Flux => format!("{} {verb}", face.command_name()),
+        Face::Cozyhr if COZYHR_LIFECYCLE.contains(&verb) => format!("{} {verb}", face.command_name()),
+        Face::Kubectl | Face::Helm | Face::Cozyhr => format!("{} {verb}", Face::Kubectl.command_name()),
     }
 }
 
 /// This command as the user typed it: `kubectl cozyhr`, `flux cozyhr`, `helm cozy` or `cozyhr`.
 pub fn command_name() -> &'static str {
-    match face() {
-        Face::Kubectl => "kubectl cozyhr",
-        Face::Flux => "flux cozyhr",
-        Face::Helm => "helm cozy",
-        Face::Cozyhr => "cozyhr",
-    }
+    face().command_name()
 }
 
 /// The name of the chart commands (show, diff, apply, delete, values) as the user runs them: `cozyhr`
 /// under that face, else `helm cozy`; status lines start with it.
 pub fn chart_command() -> &'static str {
-    if face() == Face::Cozyhr { "cozyhr" } else { "helm cozy" }
+    if face() == Face::Cozyhr { Face::Cozyhr.command_name() } else { Face::Helm.command_name() }
 }
 
 /// How to paint text for one stream: plain unless colour is on for that stream.

@@ -349,7 +349,7 @@ impl DiffRequest<'_> {
             DiffAgainst::Cluster(Against::Release) => "the stored Helm release".to_string(),
             DiffAgainst::Git(r) => format!("`git:{r}`"),
         };
-        format!("`helm cozy diff {}` against {against}", self.name)
+        format!("`{} diff {}` against {against}", crate::output::chart_command(), self.name)
     }
 }
 

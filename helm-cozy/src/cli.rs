@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use cozyhr_shell::{Color, TargetFlags};
+use cozyhr_shell::completion::CompletionArgs;
+use cozyhr_shell::diff::{DiffLayoutFlags, DiffPrintFlags};
+use cozyhr_shell::{ClusterFlags, TargetFlags};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +28,12 @@ pub struct Cli {
 }
 
 impl Cli {
+    /// The command line as it is parsed: the cluster flags spelt as Helm spells them
+    /// ([`cozyhr_shell::cluster::for_helm`]).
+    pub fn command() -> clap::Command {
+        cozyhr_shell::cluster::for_helm(<Cli as clap::CommandFactory>::command())
+    }
+
     /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref;
     /// one HelmRelease is named unless `--all`.
     pub fn checked(self) -> Result<Cli, clap::Error> {
@@ -82,47 +90,6 @@ impl Cli {
     }
 }
 
-/// Under Helm, `-n`, `--kube-context` and `--kubeconfig` are consumed by Helm and handed over as
-/// HELM_NAMESPACE, HELM_KUBECONTEXT and KUBECONFIG; standalone, we take them ourselves.
-#[derive(Debug, Args, Clone)]
-pub struct ClusterFlags {
-    /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context to use.
-    #[arg(
-        id = "kube_context",
-        long = "kube-context",
-        global = true,
-        value_name = "NAME",
-        env = "HELM_KUBECONTEXT",
-        hide_env = true
-    )]
-    pub context: Option<String>,
-
-    /// The namespace of the HelmRelease (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, value_name = "NS", env = "HELM_NAMESPACE", hide_env = true)]
-    pub namespace: Option<String>,
-}
-
-impl ClusterFlags {
-    pub fn options(&self) -> cozyhr::cluster::ClusterOptions {
-        let nonempty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
-        cozyhr::cluster::ClusterOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: nonempty(&self.context),
-            namespace: nonempty(&self.namespace),
-            target: Default::default(),
-        }
-    }
-
-    /// [`options`](Self::options) with how to reach the HelmRelease's own cluster.
-    pub fn options_for(&self, target: &TargetFlags) -> cozyhr::cluster::ClusterOptions {
-        cozyhr::cluster::ClusterOptions { target: target.options(), ..self.options() }
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render the chart as Flux would install it for HelmRelease NAME.
@@ -145,12 +112,6 @@ pub enum Command {
     Completion(CompletionArgs),
     /// Print the version, and the cluster's helm-controller with the Helm inside it.
     Version(cozyhr_shell::version::VersionArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct CompletionArgs {
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
 }
 
 /// Extra values on top of what Flux composes, like Helm's own flags.
@@ -302,6 +263,9 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub print: DiffPrintFlags,
 
+    #[command(flatten)]
+    pub layout: DiffLayoutFlags,
+
     /// Print the diff again on every change of the chart (linked charts included), the -f files, the
     /// HelmRelease or its valuesFrom sources, until Ctrl-C. It follows the cluster: not with
     /// --release-file, --kube-version, --api-versions or --against git:REF.
@@ -319,54 +283,6 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub target: TargetFlags,
-}
-
-/// How a diff is printed, for `diff` and `review` alike.
-#[derive(Debug, Args)]
-pub struct DiffPrintFlags {
-    /// Print Secret values instead of masking them.
-    #[arg(long = "show-secrets")]
-    pub show_secrets: bool,
-
-    /// Exit with 2 when there are changes (0 when none, 1 on error).
-    #[arg(long = "detailed-exitcode")]
-    pub detailed_exitcode: bool,
-
-    /// Output format: a unified diff per object, only the object list and plan, JSON, or Markdown for a
-    /// pull-request comment (collapsible diffs, under 65,536 characters). Over several releases (--all,
-    /// review) a table of them comes first; summary prints the table alone.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = DiffFormat::Diff)]
-    pub output: DiffFormat,
-
-    /// Lines of context around each change; -1 prints whole objects.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_name = "N")]
-    pub context: i64,
-
-    /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
-    pub color: Color,
-}
-
-impl DiffPrintFlags {
-    pub fn format(&self) -> cozyhr::diff::Format {
-        match self.output {
-            DiffFormat::Diff => cozyhr::diff::Format::Diff,
-            DiffFormat::Summary => cozyhr::diff::Format::Summary,
-            DiffFormat::Json => cozyhr::diff::Format::Json,
-            DiffFormat::Markdown => cozyhr::diff::Format::Markdown,
-        }
-    }
-
-    /// How the plan is printed: context lines, and colour when stdout is a terminal that takes it.
-    pub fn render_options(&self) -> cozyhr::diff::RenderOptions {
-        let color = cozyhr::output::ColorChoice::from(self.color).for_stdout();
-        cozyhr::diff::RenderOptions::with_context_flag(self.context, color)
-    }
-
-    /// How the plan compares: Secrets masked unless --show-secrets.
-    pub fn plan_options(&self) -> cozyhr::diff::PlanOptions {
-        cozyhr::diff::PlanOptions { show_secrets: self.show_secrets, ..Default::default() }
-    }
 }
 
 /// `--all`: the chart's HelmReleases instead of one (see cozyhr::release_set).
@@ -436,14 +352,6 @@ fn parse_against(value: &str) -> Result<AgainstArg, String> {
             None => Err("expected live, release or git:REF (a branch, tag or commit, e.g. git:origin/main)".into()),
         },
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiffFormat {
-    Diff,
-    Summary,
-    Json,
-    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -546,6 +454,9 @@ pub struct ReviewArgs {
     pub print: DiffPrintFlags,
 
     #[command(flatten)]
+    pub layout: DiffLayoutFlags,
+
+    #[command(flatten)]
     pub capabilities: CapabilitiesFlags,
 }
 
@@ -573,7 +484,6 @@ pub struct DeleteArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     /// completion.yaml (what `helm completion` offers for `helm cozy`) lists every flag of every
     /// command, but the cluster flags that Helm completes itself.
@@ -601,5 +511,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The completion script is made from the command line without `__post-render`, and the rest of it
+    /// is the same.
+    #[test]
+    fn completable_is_the_full_command_but_its_hidden_subcommands() {
+        let mut full = Cli::command();
+        let mut completable = cozyhr_shell::completion::completable(Cli::command(), "helm-cozy");
+        let visible = |cmd: &clap::Command| -> Vec<String> {
+            cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| s.get_name().to_owned()).collect()
+        };
+        assert_eq!(completable.get_name(), full.get_name());
+        assert_eq!(visible(&completable), visible(&full));
+        assert!(completable.get_subcommands().all(|s| !s.is_hide_set()));
+        assert!(full.get_subcommands().any(|s| s.is_hide_set()), "nothing hidden: completable is not needed");
+        // Whatever a user sees of the top level (help lists no hidden subcommand) is the same.
+        assert_eq!(completable.render_long_help().to_string(), full.render_long_help().to_string());
+        assert_eq!(completable.render_long_version(), full.render_long_version());
+        completable.debug_assert();
     }
 }

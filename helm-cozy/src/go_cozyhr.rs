@@ -10,11 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use cozyhr_shell::lifecycle::{self, GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
-
-use crate::cli::ClusterFlags;
-
-/// The name this command line answers to (the binary's file name when it is run as it).
-pub const NAME: &str = "cozyhr";
+use cozyhr_shell::{ClusterFlags, Face};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,41 +22,22 @@ pub const NAME: &str = "cozyhr";
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub cluster: Globals,
+    pub globals: Globals,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Go cozyhr's global flags, before or after the command.
+/// Go cozyhr's global flags, before or after the command: the cluster flags by its names, and the chart
+/// directory.
 #[derive(Debug, Args, Clone)]
 pub struct Globals {
-    /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context to use.
-    #[arg(id = "kube_context", long = "context", global = true, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// The namespace of the HelmRelease (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, value_name = "NS")]
-    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterFlags,
 
     /// The chart directory (default: the current directory).
     #[arg(short = 'C', long = "working-directory", global = true, value_name = "DIR", default_value = ".")]
     pub chart_dir: PathBuf,
-}
-
-impl Globals {
-    /// The same cluster flags `helm cozy` takes.
-    fn cluster_flags(&self) -> ClusterFlags {
-        ClusterFlags {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            namespace: self.namespace.clone(),
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,47 +60,63 @@ pub enum Command {
 
 impl Cli {
     /// The command line as it is parsed: `--context` is Go cozyhr's kube context everywhere, so `helm cozy
-    /// diff`'s `--context N` (lines of context) is `--diff-context N` here.
+    /// diff`'s and `review`'s `--context N` (lines of context) is `--diff-context N` here.
     pub fn command() -> clap::Command {
-        <Cli as clap::CommandFactory>::command()
-            .mut_subcommand("diff", |diff| diff.mut_arg("context", |lines| lines.long("diff-context")))
+        let lines = |cmd: clap::Command| cmd.mut_arg("context", |lines| lines.long("diff-context"));
+        <Cli as clap::CommandFactory>::command().mut_subcommand("diff", lines).mut_subcommand("review", lines)
     }
 
     /// `helm cozy`'s own checks, on the chart commands' flags.
     pub fn checked(self) -> Result<Cli, clap::Error> {
-        let Cli { cluster, command } = self;
+        let Cli { globals, command } = self;
         let command = match command {
             Command::Chart(command) => {
                 let helm =
-                    crate::cli::Cli { cluster: cluster.cluster_flags(), chart_dir: cluster.chart_dir.clone(), command };
+                    crate::cli::Cli { cluster: globals.cluster.clone(), chart_dir: globals.chart_dir.clone(), command };
                 Command::Chart(helm.checked()?.command)
             }
             other => other,
         };
-        Ok(Cli { cluster, command })
+        Ok(Cli { globals, command })
     }
 }
 
 /// Runs `cozyhr ARGS...`.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let Cli { cluster, command } = cli;
-    let flags = cluster.cluster_flags();
+    let Cli { globals, command } = cli;
+    let flags = globals.cluster;
     let connect = || async { anyhow::Ok(flags.options().connect().await?) };
     match command {
         // Under this name, what names the program says this one.
         Command::Chart(crate::cli::Command::Completion(args)) => {
-            crate::commands::completion::generate(Cli::command(), NAME, &args)
+            cozyhr_shell::completion::generate(Cli::command(), Face::Cozyhr.program(), &args)
         }
         Command::Chart(crate::cli::Command::Version(args)) => {
-            cozyhr_shell::version::version(NAME, &args, &flags.options(), true).await
+            cozyhr_shell::version::version(Face::Cozyhr.program(), &args, &flags.options(), true).await
         }
         Command::Chart(command) => {
-            let helm = crate::cli::Cli { cluster: flags.clone(), chart_dir: cluster.chart_dir, command };
+            let helm = crate::cli::Cli { cluster: flags.clone(), chart_dir: globals.chart_dir, command };
             crate::commands::run(helm).await
         }
         Command::Suspend(args) => lifecycle::suspend(&connect().await?, &args).await,
         Command::Resume(args) => lifecycle::resume(&connect().await?, &args).await,
         Command::Reconcile(args) => lifecycle::reconcile(&connect().await?, &args).await,
         Command::Get(args) | Command::List(args) => lifecycle::get(&connect().await?, &args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each long name is one flag in every command: clap checks it when it builds a command line, which
+    /// a debug build does for help and completion, and which `--context` (the kube context here, the
+    /// lines of context in diff and review) once failed.
+    #[test]
+    fn every_command_line_holds_together() {
+        Cli::command().debug_assert();
+        let diff =
+            Cli::command().try_get_matches_from(["cozyhr", "diff", "web", "--context", "c", "--diff-context", "5"]);
+        assert!(diff.is_ok(), "{diff:?}");
     }
 }

@@ -8,42 +8,24 @@ mod go_cozyhr;
 
 use std::process::ExitCode;
 
-/// Which command line a run takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Face {
-    /// `helm cozy` (and `helm-cozy`).
-    Helm,
-    /// `cozyhr`: Go cozyhr's command line.
-    Cozyhr,
-}
-
-impl Face {
-    /// The face of the name this binary was run by (`argv[0]`, not a link's target): `cozyhr` (a link to
-    /// this binary, or a copy under that name), else `helm cozy`. `COZYHR_FACE=cozyhr` says the same for
-    /// the launcher a release archive carries (scripts/cozyhr-launcher.sh).
-    pub fn of_invocation() -> Face {
-        let argv0 = std::env::args_os().next().unwrap_or_default();
-        let name = std::path::Path::new(&argv0).file_stem().map(|s| s.to_string_lossy().into_owned());
-        let by_env = std::env::var_os("COZYHR_FACE").is_some_and(|f| f == go_cozyhr::NAME);
-        if by_env || name.as_deref() == Some(go_cozyhr::NAME) { Face::Cozyhr } else { Face::Helm }
-    }
-}
+/// Which command line a run takes: [`Face::Helm`] or [`Face::Cozyhr`]
+/// ([`cozyhr_shell::face::of_helm_plugin`] says which).
+pub use cozyhr_shell::Face;
 
 /// Parses the command line of `face` and runs it.
 pub fn main(face: Face) -> ExitCode {
     init_logging();
+    // This binary is helm cozy unless it runs as cozyhr: kubectl-cozyhr's faces are not its own.
+    let face = if face == Face::Cozyhr { Face::Cozyhr } else { Face::Helm };
     // What the library's status lines and suggested commands call this program.
-    cozyhr::output::set_face(match face {
-        Face::Helm => cozyhr::output::Face::Helm,
-        Face::Cozyhr => cozyhr::output::Face::Cozyhr,
-    });
+    cozyhr::output::set_face(face);
     match face {
         Face::Cozyhr => {
             let cli: go_cozyhr::Cli = cozyhr_shell::parse_as(go_cozyhr::Cli::command(), go_cozyhr::Cli::checked);
             cozyhr_shell::run(go_cozyhr::run(cli))
         }
-        Face::Helm => {
-            let cli: cli::Cli = cozyhr_shell::parse(cli::Cli::checked);
+        _ => {
+            let cli: cli::Cli = cozyhr_shell::parse_as(cli::Cli::command(), cli::Cli::checked);
             cozyhr_shell::run(commands::run(cli))
         }
     }

@@ -1,46 +1,16 @@
 //! Every flag of `kubectl cozyhr`, defined once, with its docs.
 
-use std::path::{Path, PathBuf};
-
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use cozyhr_shell::Color;
+use cozyhr_shell::completion::CompletionArgs;
+use cozyhr_shell::diff::{DiffOutput, DiffPrintFlags};
 pub use cozyhr_shell::lifecycle::{GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
+use cozyhr_shell::{ClusterFlags, Face};
 
-/// The name the binary answers to: kubectl's plugin (`kubectl-cozyhr`, also under krew) or the flux CLI's
-/// (`flux-cozyhr`, which `flux cozyhr` runs). Help, errors and `version` say the name it was called by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Face {
-    Kubectl,
-    Flux,
-}
-
-impl Face {
-    /// By the file name the binary was started as (`argv[0]`).
-    pub fn of(argv0: Option<&std::ffi::OsString>) -> Face {
-        let name = argv0.map(Path::new).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
-        if name.is_some_and(|n| n.starts_with("flux-")) { Face::Flux } else { Face::Kubectl }
-    }
-
-    /// The program's file name, as `version` prints it.
-    pub fn program(self) -> &'static str {
-        match self {
-            Face::Kubectl => "kubectl-cozyhr",
-            Face::Flux => "flux-cozyhr",
-        }
-    }
-
-    /// How users type it.
-    pub fn bin_name(self) -> &'static str {
-        match self {
-            Face::Kubectl => "kubectl cozyhr",
-            Face::Flux => "flux cozyhr",
-        }
-    }
-
-    /// The command line under this name.
-    pub fn command(self) -> clap::Command {
-        <Cli as clap::CommandFactory>::command().name(self.program()).bin_name(self.bin_name())
-    }
+/// The command line under the name of `face` ([`Face::Kubectl`] or [`Face::Flux`]): help, errors and
+/// `version` say the name it was called by.
+pub fn command(face: Face) -> clap::Command {
+    <Cli as clap::CommandFactory>::command().name(face.program()).bin_name(face.command_name())
 }
 
 #[derive(Debug, Parser)]
@@ -54,6 +24,14 @@ impl Face {
 pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
+
+    /// When to colour output: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+
+    /// Log verbosity like kubectl's -v: 4 and up logs requests, 6 and up everything.
+    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL")]
+    pub verbosity: Option<u8>,
 
     /// Across all namespaces (also accepted after the subcommand, like kubectl's -A).
     #[arg(short = 'A', long = "all-namespaces", hide = true)]
@@ -82,41 +60,6 @@ impl Cli {
             }
         }
         Ok(self)
-    }
-}
-
-/// kubectl hands these to a plugin unparsed, so we parse them ourselves, before or after the subcommand.
-#[derive(Debug, Args, Clone)]
-pub struct ClusterFlags {
-    /// Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
-
-    /// The namespace (default: the context's namespace, else "default").
-    #[arg(short = 'n', long, global = true, value_name = "NS")]
-    pub namespace: Option<String>,
-
-    /// When to colour output: auto (a terminal, and NO_COLOR unset), always or never.
-    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
-    pub color: Color,
-
-    /// Log verbosity like kubectl's -v: 4 and up logs requests, 6 and up everything.
-    #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL")]
-    pub verbosity: Option<u8>,
-}
-
-impl ClusterFlags {
-    pub fn options(&self) -> cozyhr::cluster::ClusterOptions {
-        cozyhr::cluster::ClusterOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            namespace: self.namespace.clone(),
-            target: Default::default(),
-        }
     }
 }
 
@@ -173,32 +116,25 @@ pub struct DriftArgs {
     /// The HelmRelease.
     pub name: String,
 
-    /// Print Secret values as they are (default: masked).
-    #[arg(long)]
-    pub show_secrets: bool,
-
-    /// Exit 2 when helm-controller would find drift (0 when it would not, 1 on error).
-    #[arg(long)]
-    pub detailed_exitcode: bool,
-
-    /// Output format (default: a line diff per drifted object, then a summary).
-    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
-    pub output: Option<DriftOutput>,
+    #[command(flatten)]
+    pub print: DiffPrintFlags<DriftFormat>,
 
     #[command(flatten)]
     pub target: cozyhr_shell::TargetFlags,
 }
 
+/// `drift -o`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DriftOutput {
+pub enum DriftFormat {
+    /// A line diff per drifted object, then a summary.
+    Diff,
     /// Every object with its state, reason, ignored paths and diff, and the counts.
     Json,
 }
 
-#[derive(Debug, Args)]
-pub struct CompletionArgs {
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+impl DiffOutput for DriftFormat {
+    const DEFAULT: &'static str = "diff";
+    const HELP: &'static str = "Output format";
 }
 
 #[cfg(test)]
@@ -231,6 +167,7 @@ mod tests {
         let err = status.with_scope_merged().expect_err("-A does not apply to status").to_string();
         assert!(err.contains("does not apply to status"), "{err}");
         let cli = parse(&["--context", "c", "ls", "--kubeconfig", "/k"]);
+        assert_eq!(cli.cluster.options().context.as_deref(), Some("c"));
         assert_eq!(cli.cluster.context.as_deref(), Some("c"));
         assert_eq!(cli.cluster.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
     }

@@ -13,14 +13,11 @@ fn main() -> std::process::ExitCode {
         let words = args.iter().skip(2).map(|a| a.to_string_lossy().into_owned()).collect();
         return cozyhr_shell::run(commands::complete::run(words));
     }
-    let face = cli::Face::of(args.first());
-    cozyhr::output::set_face(match face {
-        cli::Face::Kubectl => cozyhr::output::Face::Kubectl,
-        cli::Face::Flux => cozyhr::output::Face::Flux,
-    });
-    let cli: cli::Cli = cozyhr_shell::parse_as(face.command(), cli::Cli::with_scope_merged);
-    cozyhr::output::set_color(cli.cluster.color.into());
-    init_logging(cli.cluster.verbosity);
+    let face = cozyhr_shell::face::of_kubectl_plugin();
+    cozyhr::output::set_face(face);
+    let cli: cli::Cli = cozyhr_shell::parse_as(cli::command(face), cli::Cli::with_scope_merged);
+    cozyhr::output::set_color(cli.color.into());
+    init_logging(cli.verbosity);
     cozyhr_shell::run(commands::run(cli, face))
 }
 

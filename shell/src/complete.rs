@@ -45,6 +45,16 @@ impl Line {
     pub fn value(&self, id: &str) -> Option<&str> {
         self.values.get(id).map(String::as_str)
     }
+
+    /// The cluster flags on the line ([`crate::ClusterFlags`]'s ids), for the lookups only a cluster
+    /// answers.
+    pub fn cluster(&self) -> crate::ClusterFlags {
+        crate::ClusterFlags {
+            kubeconfig: self.value("kubeconfig").map(Into::into),
+            context: self.value(crate::cluster::CONTEXT_ID).map(Into::into),
+            namespace: self.value("namespace").map(Into::into),
+        }
+    }
 }
 
 impl Definition {

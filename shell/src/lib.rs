@@ -2,12 +2,25 @@
 //! `error:` line and exit 1 (as kubectl and helm exit), help goes to stdout, a command's error is one
 //! `error:` line and exit 1, and a reader that went away (`| head`) is a normal end. [`complete`] reads
 //! a partial command line for a shell's completion.
+//!
+//! What the faces share lives here, defined once: which face runs ([`face`]), the cluster flags
+//! ([`cluster`]), how a diff is printed ([`diff`]), `completion` ([`completion`]), `version`
+//! ([`version`]), the lifecycle verbs ([`lifecycle`]) and the exit codes ([`exit`]).
 
+pub mod cluster;
 pub mod complete;
+pub mod completion;
+pub mod diff;
+pub mod exit;
+pub mod face;
 pub mod lifecycle;
 pub mod version;
 
 use std::process::ExitCode;
+
+pub use cluster::{ClusterFlags, TargetFlags};
+pub use exit::Exit;
+pub use face::Face;
 
 use clap::error::{ContextKind, ErrorKind};
 
@@ -26,35 +39,6 @@ impl From<Color> for cozyhr::output::ColorChoice {
             Color::Auto => Self::Auto,
             Color::Always => Self::Always,
             Color::Never => Self::Never,
-        }
-    }
-}
-
-/// The cluster a HelmRelease installs into when its `spec.kubeConfig` names another one, and as whom
-/// helm cozy acts there.
-#[derive(Debug, clap::Args, Clone, Default)]
-pub struct TargetFlags {
-    /// A kubeconfig that reaches, from here, the cluster the HelmRelease's spec.kubeConfig Secret names
-    /// (for an address that only works inside the platform); checked to be the same cluster.
-    #[arg(id = "target_kubeconfig", long = "target-kubeconfig", value_name = "FILE")]
-    pub kubeconfig: Option<std::path::PathBuf>,
-
-    /// The context of --target-kubeconfig to use (default: its current context).
-    #[arg(id = "target_context", long = "target-context", value_name = "NAME", requires = "target_kubeconfig")]
-    pub context: Option<String>,
-
-    /// Act with your own rights, not as the HelmRelease's spec.serviceAccountName (which helm-controller,
-    /// and by default cozyhr, impersonates).
-    #[arg(id = "as_user", long = "as-user")]
-    pub as_user: bool,
-}
-
-impl TargetFlags {
-    pub fn options(&self) -> cozyhr::target::TargetOptions {
-        cozyhr::target::TargetOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone().filter(|c| !c.is_empty()),
-            own_rights: self.as_user,
         }
     }
 }
@@ -80,7 +64,7 @@ pub fn init_logging(default_filter: &str, uptime: bool) {
 }
 
 /// Parses the command line (with `check` for rules clap cannot express), or ends the process: help and
-/// version on stdout with exit 0, anything else one line on stderr with exit 1.
+/// version on stdout with exit 0, anything else one line on stderr with exit 1 ([`Exit`]).
 pub fn parse<C: clap::Parser>(check: impl FnOnce(C) -> Result<C, clap::Error>) -> C {
     parse_as(C::command(), check)
 }
@@ -99,11 +83,11 @@ pub fn parse_as<C: clap::FromArgMatches>(cmd: clap::Command, check: impl FnOnce(
             let mut cmd = cmd;
             // A closed stdout is no reason to fail here either.
             let _ = cmd.print_help();
-            std::process::exit(0)
+            Exit::Success.exit()
         }
         _ => {
             cozyhr::output::stderr_line(format_args!("{}", usage_line(&error, &cmd)));
-            std::process::exit(1)
+            Exit::Failure.exit()
         }
     }
 }
@@ -152,7 +136,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
         Ok(rt) => rt,
         Err(e) => {
             cozyhr::output::stderr_line(format_args!("error: cannot start the async runtime: {e}"));
-            return ExitCode::FAILURE;
+            return Exit::Failure.into();
         }
     };
     match runtime.block_on(command) {
@@ -160,7 +144,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
         Err(e) if reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             cozyhr::output::stderr_line(format_args!("error: {e:#}"));
-            ExitCode::FAILURE
+            Exit::Failure.into()
         }
     }
 }

@@ -158,7 +158,8 @@ pub async fn get(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
         format,
         watch: args.watch,
     };
-    Ok(if cozyhr::flux::get::print(cluster, &query).await? { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    let all_found = cozyhr::flux::get::print(cluster, &query).await?;
+    Ok(if all_found { ExitCode::SUCCESS } else { crate::Exit::Failure.into() })
 }
 
 /// `suspend NAME...|--all`: `spec.suspend: true`, like `flux suspend hr`.

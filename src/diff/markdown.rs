@@ -60,8 +60,9 @@ impl Plan {
             if body.len() + line.len() + 1 > room {
                 let left = 1 + lines.count();
                 body.push_str(&format!(
-                    "... {left} more line{} not shown here: helm cozy review prints them all\n",
-                    if left == 1 { "" } else { "s" }
+                    "... {left} more line{} not shown here: {} review prints them all\n",
+                    if left == 1 { "" } else { "s" },
+                    crate::output::chart_command()
                 ));
                 break;
             }
@@ -98,9 +99,10 @@ fn block(e: &Entry, context: Option<usize>) -> String {
 /// The note on objects left out, within `room` bytes (names that would not fit are counted instead).
 fn note(left_out: &[&Entry], room: usize) -> String {
     let head = format!(
-        "\n**{} changed object{} left out** to keep this comment under {COMMENT_LIMIT} characters; `helm cozy diff` prints them all:",
+        "\n**{} changed object{} left out** to keep this comment under {COMMENT_LIMIT} characters; `{} diff` prints them all:",
         left_out.len(),
-        if left_out.len() == 1 { "" } else { "s" }
+        if left_out.len() == 1 { "" } else { "s" },
+        crate::output::chart_command()
     );
     let mut out = head;
     let mut named = 0;

@@ -97,7 +97,7 @@ pub fn print(entries: &[Entry], format: Format, options: RenderOptions) -> Resul
         if !plan.has_changes() {
             continue;
         }
-        let title = format!("`helm cozy diff {} -n {}`", e.name, e.namespace);
+        let title = format!("`{} diff {} -n {}`", crate::output::chart_command(), e.name, e.namespace);
         if format == Format::Markdown {
             out.push('\n');
             out.push_str(&plan.render(format, options, &title));

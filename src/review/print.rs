@@ -141,7 +141,12 @@ pub fn json(report: &Report) -> String {
 /// `-o markdown` within `limit` bytes: a heading, the headline, the table, then a folded section per
 /// changed release in the table's order; sections that do not fit are counted in a closing line.
 pub fn markdown(report: &Report, context: Option<usize>, limit: usize) -> String {
-    let mut out = format!("#### `helm cozy review`: {} → {}\n\n", escape(&report.old), escape(&report.new));
+    let mut out = format!(
+        "#### `{} review`: {} → {}\n\n",
+        crate::output::chart_command(),
+        escape(&report.old),
+        escape(&report.new)
+    );
     let headline = headline(report);
     let (_, said) = headline.split_once(": ").unwrap_or(("", &headline));
     out.push_str(&format!("{}\n", capitalise(said)));
@@ -187,8 +192,9 @@ pub fn markdown(report: &Report, context: Option<usize>, limit: usize) -> String
     let left = sections.len() - shown;
     if left > 0 {
         out.push_str(&format!(
-            "\n**{left} more release{} not shown** to keep this comment under {COMMENT_LIMIT} characters: `helm cozy review` prints them all.\n",
-            plural(left)
+            "\n**{left} more release{} not shown** to keep this comment under {COMMENT_LIMIT} characters: `{} review` prints them all.\n",
+            plural(left),
+            crate::output::chart_command()
         ));
     }
     out

@@ -8,10 +8,9 @@ use cozyhr::cluster::Cluster;
 use cozyhr::install::UpgradeOptions;
 use cozyhr::pipeline::Pipeline;
 
-use crate::cli::{ApplyArgs, ClusterFlags};
+use cozyhr_shell::{ClusterFlags, Exit};
 
-/// Exit status when a second Ctrl-C stopped helm half-way, as shells report a process stopped by SIGINT.
-const INTERRUPTED: u8 = 130;
+use crate::cli::ApplyArgs;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
@@ -28,7 +27,8 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     }
     if args.watch {
         let ended = cozyhr::watch::apply(request).await?;
-        return Ok(if ended.cut_off { ExitCode::from(INTERRUPTED) } else { ExitCode::SUCCESS });
+        // A second Ctrl-C stopped helm half-way.
+        return Ok(if ended.cut_off { Exit::Interrupted.into() } else { ExitCode::SUCCESS });
     }
     apply(request).await?;
     Ok(ExitCode::SUCCESS)
@@ -54,7 +54,8 @@ async fn run_all(
         anyhow::bail!("{failed} of {} releases failed, {skipped} skipped (see the table)", rows.len());
     }
     if !args.resume {
-        let mut hand_back = format!("kubectl cozyhr resume --all --chart {}", pipeline.chart.meta.name);
+        let resume = cozyhr::output::lifecycle_command("resume");
+        let mut hand_back = format!("{resume} --all --chart {}", pipeline.chart.meta.name);
         if args.set.all_namespaces {
             hand_back.push_str(" -A");
         } else {

@@ -2,7 +2,9 @@
 
 use std::process::ExitCode;
 
-use crate::cli::{ClusterFlags, DeleteArgs};
+use cozyhr_shell::ClusterFlags;
+
+use crate::cli::DeleteArgs;
 
 pub async fn run(cluster: &ClusterFlags, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;

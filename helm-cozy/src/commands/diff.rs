@@ -3,14 +3,12 @@
 use std::process::ExitCode;
 
 use cozyhr::compare::Against;
-use cozyhr::diff::Plan;
 use cozyhr::pipeline::{DiffAgainst, DiffRequest, Pipeline};
 
-use crate::cli::{AgainstArg, ClusterFlags, DiffArgs};
-use crate::commands::{helmrelease_hint, note_offline_lookup};
+use cozyhr_shell::ClusterFlags;
 
-/// Exit code for "there are changes" with --detailed-exitcode, as helm-diff and terraform use.
-const CHANGES: u8 = 2;
+use crate::cli::{AgainstArg, DiffArgs};
+use crate::commands::{helmrelease_hint, note_offline_lookup};
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
@@ -20,13 +18,13 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let namespace = flags.options().namespace;
     let user = args.values.user();
     let request = request(args, &user, namespace.as_deref());
-    let options = args.print.render_options();
+    let options = args.layout.render_options();
     if args.plain {
         let cluster = flags.options().connect().await?;
         let rendered = pipeline.render_plain(Some(&cluster), &cluster.namespace, args.name(), &user).await?;
         let plan = cozyhr::compare::plain_against_release(&cluster, &rendered, args.name(), request.options).await?;
         request.print(&plan, args.print.format(), options)?;
-        return Ok(exit_code(&plan, args));
+        return Ok(args.print.exit_code(plan.has_changes()));
     }
     // --watch excludes release files, offline capabilities and git: refs (see cli.rs): it needs a cluster.
     let cluster = if request.needs_cluster() {
@@ -44,7 +42,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     }
     let plan = pipeline.diff_request(cluster.as_ref(), &request).await.map_err(helmrelease_hint)?;
     request.print(&plan, format, options)?;
-    Ok(exit_code(&plan, args))
+    Ok(args.print.exit_code(plan.has_changes()))
 }
 
 /// `diff --all`: every HelmRelease of the chart (see cozyhr::release_set), a summary table, then the diffs.
@@ -55,7 +53,7 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
     let user = args.values.user();
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
     let common = Common { user: &user, against, options: args.print.plan_options() };
-    let (options, format) = (args.print.render_options(), args.print.format());
+    let (options, format) = (args.layout.render_options(), args.print.format());
     if args.watch {
         cozyhr::watch::diff_all(pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
             .await?;
@@ -68,8 +66,7 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
         let failed = entries.iter().filter(|e| e.outcome.is_err()).count();
         anyhow::bail!("{failed} of {} releases could not be diffed (see their rows above)", entries.len());
     }
-    let changed = args.print.detailed_exitcode && any_change(&entries);
-    Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
+    Ok(args.print.exit_code(any_change(&entries)))
 }
 
 /// The diff the flags ask for; `namespace` is `-n` when given (else the cluster's).
@@ -91,9 +88,4 @@ fn request<'a>(
         offline_view: args.capabilities.view(),
         options: args.print.plan_options(),
     }
-}
-
-/// With `--detailed-exitcode`, 2 when the plan changes something.
-fn exit_code(plan: &Plan, args: &DiffArgs) -> ExitCode {
-    if args.print.detailed_exitcode && plan.has_changes() { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS }
 }

@@ -1,15 +1,16 @@
 //! One module per command.
 
 mod apply;
-pub mod completion;
 mod delete;
 mod diff;
 mod review;
 mod show;
 mod values;
-mod version;
 
 use std::process::ExitCode;
+
+use cozyhr_shell::Face;
+use cozyhr_shell::completion;
 
 use crate::cli::{Cli, Command};
 
@@ -27,13 +28,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cozyhr::render::postrender::main_post_render().await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completion(args) => completion::run(args),
-        Command::Version(args) => version::run(args, &cli.cluster.options()).await,
+        Command::Completion(args) => completion::generate(Cli::command(), Face::Helm.program(), args),
+        Command::Version(args) => {
+            cozyhr_shell::version::version(Face::Helm.program(), args, &cli.cluster.options(), true).await
+        }
     }
 }
-
-/// Exit status after SIGINT/SIGTERM, as shells report a process stopped by SIGINT.
-const INTERRUPTED: u8 = 130;
 
 /// Runs a command that changes nothing until SIGINT or SIGTERM. On a signal the command is dropped, so
 /// its temporary files (values, which may hold Secret data) are removed and its helm child is killed.
@@ -46,7 +46,7 @@ async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>)
                 "{}: interrupted by {signal}; nothing was changed",
                 cozyhr::output::chart_command()
             ));
-            Ok(ExitCode::from(INTERRUPTED))
+            Ok(cozyhr_shell::Exit::Interrupted.into())
         }
     }
 }

@@ -4,10 +4,9 @@ use std::process::ExitCode;
 
 use cozyhr::review::{Releases, Request};
 
-use crate::cli::{ClusterFlags, ReviewArgs};
+use cozyhr_shell::ClusterFlags;
 
-/// Exit code for "a rendering changes" with --detailed-exitcode, as diff uses it.
-const CHANGES: u8 = 2;
+use crate::cli::ReviewArgs;
 
 pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;
@@ -38,7 +37,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         concurrency: cozyhr::release_set::concurrency(args.concurrency.map(usize::from)),
     };
     let report = cozyhr::review::run(&helm, &self_exe, &request).await?;
-    cozyhr::review::print::print(&report, args.print.format(), args.print.render_options())?;
+    cozyhr::review::print::print(&report, args.print.format(), args.layout.render_options())?;
     if report.errors() > 0 {
         anyhow::bail!(
             "{} of {} releases could not be rendered (see their rows above)",
@@ -46,6 +45,5 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
             report.entries.len()
         );
     }
-    let changed = args.print.detailed_exitcode && report.any_change();
-    Ok(if changed { ExitCode::from(CHANGES) } else { ExitCode::SUCCESS })
+    Ok(args.print.exit_code(report.any_change()))
 }

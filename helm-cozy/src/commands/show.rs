@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use cozyhr::pipeline::{FromFiles, Pipeline};
 
-use crate::cli::{ClusterFlags, ShowArgs};
+use cozyhr_shell::ClusterFlags;
+
+use crate::cli::ShowArgs;
 use crate::commands::{helmrelease_hint, note_offline_lookup};
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {

@@ -6,7 +6,9 @@ use cozyhr::output::Table;
 use cozyhr::pipeline::{FromFiles, Pipeline};
 use serde_json::Value;
 
-use crate::cli::{ClusterFlags, ValuesArgs, ValuesFormat};
+use cozyhr_shell::ClusterFlags;
+
+use crate::cli::{ValuesArgs, ValuesFormat};
 use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {

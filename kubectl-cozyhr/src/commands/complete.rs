@@ -6,9 +6,8 @@
 use std::process::ExitCode;
 
 use clap::CommandFactory;
-use cozyhr::cluster::ClusterOptions;
 use cozyhr::flux::complete::{self, Lookup};
-use cozyhr_shell::complete::{Definition, Line, Word};
+use cozyhr_shell::complete::{Definition, Word};
 
 use crate::cli::Cli;
 
@@ -20,7 +19,7 @@ pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
     let (line, word) = cli.read(&words, &current);
     let from_cluster = lookup(&word);
     let candidates = match from_cluster {
-        Some(lookup) => complete::candidates(&options(&line), lookup).await,
+        Some(lookup) => complete::candidates(&line.cluster().options(), lookup).await,
         None => cli.candidates(&line, &word),
     };
     // A HelmRelease already named on the line is not offered again.
@@ -32,20 +31,10 @@ pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
 /// The words only the kubeconfig or the cluster can complete, by their ids in `cli`.
 fn lookup(word: &Word) -> Option<Lookup> {
     match word {
-        Word::FlagValue(id) if id == "context" => Some(Lookup::Context),
+        Word::FlagValue(id) if id == cozyhr_shell::cluster::CONTEXT_ID => Some(Lookup::Context),
         Word::FlagValue(id) if id == "namespace" => Some(Lookup::Namespace),
         Word::Argument(id) if id == "name" || id == "names" => Some(Lookup::HelmRelease),
         _ => None,
-    }
-}
-
-/// The cluster the flags on the line name.
-fn options(line: &Line) -> ClusterOptions {
-    ClusterOptions {
-        kubeconfig: line.value("kubeconfig").map(Into::into),
-        context: line.value("context").map(Into::into),
-        namespace: line.value("namespace").map(Into::into),
-        ..Default::default()
     }
 }
 
@@ -85,7 +74,7 @@ mod tests {
     fn the_flags_on_the_line_name_the_cluster() {
         let words: Vec<String> = ["--kubeconfig", "/k", "get", "--context=dev", "-napps"].map(String::from).to_vec();
         let (line, _) = Definition::new(Cli::command()).read(&words, "");
-        let options = options(&line);
+        let options = line.cluster().options();
         assert_eq!(options.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
         assert_eq!((options.context.as_deref(), options.namespace.as_deref()), (Some("dev"), Some("apps")));
     }

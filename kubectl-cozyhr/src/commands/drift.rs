@@ -9,20 +9,19 @@ use cozyhr::drift::{Options, detect};
 use cozyhr::flux::{HelmRelease, Objects};
 use cozyhr::output::{Paint, progress, write_stdout};
 
-use crate::cli::{DriftArgs, DriftOutput};
-
-/// Exit code for "there is drift" with --detailed-exitcode, as `helm cozy diff` uses for changes.
-const DRIFT: u8 = 2;
+use crate::cli::{DriftArgs, DriftFormat};
 
 pub async fn run(cluster: &Cluster, args: &DriftArgs) -> anyhow::Result<ExitCode> {
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(&args.name).await?;
-    let report = detect(cluster, &hr, Options { show_secrets: args.show_secrets }).await?;
+    let report = detect(cluster, &hr, Options { show_secrets: args.print.show_secrets }).await?;
     for note in &report.notes {
         progress::warning(note);
     }
-    let text = match args.output {
-        None => report.render_text(RenderOptions { context: Some(DEFAULT_CONTEXT), color: Paint::stdout().0 }),
-        Some(DriftOutput::Json) => report.render_json(Some(DEFAULT_CONTEXT)),
+    let text = match args.print.output {
+        DriftFormat::Diff => {
+            report.render_text(RenderOptions { context: Some(DEFAULT_CONTEXT), color: Paint::stdout().0 })
+        }
+        DriftFormat::Json => report.render_json(Some(DEFAULT_CONTEXT)),
     };
     write_stdout(text)?;
     let failures = report.failures();
@@ -30,5 +29,6 @@ pub async fn run(cluster: &Cluster, args: &DriftArgs) -> anyhow::Result<ExitCode
         let n = failures.len();
         anyhow::bail!("{n} object{} could not be compared: {}", if n == 1 { "" } else { "s" }, failures.join("; "));
     }
-    Ok(if args.detailed_exitcode && report.has_drift() { ExitCode::from(DRIFT) } else { ExitCode::SUCCESS })
+    // Drift is a diff's changes: exit 2 with --detailed-exitcode.
+    Ok(args.print.exit_code(report.has_drift()))
 }

@@ -1,18 +1,16 @@
 //! One module per command.
 
 pub mod complete;
-mod completion;
 mod drift;
 mod status;
 mod tree;
-mod version;
 
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
-use cozyhr_shell::lifecycle;
+use cozyhr_shell::{ClusterFlags, Face, lifecycle};
 
-use crate::cli::{Cli, ClusterFlags, Command, Face};
+use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli, face: Face) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -22,17 +20,20 @@ pub async fn run(cli: Cli, face: Face) -> anyhow::Result<ExitCode> {
         Command::Reconcile(args) => lifecycle::reconcile(&connect(&cli.cluster).await?, &args).await,
         Command::Status(args) => {
             // status reaches the release's own cluster too, to say whether it can be reached from here.
-            let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
-            status::run(&options.connect().await?, &args).await
+            status::run(&cli.cluster.options_for(&args.target).connect().await?, &args).await
         }
         Command::Tree(args) => tree::run(&connect(&cli.cluster).await?, &args).await,
         Command::Drift(args) => {
             // The release may live in another cluster (spec.kubeConfig), reached as status reaches it.
-            let options = cozyhr::cluster::ClusterOptions { target: args.target.options(), ..cli.cluster.options() };
-            drift::run(&options.connect().await?, &args).await
+            drift::run(&cli.cluster.options_for(&args.target).connect().await?, &args).await
         }
-        Command::Completion(args) => completion::run(face, &args),
-        Command::Version(args) => version::run(face, &args, &cli.cluster.options()).await,
+        // The script for the program `face` names (`kubectl-cozyhr`, or `flux-cozyhr` run on its own).
+        Command::Completion(args) => {
+            cozyhr_shell::completion::generate(crate::cli::command(face), face.program(), &args)
+        }
+        Command::Version(args) => {
+            cozyhr_shell::version::version(face.program(), &args, &cli.cluster.options(), false).await
+        }
     }
 }
 

@@ -1,11 +1,13 @@
+//! `completion SHELL` of every face: the script clap_complete writes for the command line.
+
 use std::process::ExitCode;
 
-use clap::CommandFactory;
+use clap::Args;
 
-use crate::cli::{Cli, CompletionArgs};
-
-pub fn run(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
-    generate(Cli::command(), "helm-cozy", args)
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// The completion script of command line `full`, for the program named `name`.
@@ -21,8 +23,8 @@ pub fn generate(full: clap::Command, name: &'static str, args: &CompletionArgs) 
 /// The command line without its hidden subcommands (`__post-render`, which helm runs, not people):
 /// clap_complete offers hidden subcommands like any other, and clap cannot remove a subcommand, so the
 /// top level is built again from the full one's parts, leaving them out.
-fn completable(full: clap::Command, name: &'static str) -> clap::Command {
-    // Names and versions are static strings to clap: these are the ones cli.rs gives (the test checks).
+pub fn completable(full: clap::Command, name: &'static str) -> clap::Command {
+    // Names and versions are static strings to clap: these are the ones the faces give (the tests check).
     let mut cmd = clap::Command::new(name)
         .version(cozyhr::VERSION)
         .propagate_version(full.is_propagate_version_set())
@@ -41,25 +43,4 @@ fn completable(full: clap::Command, name: &'static str) -> clap::Command {
         cmd = cmd.long_about(about.clone());
     }
     cmd
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn completable_is_the_full_command_but_its_hidden_subcommands() {
-        let (mut full, mut completable) = (Cli::command(), completable(Cli::command(), "helm-cozy"));
-        let visible = |cmd: &clap::Command| -> Vec<String> {
-            cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(|s| s.get_name().to_owned()).collect()
-        };
-        assert_eq!(completable.get_name(), full.get_name());
-        assert_eq!(visible(&completable), visible(&full));
-        assert!(completable.get_subcommands().all(|s| !s.is_hide_set()));
-        assert!(full.get_subcommands().any(|s| s.is_hide_set()), "nothing hidden: completable is not needed");
-        // Whatever a user sees of the top level (help lists no hidden subcommand) is the same.
-        assert_eq!(completable.render_long_help().to_string(), full.render_long_help().to_string());
-        assert_eq!(completable.render_long_version(), full.render_long_version());
-        completable.debug_assert();
-    }
 }

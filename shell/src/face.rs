@@ -1,0 +1,27 @@
+//! Which face a binary runs as: the one [`Face`] of the library (which names the program in status
+//! lines and the commands it suggests), found from the name the binary was started by.
+
+use std::path::Path;
+
+pub use cozyhr::output::Face;
+
+/// The file name (without extension) the process was started as (`argv[0]`, not a link's target).
+fn started_as() -> Option<String> {
+    let argv0 = std::env::args_os().next()?;
+    Path::new(&argv0).file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// kubectl-cozyhr's face: flux's when started as the flux CLI's plugin (`flux-cozyhr`, which `flux
+/// cozyhr` runs), else kubectl's (`kubectl-cozyhr`, also under krew).
+pub fn of_kubectl_plugin() -> Face {
+    if started_as().is_some_and(|n| n.starts_with("flux-")) { Face::Flux } else { Face::Kubectl }
+}
+
+/// helm-cozy's face: `cozyhr` when started by that name (a link to the binary, or a copy under that
+/// name) or with `COZYHR_FACE=cozyhr` (the launcher a release archive carries,
+/// scripts/cozyhr-launcher.sh), else `helm cozy`.
+pub fn of_helm_plugin() -> Face {
+    let cozyhr = Face::Cozyhr.program();
+    let by_env = std::env::var_os("COZYHR_FACE").is_some_and(|f| f == cozyhr);
+    if by_env || started_as().as_deref() == Some(cozyhr) { Face::Cozyhr } else { Face::Helm }
+}
