@@ -159,7 +159,9 @@ pub async fn wait_all(asked: &[Asked], timeout: Duration) -> Result<()> {
 /// release revision is an action; the same one with other `testHooks` is a test run; else nothing.
 fn done(before: Option<&Snapshot>, after: Option<&Snapshot>, forced: bool) -> Done {
     let revision = |s: Option<&Snapshot>| s.map(|s| s.version).unwrap_or_default();
-    let same = before.map(|b| (&b.namespace, &b.name, b.version)) == after.map(|a| (&a.namespace, &a.name, a.version));
+    // A release uninstalled and installed anew starts again at revision 1: it is another release when its
+    // status or deployment time differs.
+    let same = before.map(identity) == after.map(identity);
     let hooks = |s: Option<&Snapshot>| s.and_then(|s| s.test_hooks.clone()).unwrap_or_default();
     match after {
         Some(after) if !same => Done::Acted {
@@ -177,6 +179,11 @@ fn done(before: Option<&Snapshot>, after: Option<&Snapshot>, forced: bool) -> Do
         },
         _ => Done::Nothing { revision: revision(after) },
     }
+}
+
+/// What tells one Helm release of a history from another (see [`done`]).
+fn identity(s: &Snapshot) -> (&str, &str, i64, &str, Option<&str>) {
+    (&s.namespace, &s.name, s.version, &s.status, s.last_deployed.as_deref())
 }
 
 #[cfg(test)]
@@ -229,6 +236,15 @@ mod tests {
             "helm-controller ran the tests of release demo-apps/demo-apps-hello.v2 and made no new revision: app-test Succeeded"
         );
         assert_eq!(done(Some(&after), Some(&after), false), Done::Nothing { revision: 2 });
+    }
+
+    #[test]
+    fn an_install_after_an_uninstall_is_an_action() {
+        let mut before = snapshot(1, "install", "0.1.0");
+        before.status = "uninstalled".into();
+        let mut after = snapshot(1, "install", "0.1.0");
+        after.status = "deployed".into();
+        assert!(matches!(done(Some(&before), Some(&after), false), Done::Acted { action, .. } if action == "install"));
     }
 
     #[test]
