@@ -207,8 +207,7 @@ fn killed_apply_is_recovered(helm: Helm) {
 
 /// Whether process `pid` is a `helm upgrade` (its command line).
 fn runs_upgrade(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|line| line.split(|b| *b == 0).any(|arg| arg == b"upgrade"))
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| line.split(|b| *b == 0).any(|arg| arg == b"upgrade"))
 }
 
 helm_tests! {
