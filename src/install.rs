@@ -8,6 +8,7 @@
 //! the release's storage Secrets are moved to the release namespace for the duration of the Helm command
 //! and moved back after it, on every exit path; the HelmRelease is suspended meanwhile, so nothing races.
 
+pub use crate::release_target::Release;
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -437,24 +438,6 @@ pub async fn recover_storage(cluster: &Cluster, release: &Release) -> Result<usi
         move_storage(cluster, &release.name, release_ns, storage).await?;
     }
     Ok(count)
-}
-
-/// Which Helm release a HelmRelease makes, and where Flux keeps it: all that uninstalling needs.
-#[derive(Debug, Clone)]
-pub struct Release {
-    pub name: String,
-    pub namespace: String,
-    pub storage_namespace: String,
-}
-
-impl Release {
-    pub fn of(hr: &crate::flux::HelmRelease) -> Release {
-        Release {
-            name: hr.release_name(),
-            namespace: hr.release_namespace().to_string(),
-            storage_namespace: hr.storage_namespace().to_string(),
-        }
-    }
 }
 
 /// Moves Helm's storage Secrets of `release` from one namespace to another (create, then delete).

@@ -19,7 +19,6 @@
 use crate::controller::Rules;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::Snapshot;
-use crate::install::Release;
 
 /// What changed first, in helm-controller's order and words (its log says `release target
 /// configuration changed (<reason>)`).
@@ -159,6 +158,24 @@ pub fn reinstall(hr: &HelmRelease, chart_name: &str, rules: &Rules) -> Option<Mo
         return None;
     }
     Some(Move { reason, from, from_chart, to: Release::of(hr) })
+}
+
+/// Which Helm release a HelmRelease makes, and where Flux keeps it: all that uninstalling needs.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub name: String,
+    pub namespace: String,
+    pub storage_namespace: String,
+}
+
+impl Release {
+    pub fn of(hr: &crate::flux::HelmRelease) -> Release {
+        Release {
+            name: hr.release_name(),
+            namespace: hr.release_namespace().to_string(),
+            storage_namespace: hr.storage_namespace().to_string(),
+        }
+    }
 }
 
 #[cfg(test)]

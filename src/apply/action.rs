@@ -109,3 +109,36 @@ async fn settle(release: &Release, action: Action, poller: &Poller, voice: Voice
         },
     })
 }
+
+/// Helm's error as helm-controller states it: once, without Helm 4's duplicate `level=…` log lines or the
+/// CLI's `Error: UPGRADE FAILED: ` prefix.
+pub(super) fn helm_message(e: &crate::render::RenderError) -> String {
+    match e {
+        crate::render::RenderError::Failed { stderr, .. } => helm_error(stderr),
+        other => other.to_string(),
+    }
+}
+
+fn helm_error(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim_start().starts_with("level=")).collect();
+    let text = lines.join("\n");
+    let text = text.trim();
+    let text = text.strip_prefix("Error: ").unwrap_or(text);
+    let text = ["UPGRADE FAILED: ", "INSTALLATION FAILED: ", "ROLLBACK FAILED: "]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))
+        .unwrap_or(text);
+    text.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helm_errors_are_stated_once() {
+        let helm4 = "level=WARN msg=\"upgrade failed\" error=\"boom\"\nError: UPGRADE FAILED: boom\n";
+        assert_eq!(helm_error(helm4), "boom");
+        assert_eq!(helm_error("Error: INSTALLATION FAILED: bad\n"), "bad");
+    }
+}

@@ -114,6 +114,8 @@ async fn run(
         return Ok(Outcome::Resumed);
     };
     let checked = prepare::render_and_check(&req, &release, voice).await?;
+    // A changed target is uninstalled first, as helm-controller does it: checked before anything changes.
+    retarget::check(&release).await?;
     if req.options.dry_run {
         return dry_run::run(&req, &release, &checked, interrupted).await;
     }

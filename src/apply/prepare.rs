@@ -99,8 +99,6 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
     let crds =
         crate::crds::to_apply(&crd_objects, &desired.hr, desired.controller.rules().creates_non_crds_from_crds_dir);
     refuse_what_the_controller_fails(release).await?;
-    // A changed target is uninstalled first, as helm-controller does it: checked before anything changes.
-    super::retarget::check(release).await?;
     for installed in [false, true] {
         crate::crds::policy(&desired.hr, installed)?;
         // An unknown wait strategy or an invalid healthCheckExprs is refused now.

@@ -127,7 +127,7 @@ pub(super) async fn run(
                 crate::install::rollback(cluster, helm, storage, target.version, &options.helm, interrupted).await;
             let ran = match (ran, &options.poller) {
                 (Ok(()), Some(poller)) => wait_for_rollback(release, poller, voice).await?,
-                (ran, _) => ran.map_err(|e| super::record::helm_message(&e)),
+                (ran, _) => ran.map_err(|e| super::action::helm_message(&e)),
             };
             let after = read().await?;
             Ok(Some(match ran {
@@ -146,7 +146,7 @@ pub(super) async fn run(
             let ran = crate::install::uninstall(cluster, helm, storage, &args, interrupted).await;
             Ok(Some(match ran {
                 Ok(()) => Remedied::Uninstalled { release: failed.clone(), after: read().await? },
-                Err(e) => Remedied::UninstallFailed { release: failed.clone(), error: super::record::helm_message(&e) },
+                Err(e) => Remedied::UninstallFailed { release: failed.clone(), error: super::action::helm_message(&e) },
             }))
         }
         _ => Ok(None),

@@ -96,7 +96,7 @@ pub(super) async fn run(
     Ok(match ran {
         Ok(()) => TestRun::Passed { after },
         Err(crate::render::RenderError::Interrupted { signal, .. }) => TestRun::Interrupted { signal },
-        Err(e) => TestRun::Failed { error: super::record::helm_message(&e), after },
+        Err(e) => TestRun::Failed { error: super::action::helm_message(&e), after },
     })
 }
 
