@@ -503,7 +503,7 @@ impl Ledger {
 /// `spec.test.filters` applied where the version records only the selected hooks (v1.6.3).
 pub fn test_hooks(raw: &Value, hr: &HelmRelease, rules: &Rules) -> BTreeMap<String, TestHookStatus> {
     let filters = hr.spec.test.as_ref().and_then(|t| t.filters.clone()).unwrap_or_default();
-    let selected = |name: &str| crate::apply::test::selected(&filters, name);
+    let selected = |name: &str| crate::flux::spec::test_hook_selected(&filters, name);
     let keep: Option<&dyn Fn(&str) -> bool> =
         (rules.tested == crate::controller::Tested::Finished).then_some(&selected as &dyn Fn(&str) -> bool);
     serde_json::from_value(crate::snapshot::test_hooks(raw, keep)).unwrap_or_default()

@@ -32,23 +32,6 @@ pub(super) enum TestRun {
     },
 }
 
-/// Whether helm-controller records and runs the test hook `name` under `filters` (`isTestHookSelected`).
-pub fn selected(filters: &[TestFilter], name: &str) -> bool {
-    let mut include = false;
-    let mut included = false;
-    for f in filters {
-        if f.exclude {
-            if f.name == name {
-                return false;
-            }
-            continue;
-        }
-        include = true;
-        included |= f.name == name;
-    }
-    !include || included
-}
-
 /// Helm's `--filter` arguments for `filters`: `name=X` to run, `!name=X` to leave out.
 pub fn filter_args(filters: &[TestFilter]) -> Vec<String> {
     filters.iter().map(|f| if f.exclude { format!("!name={}", f.name) } else { format!("name={}", f.name) }).collect()
@@ -103,6 +86,7 @@ pub(super) async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flux::spec::test_hook_selected;
 
     fn f(name: &str, exclude: bool) -> TestFilter {
         TestFilter { name: name.into(), exclude }
@@ -110,13 +94,13 @@ mod tests {
 
     #[test]
     fn filters_select_as_helm_controller_selects() {
-        assert!(selected(&[], "a"));
+        assert!(test_hook_selected(&[], "a"));
         let only_a = [f("a", false)];
-        assert!(selected(&only_a, "a") && !selected(&only_a, "b"));
+        assert!(test_hook_selected(&only_a, "a") && !test_hook_selected(&only_a, "b"));
         let not_b = [f("b", true)];
-        assert!(selected(&not_b, "a") && !selected(&not_b, "b"));
+        assert!(test_hook_selected(&not_b, "a") && !test_hook_selected(&not_b, "b"));
         let both = [f("a", false), f("a", true)];
-        assert!(!selected(&both, "a"));
+        assert!(!test_hook_selected(&both, "a"));
         assert_eq!(filter_args(&[f("a", false), f("b", true)]), ["name=a", "!name=b"]);
     }
 }

@@ -350,6 +350,23 @@ pub trait Actions {
     }
 }
 
+/// Whether helm-controller records and runs the test hook `name` under `filters` (`isTestHookSelected`).
+pub fn test_hook_selected(filters: &[TestFilter], name: &str) -> bool {
+    let mut include = false;
+    let mut included = false;
+    for f in filters {
+        if f.exclude {
+            if f.name == name {
+                return false;
+            }
+            continue;
+        }
+        include = true;
+        included |= f.name == name;
+    }
+    !include || included
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
