@@ -30,7 +30,7 @@ rm -rf "$demo"
 mkdir -p "$demo/bin" "$demo/helm"
 ln -s "$KUBECTL" "$demo/bin/kubectl"
 ln -s "$HELM4" "$demo/bin/helm"
-ln -s "$repo/target/shipped/kubectl-cozyhr" "$demo/bin/kubectl-cozyhr"
+ln -s "${CARGO_TARGET_DIR:-$repo/target}/shipped/kubectl-cozyhr" "$demo/bin/kubectl-cozyhr"
 ln -s "$repo/kubectl_complete-cozyhr" "$demo/bin/kubectl_complete-cozyhr" 2>/dev/null || true
 cat >"$demo/env" <<ENV
 export KUBECONFIG=$KUBECONFIG

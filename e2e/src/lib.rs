@@ -75,11 +75,12 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e/ has a parent").to_path_buf()
 }
 
-/// The directory of the built `kubectl-cozyhr` and `helm-cozy` (`COZYHR_BIN_DIR`, else target/shipped);
-/// fails saying how to build them when they are missing. Needs no cluster.
+/// The directory of the built `kubectl-cozyhr` and `helm-cozy` (`COZYHR_BIN_DIR`, else `shipped` in
+/// `CARGO_TARGET_DIR` or target/, where scripts/build.sh puts them); fails saying how to build them when
+/// they are missing. Needs no cluster.
 pub fn bin_dir() -> PathBuf {
-    let dir =
-        std::env::var_os("COZYHR_BIN_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target").join("shipped"));
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"));
+    let dir = std::env::var_os("COZYHR_BIN_DIR").map(PathBuf::from).unwrap_or_else(|| target.join("shipped"));
     for b in ["kubectl-cozyhr", "helm-cozy"] {
         assert!(
             dir.join(b).is_file(),
