@@ -10,22 +10,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::chart::{ChartDir, Checkout};
 use crate::cluster::Cluster;
+use crate::cluster::manifests::ClusterScoped;
 use crate::compare::Against;
+use crate::compare::diff::{Plan, PlanOptions};
 use crate::controller::Controller;
 use crate::desired::{Desired, Seen, UserValues};
-use crate::diff::{Plan, PlanOptions};
-use crate::error::{Error, Result};
 use crate::flux::{HelmRelease, Objects};
-use crate::manifests::ClusterScoped;
-use crate::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::render::{ClusterView, Helm, TemplateRequest};
+use crate::source::chart::{ChartDir, Checkout};
+use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
+use crate::support::error::{Error, Result};
 
 /// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
 /// namespace asked for (`-n`; None: whichever namespace the files put the HelmRelease in).
 pub struct FromFiles<'a> {
-    pub files: &'a crate::release_file::ReleaseFiles,
+    pub files: &'a crate::source::release_file::ReleaseFiles,
     pub namespace: Option<&'a str>,
 }
 
@@ -74,7 +74,7 @@ impl Pipeline {
         let hr = from.files.helmrelease(name, from.namespace, default_namespace)?;
         let refs = from.files.values_from(&hr)?;
         let kubectl = crate::render::locate_kubectl()?;
-        let source_version = crate::chart_source::offline(&hr);
+        let source_version = crate::source::chart_source::offline(&hr);
         Desired::from_fetched(hr, refs, &self.chart, user, kubectl, source_version, Controller::offline())
     }
 
@@ -92,9 +92,9 @@ impl Pipeline {
         if let Some(note) = desired.source_version.note(&self.chart.meta.version)
             && self.chart.may_use_chart_version()
         {
-            crate::output::stderr_line(format_args!(
+            crate::support::output::stderr_line(format_args!(
                 "{}: rendering without a cluster: {note}",
-                crate::output::chart_command()
+                crate::support::output::chart_command()
             ));
         }
         Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
@@ -137,15 +137,15 @@ impl Pipeline {
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else. It
         // is the release's cluster's unless the HelmRelease names another one (spec.kubeConfig), and then
         // it is asked there once that is known.
-        let discovery = crate::discovery::discover(cluster);
+        let discovery = crate::cluster::discovery::discover(cluster);
         let release = async {
             let hr = match from {
                 Some(from) => from.files.helmrelease(name, from.namespace, &cluster.namespace)?,
                 None => helmrelease(cluster, name).await?,
             };
-            let target = crate::target::resolve(cluster, &hr).await?;
+            let target = crate::desired::target::resolve(cluster, &hr).await?;
             let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
-            let next = crate::helmstore::next_action(&target.cluster, &storage_ns, &release);
+            let next = crate::cluster::helmstore::next_action(&target.cluster, &storage_ns, &release);
             let desired = async {
                 match from {
                     Some(from) => {
@@ -153,7 +153,7 @@ impl Pipeline {
                         let refs = from.files.values_from(&hr)?;
                         let kubectl = crate::render::locate_kubectl()?;
                         let (version, controller) = tokio::join!(
-                            crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
+                            crate::source::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
                             crate::controller::detect(cluster),
                         );
                         Desired::from_fetched(hr.clone(), refs, &self.chart, user, kubectl, version, controller)
@@ -173,16 +173,17 @@ impl Pipeline {
         let apis = if target.shares_discovery_with_home() {
             home_apis?
         } else {
-            crate::discovery::discover(&target.cluster).await?
+            crate::cluster::discovery::discover(&target.cluster).await?
         };
         Ok((desired, Seen { target, apis, action, early: Some(early) }))
     }
 
     /// What [`Seen`] holds for a desired release resolved already, in its own cluster `target`:
     /// discovery and the next action.
-    pub async fn look(&self, target: &crate::target::Target, desired: &Desired) -> Result<Seen> {
+    pub async fn look(&self, target: &crate::desired::target::Target, desired: &Desired) -> Result<Seen> {
         let cluster = &target.cluster;
-        let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), desired.next_action(cluster))?;
+        let (apis, action) =
+            tokio::try_join!(crate::cluster::discovery::discover(cluster), desired.next_action(cluster))?;
         Ok(Seen { target: target.clone(), apis, action, early: None })
     }
 
@@ -230,8 +231,8 @@ impl Pipeline {
             None => ClusterView::default(),
             Some(cluster) => {
                 let (apis, action) = tokio::try_join!(
-                    crate::discovery::discover(cluster),
-                    crate::helmstore::next_action(cluster, namespace, release)
+                    crate::cluster::discovery::discover(cluster),
+                    crate::cluster::helmstore::next_action(cluster, namespace, release)
                 )?;
                 crate::desired::cluster_view(cluster, &apis, &self.chart, action)
             }
@@ -323,18 +324,18 @@ impl DiffRequest<'_> {
     pub fn print(
         &self,
         plan: &Plan,
-        format: crate::diff::Format,
-        options: crate::diff::RenderOptions,
-    ) -> std::result::Result<(), crate::output::StdoutError> {
-        crate::output::write_stdout(plan.render(format, options, &self.title()))?;
+        format: crate::compare::diff::Format,
+        options: crate::compare::diff::RenderOptions,
+    ) -> std::result::Result<(), crate::support::output::StdoutError> {
+        crate::support::output::write_stdout(plan.render(format, options, &self.title()))?;
         if !plan.has_changes() && format.for_people() {
             match self.against {
                 DiffAgainst::Git(git_ref) => {
-                    crate::output::stderr_line(format_args!("No differences against git:{git_ref}."))
+                    crate::support::output::stderr_line(format_args!("No differences against git:{git_ref}."))
                 }
-                DiffAgainst::Cluster(_) => crate::output::stderr_line(format_args!(
+                DiffAgainst::Cluster(_) => crate::support::output::stderr_line(format_args!(
                     "No differences: {} apply {} would change nothing.",
-                    crate::output::chart_command(),
+                    crate::support::output::chart_command(),
                     self.name
                 )),
             }
@@ -349,7 +350,7 @@ impl DiffRequest<'_> {
             DiffAgainst::Cluster(Against::Release) => "the stored Helm release".to_string(),
             DiffAgainst::Git(r) => format!("`git:{r}`"),
         };
-        format!("`{} diff {}` against {against}", crate::output::chart_command(), self.name)
+        format!("`{} diff {}` against {against}", crate::support::output::chart_command(), self.name)
     }
 }
 
@@ -357,17 +358,17 @@ impl Pipeline {
     /// `diff --against git:REF`: the chart (and the release files inside the repository) as they are at
     /// the ref against the working tree, both rendered the same way: with the cluster's capabilities,
     /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
-    /// written into a private temporary directory (see [`crate::gitref`]), removed when this returns.
+    /// written into a private temporary directory (see [`crate::source::gitref`]), removed when this returns.
     async fn diff_against_git(&self, cluster: Option<&Cluster>, git_ref: &str, git: &DiffRequest<'_>) -> Result<Plan> {
-        let repo = crate::gitref::Repo::of(self.chart.path()).await?;
+        let repo = crate::source::gitref::Repo::of(self.chart.path()).await?;
         let chart_rel = repo.relative(self.chart.path()).unwrap_or_default();
-        let texts = crate::release_file::read_texts(git.release_files)?;
+        let texts = crate::source::release_file::read_texts(git.release_files)?;
         // Release files inside the repository are read at the ref too; stdin and files elsewhere are the
         // same on both sides.
         let in_repo: Vec<Option<PathBuf>> = git
             .release_files
             .iter()
-            .map(|p| if crate::release_file::is_stdin(p) { None } else { repo.relative(p) })
+            .map(|p| if crate::source::release_file::is_stdin(p) { None } else { repo.relative(p) })
             .collect();
         let mut wanted = vec![chart_rel.clone()];
         wanted.extend(in_repo.iter().flatten().cloned());
@@ -392,7 +393,7 @@ impl Pipeline {
             let hr = helmrelease(cluster, git.name).await?;
             let (refs, new_version, controller) = tokio::join!(
                 crate::desired::fetch_values_from(cluster, &hr),
-                crate::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
+                crate::source::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
                 crate::controller::detect(cluster),
             );
             let refs = refs?;
@@ -410,7 +411,7 @@ impl Pipeline {
             let old = match &old_chart {
                 Some(chart) => {
                     add_values_files(&repo, &tree, git_ref, &hr, &chart_rel).await?;
-                    let old_version = crate::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
+                    let old_version = crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
                     Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version, controller)?)
                 }
                 None => None,
@@ -438,7 +439,7 @@ impl Pipeline {
             let new_files = ReleaseFiles::parse(texts)?;
             let side = |files: &ReleaseFiles, hr: HelmRelease, chart: &ChartDir| -> Result<Desired> {
                 let refs = files.values_from(&hr)?;
-                let version = crate::chart_source::offline(&hr);
+                let version = crate::source::chart_source::offline(&hr);
                 Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version, Controller::offline())
             };
             let new = side(&new_files, new_files.helmrelease(git.name, git.namespace, default_ns)?, &self.chart)?;
@@ -463,9 +464,10 @@ impl Pipeline {
         let (new_view, old_view, scoped) = match cluster {
             Some(home) => {
                 // Both sides render as helm-controller would on the release's own cluster.
-                let target = crate::target::resolve(home, &new.hr).await?;
+                let target = crate::desired::target::resolve(home, &new.hr).await?;
                 let cluster = &target.cluster;
-                let (apis, action) = tokio::try_join!(crate::discovery::discover(cluster), new.next_action(cluster))?;
+                let (apis, action) =
+                    tokio::try_join!(crate::cluster::discovery::discover(cluster), new.next_action(cluster))?;
                 let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
                 let old_view = old_chart
                     .as_ref()
@@ -489,7 +491,7 @@ impl Pipeline {
             (Some(text), Some(old)) => objects(text, old)?,
             _ => Vec::new(),
         };
-        let plan = crate::diff::plan_with(objects(&new_text, &new)?, old_objects, git.options)
+        let plan = crate::compare::diff::plan_with(objects(&new_text, &new)?, old_objects, git.options)
             .map_err(|e| Error::Invalid { what: "diff".into(), reason: e.to_string() })?;
         // The ref's tree is removed here (and on every early return, when it is dropped).
         drop(tree);
@@ -500,13 +502,13 @@ impl Pipeline {
 /// Writes `hr`'s valuesFiles that lie outside the chart directory (a GitRepository's, relative to its root)
 /// into `tree`, as they are at `git_ref`, so that the chart at `chart_rel` is rendered with them.
 async fn add_values_files(
-    repo: &crate::gitref::Repo,
-    tree: &crate::gitref::Tree,
+    repo: &crate::source::gitref::Repo,
+    tree: &crate::source::gitref::Tree,
     git_ref: &str,
     hr: &HelmRelease,
     chart_rel: &Path,
 ) -> Result<()> {
-    let outside = crate::values_files::repository_paths(hr, chart_rel);
+    let outside = crate::source::values_files::repository_paths(hr, chart_rel);
     if !outside.is_empty() {
         repo.add(tree, git_ref, &outside).await?;
     }
@@ -514,7 +516,7 @@ async fn add_values_files(
 }
 
 /// Says on stderr when `desired` renders `chart` with another version than helm-controller's, or
-/// helm-controller's cannot be known (see [`crate::chart_source`]), and the chart reads `.Chart.Version`
+/// helm-controller's cannot be known (see [`crate::source::chart_source`]), and the chart reads `.Chart.Version`
 /// (else what it renders is the same either way).
 pub fn note_version(desired: &Desired, chart: &ChartDir) {
     if chart.may_use_chart_version() {
@@ -525,7 +527,7 @@ pub fn note_version(desired: &Desired, chart: &ChartDir) {
 /// [`note_version`] whatever the templates read: for apply, which records the version in the release.
 pub fn note_recorded_version(desired: &Desired, chart: &ChartDir) {
     if let Some(note) = desired.source_version.note(&chart.meta.version) {
-        crate::output::progress::warning(note);
+        crate::support::output::progress::warning(note);
     }
 }
 
@@ -538,19 +540,19 @@ pub fn note_controller(desired: &Desired, helm: &Helm) {
     let mut said = SAID.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for note in desired.controller_notes(helm) {
         if !said.contains(&note) {
-            crate::output::progress::warning(&note);
+            crate::support::output::progress::warning(&note);
             said.push(note);
         }
     }
 }
 
 /// Says on stderr when helm-controller moves the release (uninstalls the one its status records and
-/// installs anew, [`crate::release_target`]): what is rendered is then an install at the new target, and
+/// installs anew, [`crate::desired::release_target`]): what is rendered is then an install at the new target, and
 /// `diff` compares with the recorded release, whose objects the new one lacks are removals.
 pub fn note_move(desired: &Desired) {
     if let Some(m) = desired.target_move() {
         let line = m.describe(&desired.controller.rules());
-        crate::output::progress::warning(match m.leaves_note() {
+        crate::support::output::progress::warning(match m.leaves_note() {
             Some(note) => format!("{line}; {note}"),
             None => line,
         });

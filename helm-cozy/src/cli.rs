@@ -144,11 +144,11 @@ pub struct ReleaseFileFlags {
 
 impl ReleaseFileFlags {
     /// The files, read and parsed; None without --release-file.
-    pub fn read(&self) -> Result<Option<cozyhr::release_file::ReleaseFiles>, cozyhr::Error> {
+    pub fn read(&self) -> Result<Option<cozyhr::source::release_file::ReleaseFiles>, cozyhr::Error> {
         if self.release_file.is_empty() {
             return Ok(None);
         }
-        Ok(Some(cozyhr::release_file::ReleaseFiles::read(&self.release_file)?))
+        Ok(Some(cozyhr::source::release_file::ReleaseFiles::read(&self.release_file)?))
     }
 }
 
@@ -285,7 +285,7 @@ pub struct DiffArgs {
     pub target: TargetFlags,
 }
 
-/// `--all`: the chart's HelmReleases instead of one (see cozyhr::release_set).
+/// `--all`: the chart's HelmReleases instead of one (see cozyhr::sets::release_set).
 #[derive(Debug, Args)]
 pub struct SetFlags {
     /// Every HelmRelease in the namespace (-A: in all) that deploys this chart: by the chart name of the
@@ -322,8 +322,8 @@ impl ApplyArgs {
 }
 
 impl SetFlags {
-    pub fn selection(&self, names: &[String]) -> cozyhr::release_set::Selection {
-        cozyhr::release_set::Selection {
+    pub fn selection(&self, names: &[String]) -> cozyhr::sets::release_set::Selection {
+        cozyhr::sets::release_set::Selection {
             all_namespaces: self.all_namespaces,
             selector: self.selector.clone(),
             names: names.to_vec(),
@@ -331,7 +331,7 @@ impl SetFlags {
     }
 
     pub fn concurrency(&self) -> usize {
-        cozyhr::release_set::concurrency(self.concurrency.map(usize::from))
+        cozyhr::sets::release_set::concurrency(self.concurrency.map(usize::from))
     }
 }
 
@@ -391,7 +391,7 @@ pub struct ApplyArgs {
     pub keep_failed: bool,
 
     /// How long helm may take (default: the HelmRelease's timeout, else 5m).
-    #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
+    #[arg(long, value_parser = cozyhr::support::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
 
     /// Wait for the objects to become ready (default: as the HelmRelease's install/upgrade.disableWait says).
@@ -463,7 +463,7 @@ pub struct ReviewArgs {
 /// `git:REF`, `git:A..B` or `git:A...B`: the part after `git:`.
 fn parse_review_refs(value: &str) -> Result<String, String> {
     match value.strip_prefix("git:") {
-        Some(refs) if cozyhr::review::sides::Refs::parse(refs).is_some() => Ok(refs.to_string()),
+        Some(refs) if cozyhr::sets::review::sides::Refs::parse(refs).is_some() => Ok(refs.to_string()),
         _ => Err("expected git:REF, git:A..B or git:A...B (a branch, tag or commit, e.g. git:origin/main)".into()),
     }
 }
@@ -474,7 +474,7 @@ pub struct DeleteArgs {
     pub name: String,
 
     /// How long helm uninstall may take (default: spec.uninstall.timeout, else spec.timeout, else 5m).
-    #[arg(long, value_parser = cozyhr::duration::parse, value_name = "DURATION")]
+    #[arg(long, value_parser = cozyhr::support::duration::parse, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
 
     #[command(flatten)]

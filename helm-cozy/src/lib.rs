@@ -18,7 +18,7 @@ pub fn main(face: Face) -> ExitCode {
     // This binary is helm cozy unless it runs as cozyhr: kubectl-cozyhr's faces are not its own.
     let face = if face == Face::Cozyhr { Face::Cozyhr } else { Face::Helm };
     // What the library's status lines and suggested commands call this program.
-    cozyhr::output::set_face(face);
+    cozyhr::support::output::set_face(face);
     match face {
         Face::Cozyhr => {
             let cli: go_cozyhr::Cli = cozyhr_shell::parse_as(go_cozyhr::Cli::command(), go_cozyhr::Cli::checked);

@@ -146,7 +146,7 @@ impl Repo {
 fn release() -> String {
     let full = format!("{TARGET_NS}-{HR_NAME}");
     assert!(full.len() > 53, "the name must be long enough to be shortened");
-    cozyhr::release::release_name(HR_NAME, Some(TARGET_NS), None)
+    cozyhr::flux::release_name::release_name(HR_NAME, Some(TARGET_NS), None)
 }
 
 fn diff_against_head(helm: Helm) {

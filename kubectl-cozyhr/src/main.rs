@@ -14,9 +14,9 @@ fn main() -> std::process::ExitCode {
         return cozyhr_shell::run(commands::complete::run(words));
     }
     let face = cozyhr_shell::face::of_kubectl_plugin();
-    cozyhr::output::set_face(face);
+    cozyhr::support::output::set_face(face);
     let cli: cli::Cli = cozyhr_shell::parse_as(cli::command(face), cli::Cli::with_scope_merged);
-    cozyhr::output::set_color(cli.color.into());
+    cozyhr::support::output::set_color(cli.color.into());
     init_logging(cli.verbosity);
     cozyhr_shell::run(commands::run(cli, face))
 }

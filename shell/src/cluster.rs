@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cozyhr::cluster::ClusterOptions;
-use cozyhr::target::TargetOptions;
+use cozyhr::desired::target::TargetOptions;
 
 /// The id of `--context` (`--kube-context` under Helm): not `context`, which is `diff`'s lines of
 /// context.

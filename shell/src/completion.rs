@@ -16,7 +16,7 @@ pub fn generate(full: clap::Command, name: &'static str, args: &CompletionArgs) 
     // closed pipe.
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut completable(full, name), name, &mut script);
-    cozyhr::output::write_stdout(&script)?;
+    cozyhr::support::output::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -33,8 +33,8 @@ pub struct DiffPrintFlags<F: DiffOutput = DiffFormat> {
 
 impl<F: DiffOutput> DiffPrintFlags<F> {
     /// How the plan compares: Secrets masked unless --show-secrets.
-    pub fn plan_options(&self) -> cozyhr::diff::PlanOptions {
-        cozyhr::diff::PlanOptions { show_secrets: self.show_secrets, ..Default::default() }
+    pub fn plan_options(&self) -> cozyhr::compare::diff::PlanOptions {
+        cozyhr::compare::diff::PlanOptions { show_secrets: self.show_secrets, ..Default::default() }
     }
 
     /// The exit code of a diff that found `changed`: [`Exit::Changes`] with --detailed-exitcode.
@@ -44,12 +44,12 @@ impl<F: DiffOutput> DiffPrintFlags<F> {
 }
 
 impl DiffPrintFlags<DiffFormat> {
-    pub fn format(&self) -> cozyhr::diff::Format {
+    pub fn format(&self) -> cozyhr::compare::diff::Format {
         match self.output {
-            DiffFormat::Diff => cozyhr::diff::Format::Diff,
-            DiffFormat::Summary => cozyhr::diff::Format::Summary,
-            DiffFormat::Json => cozyhr::diff::Format::Json,
-            DiffFormat::Markdown => cozyhr::diff::Format::Markdown,
+            DiffFormat::Diff => cozyhr::compare::diff::Format::Diff,
+            DiffFormat::Summary => cozyhr::compare::diff::Format::Summary,
+            DiffFormat::Json => cozyhr::compare::diff::Format::Json,
+            DiffFormat::Markdown => cozyhr::compare::diff::Format::Markdown,
         }
     }
 }
@@ -83,9 +83,9 @@ pub struct DiffLayoutFlags {
 
 impl DiffLayoutFlags {
     /// How the plan is printed: context lines, and colour when stdout is a terminal that takes it.
-    pub fn render_options(&self) -> cozyhr::diff::RenderOptions {
-        let color = cozyhr::output::ColorChoice::from(self.color).for_stdout();
-        cozyhr::diff::RenderOptions::with_context_flag(self.context, color)
+    pub fn render_options(&self) -> cozyhr::compare::diff::RenderOptions {
+        let color = cozyhr::support::output::ColorChoice::from(self.color).for_stdout();
+        cozyhr::compare::diff::RenderOptions::with_context_flag(self.context, color)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-pub use cozyhr::output::Face;
+pub use cozyhr::support::output::Face;
 
 /// The file name (without extension) the process was started as (`argv[0]`, not a link's target).
 fn started_as() -> Option<String> {

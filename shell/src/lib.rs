@@ -33,7 +33,7 @@ pub enum Color {
     Never,
 }
 
-impl From<Color> for cozyhr::output::ColorChoice {
+impl From<Color> for cozyhr::support::output::ColorChoice {
     fn from(c: Color) -> Self {
         match c {
             Color::Auto => Self::Auto,
@@ -86,7 +86,7 @@ pub fn parse_as<C: clap::FromArgMatches>(cmd: clap::Command, check: impl FnOnce(
             Exit::Success.exit()
         }
         _ => {
-            cozyhr::output::stderr_line(format_args!("{}", usage_line(&error, &cmd)));
+            cozyhr::support::output::stderr_line(format_args!("{}", usage_line(&error, &cmd)));
             Exit::Failure.exit()
         }
     }
@@ -135,7 +135,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            cozyhr::output::stderr_line(format_args!("error: cannot start the async runtime: {e}"));
+            cozyhr::support::output::stderr_line(format_args!("error: cannot start the async runtime: {e}"));
             return Exit::Failure.into();
         }
     };
@@ -143,7 +143,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
         Ok(code) => code,
         Err(e) if reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            cozyhr::output::stderr_line(format_args!("error: {e:#}"));
+            cozyhr::support::output::stderr_line(format_args!("error: {e:#}"));
             Exit::Failure.into()
         }
     }
@@ -151,7 +151,7 @@ pub fn run(command: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode 
 
 /// Whether `e` is standard output's reader going away, as the library or a command reports it.
 fn reader_gone(e: &anyhow::Error) -> bool {
-    use cozyhr::output::StdoutError;
+    use cozyhr::support::output::StdoutError;
     match e.downcast_ref::<cozyhr::Error>() {
         Some(cozyhr::Error::Stdout(e)) => e.is_reader_gone(),
         _ => e.downcast_ref::<StdoutError>().is_some_and(StdoutError::is_reader_gone),

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use cozyhr::cluster::Cluster;
 use cozyhr::flux::bulk::Selection;
 use cozyhr::flux::condition::StatusSelector;
-use cozyhr::flux::get::{Format, Query};
+use cozyhr::views::get::{Format, Query};
 
 /// Which namespaces a command covers.
 #[derive(Debug, Args, Clone, Copy)]
@@ -23,7 +23,7 @@ pub struct Scope {
 #[derive(Debug, Args, Clone, Copy)]
 pub struct Wait {
     /// How long to wait for the controller (e.g. 30s, 5m, 1h).
-    #[arg(long, default_value = "5m", value_parser = cozyhr::duration::parse, value_name = "DURATION")]
+    #[arg(long, default_value = "5m", value_parser = cozyhr::support::duration::parse, value_name = "DURATION")]
     pub timeout: Duration,
 }
 
@@ -158,7 +158,7 @@ pub async fn get(cluster: &Cluster, args: &GetArgs) -> anyhow::Result<ExitCode> 
         format,
         watch: args.watch,
     };
-    let all_found = cozyhr::flux::get::print(cluster, &query).await?;
+    let all_found = cozyhr::views::get::print(cluster, &query).await?;
     Ok(if all_found { ExitCode::SUCCESS } else { crate::Exit::Failure.into() })
 }
 
@@ -169,9 +169,9 @@ pub async fn suspend(cluster: &Cluster, args: &SuspendArgs) -> anyhow::Result<Ex
 }
 
 /// `resume NAME...|--all`: the hand-back in one write, then helm-controller's answer
-/// ([`cozyhr::handback::resume`]).
+/// ([`cozyhr::apply::handback::resume`]).
 pub async fn resume(cluster: &Cluster, args: &ResumeArgs) -> anyhow::Result<ExitCode> {
-    cozyhr::handback::resume(cluster, &args.targets.selection(), args.wait, args.wait_for.timeout).await?;
+    cozyhr::apply::handback::resume(cluster, &args.targets.selection(), args.wait, args.wait_for.timeout).await?;
     Ok(ExitCode::SUCCESS)
 }
 

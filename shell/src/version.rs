@@ -25,7 +25,7 @@ pub async fn version(
 ) -> anyhow::Result<ExitCode> {
     let mut out = format!("{client} {}\n", cozyhr::VERSION);
     if args.client {
-        cozyhr::output::write_stdout(out)?;
+        cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let helm = if renders_with_helm { cozyhr::render::Helm::locate().await.ok() } else { None };
@@ -34,7 +34,7 @@ pub async fn version(
     }
     if !cluster.is_configured() {
         out.push_str("helm-controller: no cluster configured\n");
-        cozyhr::output::write_stdout(out)?;
+        cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     // A cluster that cannot be read or reached is one error line, as for any command (`--client` prints
@@ -44,7 +44,7 @@ pub async fn version(
     out.push_str(&format!("kubernetes: {server} ({})\n", connected.server));
     let found = controller::detect(&connected).await;
     out.push_str(&controller_lines(&found, helm.as_ref()));
-    cozyhr::output::write_stdout(out)?;
+    cozyhr::support::output::write_stdout(out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,17 +8,17 @@ use super::plan::Plan;
 use super::prepare::{Checked, Release};
 use super::status::Action;
 use super::{ApplyRequest, Voice};
-use crate::error::Result;
-use crate::install::{Mode, upgrade};
-use crate::output::progress;
-use crate::readiness::{Poller, Settled};
+use crate::apply::install::{Mode, upgrade};
+use crate::apply::readiness::{Poller, Settled};
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// How the action ended, and how long it took.
 pub(super) struct Ended {
     pub how: How,
     pub took: Duration,
     /// Helm's storage of the release after the action (and helm cozy's wait).
-    pub after: crate::helmstore::Storage,
+    pub after: crate::cluster::helmstore::Storage,
 }
 
 pub(super) enum How {
@@ -30,7 +30,7 @@ pub(super) enum How {
     HelmFailed(crate::render::RenderError),
     /// Applied, but not ready as helm-controller judges it; the stored revision is marked failed.
     NotReady {
-        failure: crate::readiness::NotReady,
+        failure: crate::apply::readiness::NotReady,
     },
     Interrupted {
         signal: String,
@@ -60,8 +60,9 @@ pub(super) async fn run(
         ));
     }
     let started = Instant::now();
-    let live = crate::live::LiveObjects::new(cluster, checked.apis.clone());
-    let crds = crate::crds::apply(&live, &checked.crds, plan.crd_policy, plan.method, &desired.release_namespace);
+    let live = crate::cluster::live::LiveObjects::new(cluster, checked.apis.clone());
+    let crds =
+        crate::desired::crds::apply(&live, &checked.crds, plan.crd_policy, plan.method, &desired.release_namespace);
     let how = match crds.await {
         Err(e) => How::CrdsFailed(format!("failed to apply CustomResourceDefinitions: {e}")),
         Ok(applied) => {
@@ -84,23 +85,24 @@ pub(super) async fn run(
         }
     };
     let took = started.elapsed();
-    let after = crate::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    let after =
+        crate::cluster::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
     Ok(Ended { how, took, after })
 }
 
-/// helm-controller's waiter after helm applied the release ([`crate::readiness::settle`]).
+/// helm-controller's waiter after helm applied the release ([`crate::apply::readiness::settle`]).
 async fn settle(release: &Release, action: Action, poller: &Poller, voice: Voice) -> Result<How> {
     let says = voice.says();
     if says {
         progress::action(format!(
             "waiting for the release's objects as helm-controller's poller would (timeout {})",
-            crate::duration::go_string(poller.timeout)
+            crate::support::duration::go_string(poller.timeout)
         ));
     }
     let (cluster, desired) = (&release.target.cluster, &release.desired);
     let upgrade = action == Action::Upgrade;
     let (sns, name, ns) = (&desired.storage_namespace, &desired.release_name, &desired.release_namespace);
-    Ok(match crate::readiness::settle(cluster, sns, name, ns, upgrade, poller, says).await? {
+    Ok(match crate::apply::readiness::settle(cluster, sns, name, ns, upgrade, poller, says).await? {
         Settled::Ready => How::Applied,
         Settled::NotReady { failure, .. } => How::NotReady { failure },
         Settled::Interrupted { signal } => How::Interrupted {

@@ -4,35 +4,36 @@
 //! the same lease.
 //!
 //! The release uninstalled is the one helm-controller would uninstall were the HelmRelease deleted: the
-//! one its status records ([`crate::release_target::recorded`]), else the one its spec names; Helm is
-//! told what `spec.uninstall` says ([`crate::install::uninstall_args`]).
+//! one its status records ([`crate::desired::release_target::recorded`]), else the one its spec names; Helm is
+//! told what `spec.uninstall` says ([`crate::apply::install::uninstall_args`]).
 
 use std::ffi::OsString;
 use std::time::Duration;
 
+use crate::apply::install::{Release, uninstall};
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::install::{Release, uninstall};
-use crate::output::progress;
 use crate::render::Helm;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// Uninstalls the release of HelmRelease `name` and leaves the HelmRelease suspended; `timeout`
 /// (`--timeout`) overrides the HelmRelease's.
 pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<Duration>) -> Result<()> {
     // Listening from the start: SIGINT or SIGTERM no longer kill the process half-way (say, with Helm's
     // storage moved to the release namespace); helm is stopped gracefully and the storage put back.
-    let interrupted = crate::process::interrupted();
+    let interrupted = crate::support::process::interrupted();
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(name).await?;
     let release = recorded_release(&hr);
     // What spec.uninstall asks for is checked before anything changes.
-    let args = crate::install::uninstall_args(helm.major, &hr, &release, timeout)?;
+    let args = crate::apply::install::uninstall_args(helm.major, &hr, &release, timeout)?;
     let keep_history = hr.spec.uninstall.as_ref().is_some_and(|u| u.keep_history);
     // Where the release is (and as whom), before anything changes.
-    let target = crate::target::resolve(cluster, &hr).await?;
+    let target = crate::desired::target::resolve(cluster, &hr).await?;
     let release_cluster = &target.cluster;
-    let lease = crate::release_lease::acquire(&target.own, &release.storage_namespace, &release.name, timeout).await?;
+    let lease =
+        crate::apply::release_lease::acquire(&target.own, &release.storage_namespace, &release.name, timeout).await?;
     let outcome = async {
         let why = Some("so Flux does not reinstall it");
         super::take_over::take_over(cluster, release_cluster, name, &release, timeout, why).await?;
@@ -40,7 +41,7 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
         uninstalling.run(interrupted).await?;
         progress::success(format!(
             "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: {} {name} -n {}",
-            crate::output::lifecycle_command("resume"),
+            crate::support::output::lifecycle_command("resume"),
             cluster.namespace
         ));
         Ok(())
@@ -53,7 +54,7 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
 /// The release helm-controller uninstalls when the HelmRelease is deleted, else (nothing recorded: never
 /// reconciled, or installed by other means) the one the spec names.
 fn recorded_release(hr: &HelmRelease) -> Release {
-    crate::release_target::recorded(hr).unwrap_or_else(|| Release::of(hr))
+    crate::desired::release_target::recorded(hr).unwrap_or_else(|| Release::of(hr))
 }
 
 /// One `helm uninstall` of a delete.
@@ -73,7 +74,8 @@ impl Uninstalling<'_> {
     async fn run(&self, interrupted: impl std::future::Future<Output = String>) -> Result<()> {
         let (release, name) = (self.release, self.name);
         let newest =
-            crate::helmstore::newest_labels(self.release_cluster, &release.storage_namespace, &release.name).await?;
+            crate::cluster::helmstore::newest_labels(self.release_cluster, &release.storage_namespace, &release.name)
+                .await?;
         let uninstalled = match newest {
             None => {
                 progress::success(format!(
@@ -99,7 +101,7 @@ impl Uninstalling<'_> {
                 return Err(Error::Failed(format!(
                     "{cmd} delete was interrupted by {signal} while helm was running{detail}; Helm's storage is in {} as before and the release may be partly uninstalled: run {cmd} delete {name} again",
                     release.storage_namespace,
-                    cmd = crate::output::chart_command()
+                    cmd = crate::support::output::chart_command()
                 )));
             }
             Err(e) => return Err(Error::Failed(format!("uninstall: {e}"))),

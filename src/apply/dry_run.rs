@@ -6,10 +6,10 @@ use futures::{StreamExt, TryStreamExt};
 use super::prepare::{Checked, Release};
 use super::status::Action;
 use super::{ApplyRequest, Outcome};
-use crate::error::{Error, Result};
-use crate::install::{Mode, upgrade};
-use crate::output::progress;
-use crate::readiness::HelmWait;
+use crate::apply::install::{Mode, upgrade};
+use crate::apply::readiness::HelmWait;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 pub(super) async fn run(
     req: &ApplyRequest<'_>,
@@ -42,11 +42,11 @@ pub(super) async fn run(
 async fn server_dry_run(release: &Release, checked: &Checked) -> Result<()> {
     let desired = &release.desired;
     let scoped = checked.apis.cluster_scoped();
-    let live = crate::live::LiveObjects::new(&release.target.cluster, checked.apis.clone());
+    let live = crate::cluster::live::LiveObjects::new(&release.target.cluster, checked.apis.clone());
     let objects = crate::compare::desired_objects(&checked.manifests, &desired.release_namespace, &scoped)?;
     let (mut objects, _hooks) = crate::compare::split_hooks(objects);
     for m in &mut objects {
-        crate::manifests::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
+        crate::cluster::manifests::add_helm_ownership(&mut m.object, &desired.release_name, &desired.release_namespace);
     }
     futures::stream::iter(objects.iter().map(|m| live.dry_run(&m.object, None)))
         .buffer_unordered(16)

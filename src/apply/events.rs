@@ -6,7 +6,7 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
 use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
-use crate::output::progress;
+use crate::support::output::progress;
 
 /// The API server refuses an Event note over 1024 bytes.
 const EVENT_NOTE_MAX: usize = 1024;

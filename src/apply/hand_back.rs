@@ -1,19 +1,19 @@
 //! The hand-back's part of an apply: whether the chart is the source's ([`compare`]), the mark that says
 //! it is not ([`mark`]), and, once applied, what comes next ([`proceed`]): dependents nudged, then the
-//! release handed back to Flux (`--resume`, see [`crate::handback`]) or the way to do it said.
+//! release handed back to Flux (`--resume`, see [`crate::apply::handback`]) or the way to do it said.
 
 use super::{ApplyRequest, Voice};
+use crate::apply::handback::Sameness;
 use crate::cluster::Cluster;
-use crate::error::Result;
+use crate::cluster::helmstore::StoredRelease;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::handback::Sameness;
-use crate::helmstore::StoredRelease;
-use crate::output::progress;
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// Whether the chart is the one the source offers: else helm-controller must not keep it once resumed.
 pub(super) async fn compare(req: &ApplyRequest<'_>, release: &super::prepare::Release, voice: Voice) -> Sameness {
-    let sameness = crate::handback::compare(req.cluster, &release.desired).await;
+    let sameness = crate::apply::handback::compare(req.cluster, &release.desired).await;
     if voice.says()
         && let Sameness::Unknown { why } = &sameness
     {
@@ -40,9 +40,9 @@ pub(super) async fn mark(
             files.join(", ")
         )),
         Sameness::Same => None,
-        Sameness::Unknown { .. } => crate::handback::local_chart(hr).map(str::to_string),
+        Sameness::Unknown { .. } => crate::apply::handback::local_chart(hr).map(str::to_string),
     };
-    crate::handback::mark(req.cluster, hr, local.as_deref()).await?;
+    crate::apply::handback::mark(req.cluster, hr, local.as_deref()).await?;
     Objects::<HelmRelease>::namespaced(req.cluster, &req.cluster.namespace).get(req.name).await
 }
 
@@ -56,12 +56,12 @@ pub(super) async fn proceed(req: &ApplyRequest<'_>, hr: &HelmRelease, voice: Voi
     if let Some(warning) = crate::flux::sources::handback_warning(req.cluster, hr).await {
         progress::warning(warning);
     }
-    if let Some(warning) = crate::handback::resume_warning(hr) {
+    if let Some(warning) = crate::apply::handback::resume_warning(hr) {
         progress::warning(warning);
     }
     let (name, ns) = (req.name, &req.cluster.namespace);
     if !req.resume {
-        let resume = crate::output::lifecycle_command("resume");
+        let resume = crate::support::output::lifecycle_command("resume");
         progress::success(format!(
             "helmrelease {name} stays suspended; hand it back to Flux with: {resume} {name} -n {ns}"
         ));
@@ -70,11 +70,11 @@ pub(super) async fn proceed(req: &ApplyRequest<'_>, hr: &HelmRelease, voice: Voi
     // Handed back as `kubectl cozyhr resume` does it, and waited for likewise: the upgrade's own timeout,
     // five minutes at least, for helm-controller to answer.
     let objects = Objects::<HelmRelease>::namespaced(req.cluster, ns);
-    let asked = crate::handback::hand_back(&objects, hr).await?;
+    let asked = crate::apply::handback::hand_back(&objects, hr).await?;
     progress::waiting("waiting for helm-controller to answer the hand-back");
     let timeout =
-        crate::install::action_timeout(hr, true, req.options.timeout).max(std::time::Duration::from_secs(300));
-    crate::handback::wait_all(std::slice::from_ref(&asked), timeout).await
+        crate::apply::install::action_timeout(hr, true, req.options.timeout).max(std::time::Duration::from_secs(300));
+    crate::apply::handback::wait_all(std::slice::from_ref(&asked), timeout).await
 }
 
 /// helm-controller does not watch dependencies: a HelmRelease waiting on this one retries only every

@@ -7,9 +7,9 @@
 //! 2. `prepare::render_and_check`: render and post-render as helm-controller would, pick the CRDs, check
 //!    the policies and waits: a chart that cannot be installed changes nothing, not even the suspension;
 //! 3. `dry_run::run` (`--dry-run`): helm's server dry run and every object through the API server;
-//! 4. [`crate::handback::compare`]: whether the chart is the source's (else helm-controller must replace
+//! 4. [`crate::apply::handback::compare`]: whether the chart is the source's (else helm-controller must replace
 //!    it once handed back);
-//! 5. [`crate::release_lease::acquire`]: one apply at a time per release, until the status is written;
+//! 5. [`crate::apply::release_lease::acquire`]: one apply at a time per release, until the status is written;
 //! 6. `take_over::take_over`: suspend, put back storage an interrupted run left, lift a stale lock;
 //!    then `retarget::run`: a release whose target changed (namespaces, name, chart) is uninstalled
 //!    where it is, as helm-controller does before it installs anew;
@@ -33,24 +33,31 @@ mod action;
 mod delete;
 mod dry_run;
 mod events;
+pub mod field_managers;
 mod hand_back;
+pub mod handback;
+pub mod install;
 pub(crate) mod observe;
 mod plan;
 mod prepare;
+pub mod readiness;
 mod record;
+pub mod release_lease;
+pub mod release_lock;
 pub(crate) mod remediate;
 mod retarget;
+pub mod snapshot;
 pub(crate) mod status;
 mod take_over;
 pub(crate) mod test;
 
 pub use delete::delete;
 
+use crate::apply::install::UpgradeOptions;
 use crate::cluster::Cluster;
 use crate::desired::UserValues;
-use crate::error::Result;
-use crate::install::UpgradeOptions;
 use crate::pipeline::Pipeline;
+use crate::support::error::Result;
 
 /// How an apply ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +84,7 @@ pub struct ApplyRequest<'a> {
 pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
     // Listening from the start: a SIGINT while the storage is being moved is then handled (once helm
     // runs) instead of killing the process half-way.
-    let interrupted = crate::process::interrupted();
+    let interrupted = crate::support::process::interrupted();
     run(req, interrupted, Voice::Command).await
 }
 
@@ -120,7 +127,7 @@ async fn run(
         return dry_run::run(&req, &release, &checked, interrupted).await;
     }
     let sameness = hand_back::compare(&req, &release, voice).await;
-    let lease = crate::release_lease::acquire(
+    let lease = crate::apply::release_lease::acquire(
         &release.target.own,
         &release.desired.storage_namespace,
         &release.desired.release_name,

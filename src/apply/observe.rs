@@ -2,7 +2,7 @@
 //! (`internal/reconcile/{release,test,rollback_remediation,uninstall_remediation}.go`): helm-controller
 //! sees every write Helm makes to its storage and turns the releases written into snapshots. helm cozy
 //! runs the Helm CLI instead, so it reads the storage before and after each action
-//! ([`crate::helmstore::Storage`]) and applies the same rules to what was written:
+//! ([`crate::cluster::helmstore::Storage`]) and applies the same rules to what was written:
 //!
 //! - an install or upgrade: the newest revision written goes in front (its action, the chart's OCI
 //!   digest); of the older revisions written, the newest one already in the history is taken again
@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::cluster::helmstore::{Storage, StoredRelease};
 use crate::flux::helmrelease::{Snapshot, TestHookStatus};
-use crate::helmstore::{Storage, StoredRelease};
 
 /// The action that wrote to the storage, as the snapshots name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub enum Writer<'a> {
 
 /// A snapshot of `release` with `action` (empty: none) and `oci_digest`, its config digest `config`.
 fn snapshot_of(release: &StoredRelease, config: &str, action: &str, oci_digest: &str) -> Option<Snapshot> {
-    let value = crate::snapshot::try_snapshot(&release.raw, config.to_string(), action, oci_digest).ok()?;
+    let value = crate::apply::snapshot::try_snapshot(&release.raw, config.to_string(), action, oci_digest).ok()?;
     serde_json::from_value(value).ok()
 }
 
@@ -50,8 +50,8 @@ fn config_digest(history: &[Snapshot], release: &StoredRelease, storage: &Storag
         history.iter().find(|s| storage.get(s.version).is_some_and(|r| r.name == s.name && r.config == release.config));
     match (same, &release.config) {
         (Some(s), _) => s.config_digest.clone(),
-        (None, Value::Object(config)) => crate::values::digest_values(config),
-        (None, _) => crate::values::digest_values(&serde_json::Map::new()),
+        (None, Value::Object(config)) => crate::desired::values::digest_values(config),
+        (None, _) => crate::desired::values::digest_values(&serde_json::Map::new()),
     }
 }
 
@@ -228,7 +228,7 @@ mod tests {
             "chart": {"metadata": {"name": "app", "version": format!("0.{version}.0"), "apiVersion": "v2"}},
             "config": {"v": config}, "manifest": "", "hooks": [],
         });
-        let mut r = crate::helmstore::decode(&crate::helmstore::encode_json(&raw)).unwrap();
+        let mut r = crate::cluster::helmstore::decode(&crate::cluster::helmstore::encode_json(&raw)).unwrap();
         r.modified_at = Some(modified.into());
         r
     }

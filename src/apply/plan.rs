@@ -5,19 +5,19 @@
 use super::prepare::Release;
 use super::status::Action;
 use super::{ApplyRequest, Voice};
-use crate::apply_method::ApplyMethod;
-use crate::error::Result;
-use crate::output::progress;
-use crate::readiness::Waiting;
+use crate::apply::readiness::Waiting;
+use crate::desired::apply_method::ApplyMethod;
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// The action an apply runs, and how.
 pub(super) struct Plan {
     /// Helm's storage of the release before the action (what the action writes is what changes).
-    pub storage: crate::helmstore::Storage,
+    pub storage: crate::cluster::helmstore::Storage,
     pub installed: bool,
     pub action: Action,
     pub method: ApplyMethod,
-    pub crd_policy: crate::crds::Policy,
+    pub crd_policy: crate::desired::crds::Policy,
     pub waiting: Waiting,
 }
 
@@ -29,12 +29,13 @@ pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voi
     let method = desired.apply_method(cluster, installed).await?;
     if voice.says()
         && req.pipeline.helm.major < 4
-        && let Some(note) = crate::apply_method::helm3_note(method)
+        && let Some(note) = crate::desired::apply_method::helm3_note(method)
     {
         progress::warning(note);
     }
-    let crd_policy = crate::crds::policy(&desired.hr, installed)?;
+    let crd_policy = crate::desired::crds::policy(&desired.hr, installed)?;
     let waiting = req.options.waiting(&desired.hr, installed)?;
-    let storage = crate::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
+    let storage =
+        crate::cluster::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
     Ok(Plan { storage, installed, action, method, crd_policy, waiting })
 }

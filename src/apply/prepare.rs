@@ -5,14 +5,14 @@
 use serde_json::Value;
 
 use super::{ApplyRequest, Voice};
+use crate::cluster::discovery::ClusterApis;
 use crate::desired::Desired;
-use crate::discovery::ClusterApis;
-use crate::error::{Error, Result};
+use crate::desired::target::Target;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::output::progress;
 use crate::render::postrender::PostRenderSession;
-use crate::target::Target;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// What one apply is about, derived once and handed to every later step.
 pub(super) struct Release {
@@ -23,7 +23,7 @@ pub(super) struct Release {
     /// Flux's post-render chain, as helm runs it.
     pub session: PostRenderSession,
     /// The Helm release and where Flux keeps it.
-    pub storage: crate::install::Release,
+    pub storage: crate::apply::install::Release,
 }
 
 /// The HelmRelease, its values, its cluster and its post-render session; None when a round of `apply
@@ -44,13 +44,13 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     }
     // Any failure to reach the release's cluster is before anything changes, in either cluster.
     let target = if voice.says() {
-        crate::target::resolve(cluster, &desired.hr).await?
+        crate::desired::target::resolve(cluster, &desired.hr).await?
     } else {
-        crate::target::resolve_quietly(cluster, &desired.hr).await?
+        crate::desired::target::resolve_quietly(cluster, &desired.hr).await?
     };
     let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
-    let storage = crate::install::Release::of(&desired.hr);
+    let storage = crate::apply::install::Release::of(&desired.hr);
     Ok(Some(Release { desired, target, session, storage }))
 }
 
@@ -79,8 +79,8 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
         .render_with_crds(desired, seen)
         .await
         .map_err(|e| Error::Failed(format!("the chart does not render, so nothing was changed: {e}")))?;
-    let crd_objects = crate::crds::objects(&rendered.crds)?;
-    let ignored = crate::crds::ignored(&crd_objects);
+    let crd_objects = crate::desired::crds::objects(&rendered.crds)?;
+    let ignored = crate::desired::crds::ignored(&crd_objects);
     if voice.says() && !ignored.is_empty() {
         let rules = desired.controller.rules();
         progress::warning(if rules.creates_non_crds_from_crds_dir {
@@ -96,11 +96,14 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
             )
         });
     }
-    let crds =
-        crate::crds::to_apply(&crd_objects, &desired.hr, desired.controller.rules().creates_non_crds_from_crds_dir);
+    let crds = crate::desired::crds::to_apply(
+        &crd_objects,
+        &desired.hr,
+        desired.controller.rules().creates_non_crds_from_crds_dir,
+    );
     refuse_what_the_controller_fails(release).await?;
     for installed in [false, true] {
-        crate::crds::policy(&desired.hr, installed)?;
+        crate::desired::crds::policy(&desired.hr, installed)?;
         // An unknown wait strategy or an invalid healthCheckExprs is refused now.
         req.options.waiting(&desired.hr, installed)?;
     }

@@ -15,13 +15,13 @@ use super::remediate::{self, Decision, Remedied};
 use super::status::{self, Action, Attempt, End, Ledger};
 use super::test::TestRun;
 use super::{ApplyRequest, Voice};
-use crate::error::{Error, Result};
+use crate::cluster::helmstore::{Storage, StoredRelease};
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::Snapshot;
 use crate::flux::spec::{Actions as _, OnFailure};
 use crate::flux::verbs::Objects;
-use crate::helmstore::{Storage, StoredRelease};
-use crate::output::progress;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// How the steps went, as far as the apply's exit is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl<'a, 'r> Book<'a, 'r> {
             action: plan.action,
             chart_name: req.pipeline.chart.meta.name.clone(),
             chart_version: desired.chart_version().to_string(),
-            config_digest: crate::values::digest_values(&desired.composed.values),
+            config_digest: crate::desired::values::digest_values(&desired.composed.values),
             storage_namespace: desired.storage_namespace.clone(),
             rules: controller.rules(),
             default_to_retry: controller.gate("DefaultToRetryOnFailure")
@@ -114,7 +114,7 @@ impl<'a, 'r> Book<'a, 'r> {
                 self.ledger.action_succeeded(history, ended.took, retries);
             }
             How::Interrupted { signal, during } => {
-                let cmd = crate::output::chart_command();
+                let cmd = crate::support::output::chart_command();
                 let message = format!(
                     "{cmd} apply was interrupted by {signal} {during}; the release may be partly applied: run {cmd} apply {} again",
                     self.req.name
@@ -188,7 +188,7 @@ impl<'a, 'r> Book<'a, 'r> {
             TestRun::Interrupted { signal } => {
                 let message = format!(
                     "the tests were interrupted by {signal}: run {} apply {} again",
-                    crate::output::chart_command(),
+                    crate::support::output::chart_command(),
                     self.req.name
                 );
                 self.ledger.interrupted(&message);
@@ -253,7 +253,7 @@ impl<'a, 'r> Book<'a, 'r> {
         let attempt = self.ledger.attempt().clone();
         if self.interrupted {
             return End::Error {
-                timeout: crate::install::action_timeout(
+                timeout: crate::apply::install::action_timeout(
                     &self.hr,
                     attempt.action == Action::Upgrade,
                     self.req.options.timeout,
@@ -300,8 +300,8 @@ impl<'a, 'r> Book<'a, 'r> {
     fn no_drift(&self) -> bool {
         let desired = &self.release.desired;
         desired.controller.rules().drifted_condition
-            && crate::drift::DriftDetection::of(&desired.hr.spec)
-                .is_ok_and(|d| d.mode() != crate::drift::Mode::Disabled)
+            && crate::compare::drift::DriftDetection::of(&desired.hr.spec)
+                .is_ok_and(|d| d.mode() != crate::compare::drift::Mode::Disabled)
     }
 
     /// Writes the status and the Events, says how it ended, and returns the HelmRelease as written and the
@@ -342,7 +342,7 @@ impl<'a, 'r> Book<'a, 'r> {
         let (cluster, desired) = (&self.release.target.cluster, &self.release.desired);
         if self.req.pipeline.helm.major >= 4 && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa") {
             let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
-            if let Err(e) = crate::field_managers::take_over(cluster, manifest, ns).await {
+            if let Err(e) = crate::apply::field_managers::take_over(cluster, manifest, ns).await {
                 progress::warning(format!(
                     "cannot hand the applied fields to helm-controller's field manager ({e}): once resumed, helm-controller leaves fields this chart sets and its source's does not"
                 ));
@@ -351,10 +351,10 @@ impl<'a, 'r> Book<'a, 'r> {
         if stored.status != "deployed" {
             return Ok(());
         }
-        let scoped = crate::discovery::discover(cluster).await?.cluster_scoped();
+        let scoped = crate::cluster::discovery::discover(cluster).await?.cluster_scoped();
         let mut inventory = status::inventory(&stored.manifest, &desired.release_namespace, &scoped);
         if let Some(entries) = inventory.get_mut("entries").and_then(serde_json::Value::as_array_mut) {
-            entries.extend(crate::crds::inventory_entries(&checked.crd_objects));
+            entries.extend(crate::desired::crds::inventory_entries(&checked.crd_objects));
         }
         self.ledger.put("inventory", inventory);
         Ok(())
@@ -387,7 +387,7 @@ impl<'a, 'r> Book<'a, 'r> {
                 newest.namespace, newest.name, newest.version, newest.chart_name, newest.chart_version, newest.status
             ));
         }
-        let status = crate::output::lifecycle_command("status");
+        let status = crate::support::output::lifecycle_command("status");
         progress::failure(format!(
             "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
             remediate::on_resume(end, self.decision.as_ref(), self.kept, self.release.desired.hr.spec.tests_enabled())

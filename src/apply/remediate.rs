@@ -12,14 +12,14 @@ use super::observe;
 use super::prepare::Release;
 use super::status::{End, Ledger};
 use super::{ApplyRequest, Voice};
-use crate::error::Result;
+use crate::apply::install::RollbackOptions;
+use crate::apply::readiness::HelmWait;
+use crate::cluster::helmstore::Storage;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::Snapshot;
 use crate::flux::spec::{Actions as _, OnFailure};
-use crate::helmstore::Storage;
-use crate::install::RollbackOptions;
-use crate::output::progress;
-use crate::readiness::HelmWait;
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// helm-controller's next step for a failed release.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +124,8 @@ pub(super) async fn run(
                 ));
             }
             let ran =
-                crate::install::rollback(cluster, helm, storage, target.version, &options.helm, interrupted).await;
+                crate::apply::install::rollback(cluster, helm, storage, target.version, &options.helm, interrupted)
+                    .await;
             let ran = match (ran, &options.poller) {
                 (Ok(()), Some(poller)) => wait_for_rollback(release, poller, voice).await?,
                 (ran, _) => ran.map_err(|e| super::action::helm_message(&e)),
@@ -142,8 +143,8 @@ pub(super) async fn run(
                     failed.full_name()
                 ));
             }
-            let args = crate::install::uninstall_args(helm.major, hr, storage, req.options.timeout)?;
-            let ran = crate::install::uninstall(cluster, helm, storage, &args, interrupted).await;
+            let args = crate::apply::install::uninstall_args(helm.major, hr, storage, req.options.timeout)?;
+            let ran = crate::apply::install::uninstall(cluster, helm, storage, &args, interrupted).await;
             Ok(Some(match ran {
                 Ok(()) => Remedied::Uninstalled { release: failed.clone(), after: read().await? },
                 Err(e) => Remedied::UninstallFailed { release: failed.clone(), error: super::action::helm_message(&e) },
@@ -156,15 +157,15 @@ pub(super) async fn run(
 /// helm-controller's waiter after a rollback (its default `poller`), on the revision the rollback made.
 async fn wait_for_rollback(
     release: &Release,
-    poller: &crate::readiness::Poller,
+    poller: &crate::apply::readiness::Poller,
     voice: Voice,
 ) -> Result<std::result::Result<(), String>> {
     let (cluster, desired) = (&release.target.cluster, &release.desired);
     let (sns, name, ns) = (&desired.storage_namespace, &desired.release_name, &desired.release_namespace);
-    Ok(match crate::readiness::settle(cluster, sns, name, ns, false, poller, voice.says()).await? {
-        crate::readiness::Settled::Ready => Ok(()),
-        crate::readiness::Settled::NotReady { failure, .. } => Err(failure.message),
-        crate::readiness::Settled::Interrupted { signal } => Err(format!("interrupted by {signal}")),
+    Ok(match crate::apply::readiness::settle(cluster, sns, name, ns, false, poller, voice.says()).await? {
+        crate::apply::readiness::Settled::Ready => Ok(()),
+        crate::apply::readiness::Settled::NotReady { failure, .. } => Err(failure.message),
+        crate::apply::readiness::Settled::Interrupted { signal } => Err(format!("interrupted by {signal}")),
     })
 }
 
@@ -172,7 +173,7 @@ async fn wait_for_rollback(
 /// helm-controller waits with its own.
 struct Rollback {
     helm: RollbackOptions,
-    poller: Option<crate::readiness::Poller>,
+    poller: Option<crate::apply::readiness::Poller>,
 }
 
 /// `spec.rollback` as helm-controller maps it (`internal/action/rollback.go`): the timeout, hooks, the
@@ -186,7 +187,7 @@ fn rollback_options(
 ) -> Result<Rollback> {
     let spec = hr.spec.rollback.clone().unwrap_or_default();
     let timeout = overridden
-        .or_else(|| crate::install::spec_timeout(&hr.spec, spec.timeout.as_deref()))
+        .or_else(|| crate::apply::install::spec_timeout(&hr.spec, spec.timeout.as_deref()))
         .unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT);
     let server_side = match spec.server_side_apply.as_deref() {
         Some("enabled") => true,
@@ -202,8 +203,8 @@ fn rollback_options(
         (true, _) => (HelmWait::HooksOnly, None),
         (false, true) => (HelmWait::Legacy { jobs }, None),
         (false, false) => {
-            let checks = crate::readiness::HealthChecks::of(&hr.spec.extra)?;
-            (HelmWait::HooksOnly, Some(crate::readiness::Poller { jobs, timeout, checks }))
+            let checks = crate::apply::readiness::HealthChecks::of(&hr.spec.extra)?;
+            (HelmWait::HooksOnly, Some(crate::apply::readiness::Poller { jobs, timeout, checks }))
         }
     };
     let helm = RollbackOptions {

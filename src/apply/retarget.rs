@@ -1,6 +1,6 @@
 //! A release helm-controller uninstalls before it installs again: its target changed since the status
 //! recorded it (the storage namespace, the release namespace, the release name, or the chart's name:
-//! [`crate::release_target`]). helm-controller uninstalls the recorded release with `spec.uninstall`'s
+//! [`crate::desired::release_target`]). helm-controller uninstalls the recorded release with `spec.uninstall`'s
 //! options, clears the history, the failure counters and the storage namespace, and its next reconcile
 //! installs at the new target. helm cozy does the same in one apply: the uninstall and the status
 //! helm-controller writes after it here, then the install planned and recorded as any other (so the final
@@ -18,11 +18,11 @@ use serde_json::Value;
 use super::prepare::{Checked, Release};
 use super::status::{self as release_status, Uninstalled};
 use super::{ApplyRequest, Voice};
-use crate::error::{Error, Result};
+use crate::desired::release_target::Move;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::output::progress;
-use crate::release_target::Move;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// Uninstalls the recorded release when helm-controller would, before the action is planned, and writes
 /// the status helm-controller writes then.
@@ -60,7 +60,7 @@ pub(super) async fn run(req: &ApplyRequest<'_>, release: &Release, checked: &Che
 /// (`spec.install.createNamespace`) or which must exist.
 pub(super) async fn check(release: &Release) -> Result<()> {
     let Some(moved) = release.desired.target_move() else { return Ok(()) };
-    crate::install::UninstallSettings::of(&release.desired.hr, None)?;
+    crate::apply::install::UninstallSettings::of(&release.desired.hr, None)?;
     let create = release.desired.hr.spec.install.as_ref().is_some_and(|i| i.create_namespace);
     if create || namespace_exists(release, &moved.to.namespace).await? {
         return Ok(());
@@ -89,17 +89,17 @@ async fn stored(release: &Release, moved: &Move) -> Result<Option<Uninstalled>> 
     // Where Helm works is where the new release is stored, by the same name: what is there is the new
     // release's, never the old one's leftovers, and mixing them is refused.
     if old.namespace == new.storage_namespace && old.name == new.name && old.storage_namespace != old.namespace {
-        if crate::helmstore::newest_labels(cluster, &old.namespace, &old.name).await?.is_some() {
+        if crate::cluster::helmstore::newest_labels(cluster, &old.namespace, &old.name).await?.is_some() {
             return Err(Error::Failed(format!(
                 "cannot uninstall release {}/{} as helm-controller does: {} already stores a release {} (move one of them first)",
                 moved.from.namespace, old.name, old.namespace, old.name
             )));
         }
     } else {
-        crate::install::recover_storage(cluster, &old).await?;
+        crate::apply::install::recover_storage(cluster, &old).await?;
     }
     let keep_history = release.desired.hr.spec.uninstall.as_ref().is_some_and(|u| u.keep_history);
-    let newest = crate::helmstore::newest_labels(cluster, &old.storage_namespace, &old.name).await?;
+    let newest = crate::cluster::helmstore::newest_labels(cluster, &old.storage_namespace, &old.name).await?;
     Ok(match newest {
         None => Some(Uninstalled::NotFound),
         Some((_, status)) if status == "uninstalled" && keep_history => Some(Uninstalled::Already),
@@ -113,7 +113,7 @@ async fn stored(release: &Release, moved: &Move) -> Result<Option<Uninstalled>> 
 async fn uninstall(req: &ApplyRequest<'_>, release: &Release, moved: &Move) -> Result<()> {
     let (helm, cluster) = (&req.pipeline.helm, &release.target.cluster);
     let old = moved.uninstall();
-    let args = crate::install::uninstall_args(helm.major, &release.desired.hr, &old, req.options.timeout)?;
+    let args = crate::apply::install::uninstall_args(helm.major, &release.desired.hr, &old, req.options.timeout)?;
     if !namespace_exists(release, &old.namespace).await? {
         let api: Api<Namespace> = Api::all(cluster.client.clone());
         let ns = Namespace {
@@ -123,7 +123,7 @@ async fn uninstall(req: &ApplyRequest<'_>, release: &Release, moved: &Move) -> R
         api.create(&kube::api::PostParams::default(), &ns).await.map_err(|e| cluster.error(e))?;
     }
     // Not stopped by a signal half-way: the signal is answered by the action that follows.
-    crate::install::uninstall(cluster, helm, &old, &args, std::future::pending())
+    crate::apply::install::uninstall(cluster, helm, &old, &args, std::future::pending())
         .await
         .map_err(|e| Error::Failed(e.to_string()))
 }
@@ -136,11 +136,11 @@ async fn unnamespaced_objects(release: &Release, moved: &Move, checked: &Checked
     }
     let old = moved.uninstall();
     let cluster = &release.target.cluster;
-    let Some(stored) = crate::helmstore::latest(cluster, &old.storage_namespace, &old.name).await? else {
+    let Some(stored) = crate::cluster::helmstore::latest(cluster, &old.storage_namespace, &old.name).await? else {
         return Ok(Vec::new());
     };
     let scoped = checked.apis.cluster_scoped();
-    let manifests = crate::manifests::parse_manifests(&stored.manifest)
+    let manifests = crate::cluster::manifests::parse_manifests(&stored.manifest)
         .map_err(|e| Error::Invalid { what: "stored release manifest".into(), reason: e.to_string() })?;
     Ok(manifests
         .into_iter()
@@ -157,14 +157,14 @@ async fn say_left(release: &Release, moved: &Move, checked: &Checked, candidates
     if candidates.is_empty() {
         return;
     }
-    let live = crate::live::LiveObjects::new(&release.target.cluster, checked.apis.clone());
+    let live = crate::cluster::live::LiveObjects::new(&release.target.cluster, checked.apis.clone());
     let refs: Vec<&Value> = candidates.iter().collect();
     let left: Vec<String> = match live.get_all(&refs).await {
         Ok(found) => candidates
             .iter()
             .zip(found)
             .filter(|(_, l)| l.is_some())
-            .filter_map(|(c, _)| crate::manifests::ObjectId::from_object(c).ok())
+            .filter_map(|(c, _)| crate::cluster::manifests::ObjectId::from_object(c).ok())
             .map(|id| format!("{}/{}", id.kind, id.name))
             .collect(),
         Err(e) => {

@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::cluster::manifests::{ClusterScoped, parse_manifests};
 use crate::controller::Rules;
-use crate::error::{Error, Result};
 use crate::flux::HelmRelease;
 use crate::flux::condition::Condition;
 use crate::flux::helmrelease::{Snapshot, TestHookStatus};
 use crate::flux::spec::ReleaseAction;
-use crate::manifests::{ClusterScoped, parse_manifests};
+use crate::support::error::{Error, Result};
 
 pub const READY: &str = "Ready";
 pub const RELEASED: &str = "Released";
@@ -251,7 +251,8 @@ impl Ledger {
     /// The install or upgrade succeeded; `history` is the history after it, `took` its duration.
     pub fn action_succeeded(&mut self, history: Vec<Snapshot>, took: Duration, retries: bool) {
         self.history = history;
-        self.fields.insert("lastAttemptedReleaseActionDuration".into(), crate::duration::go_string(took).into());
+        self.fields
+            .insert("lastAttemptedReleaseActionDuration".into(), crate::support::duration::go_string(took).into());
         let action = self.attempt.action;
         let message = self.latest_message(action.as_str(), "succeeded");
         self.set(RELEASED, "True", action.succeeded_reason(), &message);
@@ -398,7 +399,7 @@ impl Ledger {
             }
             End::RetryAfter(interval) => {
                 remove_condition(&mut self.conditions, STALLED);
-                let message = format!("retrying after {}", crate::duration::go_string(*interval));
+                let message = format!("retrying after {}", crate::support::duration::go_string(*interval));
                 self.set(RECONCILING, "True", "ProgressingWithRetry", &message);
                 self.observed_generation = Some(self.generation);
             }
@@ -409,7 +410,7 @@ impl Ledger {
             }
             End::Error { timeout } => {
                 let action = self.attempt.action.as_str();
-                let timeout = crate::duration::go_string(*timeout);
+                let timeout = crate::support::duration::go_string(*timeout);
                 let message = format!("Running '{action}' action with timeout of {timeout}");
                 remove_condition(&mut self.conditions, STALLED);
                 self.set(RECONCILING, "True", "Progressing", &message);
@@ -473,8 +474,11 @@ impl Ledger {
         let pr = hr.spec.post_renderers.as_ref();
         let cm = hr.spec.common_metadata.as_ref().map(serde_json::to_value).transpose().ok().flatten();
         let digest_or_null = |d: String| if d.is_empty() { Value::Null } else { Value::String(d) };
-        self.put("observedPostRenderersDigest", digest_or_null(crate::snapshot::post_renderers_digest(pr)));
-        self.put("observedCommonMetadataDigest", digest_or_null(crate::snapshot::common_metadata_digest(cm.as_ref())));
+        self.put("observedPostRenderersDigest", digest_or_null(crate::apply::snapshot::post_renderers_digest(pr)));
+        self.put(
+            "observedCommonMetadataDigest",
+            digest_or_null(crate::apply::snapshot::common_metadata_digest(cm.as_ref())),
+        );
     }
 
     /// The status as a merge patch of the status subresource.
@@ -506,7 +510,7 @@ pub fn test_hooks(raw: &Value, hr: &HelmRelease, rules: &Rules) -> BTreeMap<Stri
     let selected = |name: &str| crate::flux::spec::test_hook_selected(&filters, name);
     let keep: Option<&dyn Fn(&str) -> bool> =
         (rules.tested == crate::controller::Tested::Finished).then_some(&selected as &dyn Fn(&str) -> bool);
-    serde_json::from_value(crate::snapshot::test_hooks(raw, keep)).unwrap_or_default()
+    serde_json::from_value(crate::apply::snapshot::test_hooks(raw, keep)).unwrap_or_default()
 }
 
 /// `status.inventory.entries` of a release manifest, as helm-controller builds it: hooks excluded,
@@ -546,7 +550,7 @@ pub enum Uninstalled {
 /// The message helm-controller's uninstall writes to `Released` (`internal/reconcile/uninstall.go`) for
 /// `hr`'s newest history entry; None when the history is empty.
 pub fn uninstalled_message(hr: &HelmRelease, how: Uninstalled) -> Option<String> {
-    let cur = crate::release_target::latest(hr)?;
+    let cur = crate::desired::release_target::latest(hr)?;
     let full = format!("{}/{}.v{}", cur.namespace, cur.name, cur.version);
     Some(match how {
         Uninstalled::Done => {
@@ -587,7 +591,7 @@ pub fn retargeted(hr: &HelmRelease, how: Uninstalled) -> Result<Value> {
 pub fn retarget_failed(hr: &HelmRelease, error: &str) -> Result<Value> {
     let generation = hr.metadata.generation.unwrap_or(0);
     let status = hr.status.clone().unwrap_or_default();
-    let message = match crate::release_target::latest(hr) {
+    let message = match crate::desired::release_target::latest(hr) {
         Some(cur) => format!(
             "Helm uninstall failed for release {}/{}.v{} with chart {}@{}: {}",
             cur.namespace,

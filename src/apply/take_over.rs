@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use kube::runtime::events::EventType;
 
+use crate::apply::install::Release;
+use crate::apply::release_lock::{self, Found};
 use crate::cluster::Cluster;
-use crate::error::Result;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
-use crate::install::Release;
-use crate::output::progress;
-use crate::release_lock::{self, Found};
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// Suspends HelmRelease `name` (in `home`'s namespace) and readies its release `storage` in
 /// `release_cluster` for helm; `why`, when given, is said with the suspension. Returns the HelmRelease as
@@ -40,9 +40,9 @@ pub(super) async fn take_over(
 }
 
 /// Puts back what an interrupted apply or delete left of the release's storage (see
-/// [`crate::install::recover_storage`]), and says so.
+/// [`crate::apply::install::recover_storage`]), and says so.
 async fn recover_storage(cluster: &Cluster, release: &Release) -> Result<()> {
-    let moved = crate::install::recover_storage(cluster, release).await?;
+    let moved = crate::apply::install::recover_storage(cluster, release).await?;
     if moved > 0 {
         progress::warning(format!(
             "found {moved} Helm storage Secret(s) of release {} in {}, left there by an interrupted helm cozy: moved back to {}, where Flux keeps them",

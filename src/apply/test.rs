@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use super::prepare::Release;
 use super::{ApplyRequest, Voice};
-use crate::error::Result;
+use crate::cluster::helmstore::Storage;
 use crate::flux::spec::TestFilter;
-use crate::helmstore::Storage;
-use crate::output::progress;
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// How the tests went.
 pub(super) enum TestRun {
@@ -40,7 +40,9 @@ pub fn filter_args(filters: &[TestFilter]) -> Vec<String> {
 /// The test timeout: `spec.test.timeout`, else `spec.timeout`, else five minutes; `--timeout` wins.
 pub fn timeout(hr: &crate::flux::HelmRelease, overridden: Option<Duration>) -> Duration {
     let own = hr.spec.test.as_ref().and_then(|t| t.timeout.as_deref());
-    overridden.or_else(|| crate::install::spec_timeout(&hr.spec, own)).unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT)
+    overridden
+        .or_else(|| crate::apply::install::spec_timeout(&hr.spec, own))
+        .unwrap_or(crate::flux::spec::DEFAULT_TIMEOUT)
 }
 
 /// Runs the tests of the release just installed or upgraded, when the HelmRelease asks for them.
@@ -70,11 +72,12 @@ pub(super) async fn run(
             "helm test {}/{} as helm-controller runs it (spec.test, timeout {})",
             storage.namespace,
             storage.name,
-            crate::duration::go_string(timeout)
+            crate::support::duration::go_string(timeout)
         ));
     }
     let ran =
-        crate::install::test(cluster, &req.pipeline.helm, storage, timeout, &filter_args(&filters), interrupted).await;
+        crate::apply::install::test(cluster, &req.pipeline.helm, storage, timeout, &filter_args(&filters), interrupted)
+            .await;
     let after = Storage::read(cluster, &storage.storage_namespace, &storage.name).await?;
     Ok(match ran {
         Ok(()) => TestRun::Passed { after },

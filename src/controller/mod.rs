@@ -93,9 +93,9 @@ impl Controller {
             if let Some(version) = Version::parse(&text) {
                 return Controller { version: Some(version), found: Found::Env, feature_gates: Vec::new() };
             }
-            crate::output::stderr_line(format_args!(
+            crate::support::output::stderr_line(format_args!(
                 "{}: {VERSION_ENV}={text:?} is not a version (like v1.5.0): following helm-controller {NEWEST_KNOWN}'s rules",
-                crate::output::command_name()
+                crate::support::output::command_name()
             ));
         }
         Controller {

@@ -4,8 +4,8 @@
 use super::object::FluxObject;
 use super::verbs::Objects;
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
-use crate::output::progress;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// One object to act on, with the handle for its namespace.
 pub struct Target<K: FluxObject> {

@@ -8,7 +8,7 @@
 //!
 //! What an entry names ([`Ref`], a HelmRelease or another object, with helm-controller's defaults) and
 //! the CEL rule for `readyExpr` ([`ready_expr_verdict`]) are here for HelmRelease entries too; the graph
-//! of releases is [`super::tree`]'s.
+//! of releases is [`crate::views::tree`]'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use super::helmrelease::{DependencyReference, HelmRelease};
 use crate::cluster::Cluster;
-use crate::discovery::ClusterApis;
-use crate::error::Error;
-use crate::readiness::kstatus::{self, Status};
+use crate::cluster::discovery::ClusterApis;
+use crate::cluster::kstatus::{self, Status};
+use crate::support::error::Error;
 
 /// What a dependsOn entry names: a HelmRelease by namespace and name, or (Flux 2.10) another object,
 /// which has its apiVersion and kind too. A HelmRelease has neither, so its JSON is what it always was.
@@ -86,7 +86,7 @@ impl Ref {
     }
 
     /// As a row about a release in `namespace` names it: without the namespace when it is the same.
-    pub(super) fn seen_from(&self, namespace: &str) -> String {
+    pub(crate) fn seen_from(&self, namespace: &str) -> String {
         if self.namespace == namespace || self.namespace.is_empty() { self.local_name() } else { self.to_string() }
     }
 }
@@ -136,7 +136,7 @@ pub async fn read_all(cluster: &Cluster, targets: impl IntoIterator<Item = Ref>)
     if targets.is_empty() {
         return Lookups::default();
     }
-    let apis = match crate::discovery::discover(cluster).await {
+    let apis = match crate::cluster::discovery::discover(cluster).await {
         Ok(apis) => apis,
         Err(e) => {
             let why = format!("cannot learn which kinds the cluster serves: {e}");
@@ -243,7 +243,7 @@ pub fn judge(
 /// (`named` in messages). Ok says it is true; Err carries helm-controller's DependencyNotReady message or,
 /// for an expression it cannot compile, why it stalls.
 pub fn ready_expr_verdict(dependent: &HelmRelease, source: &str, named: &str, dep: &Value) -> Result<String, String> {
-    let expr = crate::cel::Expression::compile(source)
+    let expr = crate::support::cel::Expression::compile(source)
         .map_err(|e| format!("readyExpr cannot be used, helm-controller stalls on it (InvalidCELExpression): {e}"))?;
     // A HelmRelease always encodes as JSON; should it not, `self` is null and the expression says so.
     let me = serde_json::to_value(dependent).unwrap_or_default();

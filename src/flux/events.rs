@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 
 use crate::cluster::Cluster;
-use crate::error::Result;
+use crate::support::error::Result;
 
 /// One event, reduced to what a status screen shows.
 #[derive(Clone, Debug, PartialEq)]

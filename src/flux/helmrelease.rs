@@ -453,9 +453,9 @@ impl HelmRelease {
     }
 
     /// The Helm release helm-controller makes of it: `releaseName`, else `<targetNamespace>-<name>`, else
-    /// `<name>`, shortened like Flux over 53 characters ([`crate::release::release_name`]).
+    /// `<name>`, shortened like Flux over 53 characters ([`crate::flux::release_name::release_name`]).
     pub fn release_name(&self) -> String {
-        crate::release::release_name(
+        crate::flux::release_name::release_name(
             self.name(),
             self.spec.target_namespace.as_deref(),
             self.spec.release_name.as_deref(),

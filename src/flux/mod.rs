@@ -5,21 +5,17 @@
 //! trait impl, or no code at all through the generic [`FluxSource`] and a row in [`kind`].
 
 pub mod bulk;
-pub mod complete;
 pub mod condition;
 pub mod dependency;
 pub mod events;
-pub mod get;
 pub mod helmrelease;
 pub mod kind;
 pub mod object;
 pub mod reconcile;
-pub mod report;
+pub mod release_name;
 pub mod source;
 pub mod sources;
 pub mod spec;
-pub mod table;
-pub mod tree;
 pub mod verbs;
 
 pub use condition::{Condition, Readiness};

@@ -8,8 +8,8 @@ use super::bulk::reconciled;
 use super::sources::{self, Step};
 use super::{FluxObject, FluxSource, HelmRelease, Kind, Objects};
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
-use crate::output::progress;
+use crate::support::error::{Error, Result};
+use crate::support::output::progress;
 
 /// What `reconcile` is asked for.
 pub struct Request<'a> {

@@ -17,7 +17,7 @@ use super::kind::{self, Kind};
 use super::source::FluxSource;
 use super::verbs::Objects;
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
+use crate::support::error::{Error, Result};
 
 /// One step of the plan.
 #[derive(Clone, Debug, PartialEq, Eq)]

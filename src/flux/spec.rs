@@ -282,7 +282,9 @@ impl ActiveRemediation {
 pub fn duration(field: &str, text: Option<&str>) -> Result<Option<Duration>, String> {
     match text.filter(|t| !t.is_empty()) {
         None => Ok(None),
-        Some(t) => crate::duration::parse(t).map(Some).map_err(|e| format!("{field}: {t:?} is not a duration: {e}")),
+        Some(t) => {
+            crate::support::duration::parse(t).map(Some).map_err(|e| format!("{field}: {t:?} is not a duration: {e}"))
+        }
     }
 }
 
@@ -303,7 +305,7 @@ fn strategy_of(s: Option<&Strategy>, default_to_retry: bool) -> OnFailure {
     let retry = |s: Option<&Strategy>| {
         let interval = s
             .and_then(|s| s.retry_interval.as_deref())
-            .and_then(|t| crate::duration::parse(t).ok())
+            .and_then(|t| crate::support::duration::parse(t).ok())
             .unwrap_or(DEFAULT_RETRY_INTERVAL);
         OnFailure::Retry { interval }
     };

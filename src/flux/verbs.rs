@@ -15,7 +15,7 @@ use serde_json::json;
 use super::condition::{self, Readiness};
 use super::kind::Kind;
 use super::object::FluxObject;
-use crate::error::{Error, Result};
+use crate::support::error::{Error, Result};
 
 /// The annotations of Flux's reconcile-request protocol (fluxcd/pkg/apis/meta).
 pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::Helm;
-use crate::process::Running;
+use crate::support::process::Running;
 
 /// A helm perhaps started ahead, and where the arguments of this render are remembered.
 pub struct Early {
@@ -32,8 +32,8 @@ impl Early {
         parts.extend_from_slice(key);
         let bin = helm.bin.to_string_lossy();
         parts.push(&bin);
-        let name = crate::cache::key_name(&parts.join("\0"));
-        let file = crate::cache::dir().map(|d| d.join("render").join(format!("{name}.json")));
+        let name = crate::support::cache::key_name(&parts.join("\0"));
+        let file = crate::support::cache::dir().map(|d| d.join("render").join(format!("{name}.json")));
         let guessed: Vec<OsString> = file
             .as_ref()
             .and_then(|f| std::fs::read(f).ok())
@@ -80,7 +80,7 @@ impl Early {
             return;
         };
         if let Ok(text) = serde_json::to_vec(&args) {
-            crate::cache::write(&file, &text);
+            crate::support::cache::write(&file, &text);
         }
     }
 }

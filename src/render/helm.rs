@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::RenderError;
-use crate::process::{Running, spawn_program};
+use crate::support::process::{Running, spawn_program};
 
 #[derive(Debug, Clone)]
 pub struct Helm {
@@ -57,7 +57,7 @@ impl Helm {
             Some(v) => v,
             None => {
                 let args = ["version".into(), "--template".into(), "{{.Version}}".into()];
-                let out = crate::process::run_program(&bin, &args, &[], None).await.map_err(|e| match e {
+                let out = crate::support::process::run_program(&bin, &args, &[], None).await.map_err(|e| match e {
                     RenderError::Spawn { reason, .. } => bad("cannot run helm", reason.to_string()),
                     RenderError::Failed { stderr, .. } => bad("`helm version` failed with", stderr),
                     other => other,
@@ -90,7 +90,7 @@ impl Helm {
         cancel: impl std::future::Future<Output = String>,
     ) -> Result<Vec<u8>, RenderError> {
         let running = self.spawn(args, envs, false)?;
-        crate::process::finish_program(running, None, cancel).await.map_err(|e| match e {
+        crate::support::process::finish_program(running, None, cancel).await.map_err(|e| match e {
             RenderError::Failed { stderr, .. } => RenderError::Failed { program: "helm".into(), stderr },
             other => other,
         })
@@ -127,7 +127,7 @@ mod version_cache {
     const KEEP: usize = 16;
 
     fn file() -> Option<PathBuf> {
-        Some(crate::cache::dir()?.join(FILE))
+        Some(crate::support::cache::dir()?.join(FILE))
     }
 
     /// `path \t size \t mtime-ns`: what identifies this build of the binary.
@@ -154,7 +154,7 @@ mod version_cache {
         let start = lines.len().saturating_sub(KEEP);
         let mut text = lines[start..].join("\n");
         text.push('\n');
-        crate::cache::write(&file, text.as_bytes());
+        crate::support::cache::write(&file, text.as_bytes());
     }
 }
 

@@ -19,9 +19,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::cluster::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 use crate::go::yaml_tree::Node;
 use crate::go::yaml_v3;
-use crate::manifests::{ObjectId, RawDocument, is_blank_document, split_documents};
 
 /// Which metadata map a step writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub fn apply(docs: &[Document], steps: &[Step<'_>]) -> Outcome {
 }
 
 fn transform(docs: &[Document], steps: &[Step<'_>]) -> Result<String, String> {
-    let done = crate::par::map_ordered(docs, |doc| transform_document(doc, steps));
+    let done = crate::support::par::map_ordered(docs, |doc| transform_document(doc, steps));
     let mut out = String::with_capacity(docs.iter().map(|d| d.text.len() + d.text.len() / 4).sum());
     let mut seen = HashSet::with_capacity(docs.len());
     for (doc, result) in docs.iter().zip(done) {
@@ -359,7 +359,7 @@ mod tests {
             "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\n  annotations:\n    description: {about}end\nwebhooks:\n- name: v.example.com\n  clientConfig:\n    caBundle: {cert}\n"
         );
         let out = run(&stream, &[]);
-        let docs = crate::manifests::parse_manifests(&out).expect("the output reads back");
+        let docs = crate::cluster::manifests::parse_manifests(&out).expect("the output reads back");
         assert_eq!(docs[0].object.pointer("/webhooks/0/clientConfig/caBundle"), Some(&Value::String(cert)));
         assert_eq!(
             docs[0].object.pointer("/metadata/annotations/description"),
@@ -477,7 +477,7 @@ mod tests {
         let stream = [doc("a1", "c/t/a.yaml"), doc("b1", "c/t/b.yaml"), doc("a2", "c/t/a.yaml")].concat();
         let out = run_helm(&stream);
         let value = |name: &str| {
-            let objs = crate::manifests::parse_manifests(&out).unwrap();
+            let objs = crate::cluster::manifests::parse_manifests(&out).unwrap();
             objs.into_iter().find(|m| m.id.name == name).unwrap().object["data"]["a"].clone()
         };
         assert_eq!(value("a1"), "x", "{out}");
@@ -506,7 +506,7 @@ mod tests {
         for (splitting, first, last) in cases {
             let docs = documents_split(stream, Origin::Helm, splitting);
             let Outcome::Done(out) = apply(&docs, &[]) else { panic!("unsupported") };
-            let objs = crate::manifests::parse_manifests(&out).unwrap();
+            let objs = crate::cluster::manifests::parse_manifests(&out).unwrap();
             assert_eq!(objs[0].object["stringData"]["a"], first, "{splitting:?}: {out}");
             assert_eq!(objs[1].object["stringData"]["a"], last, "{splitting:?}: {out}");
         }
@@ -530,7 +530,7 @@ mod tests {
                 Outcome::Done(out) => out,
                 Outcome::Unsupported(why) => panic!("{why}"),
             };
-            let values: Vec<Value> = crate::manifests::parse_manifests(&out)
+            let values: Vec<Value> = crate::cluster::manifests::parse_manifests(&out)
                 .unwrap()
                 .into_iter()
                 .filter(|m| m.id.kind == "ConfigMap")
@@ -545,7 +545,7 @@ mod tests {
             Outcome::Done(out) => out,
             Outcome::Unsupported(why) => panic!("{why}"),
         };
-        let objects = crate::manifests::parse_manifests(&out).unwrap();
+        let objects = crate::cluster::manifests::parse_manifests(&out).unwrap();
         assert_eq!(objects.last().unwrap().object["data"]["a"], "x\n", "{out}");
     }
 

@@ -21,14 +21,14 @@ pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
     })
 }
 
-pub use crate::error::RenderError;
+pub use crate::support::error::RenderError;
 
 /// Helm's `--values FILE` for each file, then `--set EXPR` for each expression, in order (later wins).
 pub fn values_args(files: &[std::path::PathBuf], sets: &[String]) -> Vec<std::ffi::OsString> {
     let files = files.iter().flat_map(|f| ["--values".into(), f.as_os_str().to_owned()]);
     files.chain(sets.iter().flat_map(|s| ["--set".into(), s.into()])).collect()
 }
-use crate::process::finish_program_watching;
+use crate::support::process::finish_program_watching;
 
 /// What a chart sees of the cluster while Helm renders it: `.Capabilities`, `lookup` and `.Release`.
 /// [`ClusterView::default`] is plain `helm template`: Helm's built-in capabilities, lookup answering
@@ -169,7 +169,7 @@ async fn render(
 ) -> Result<String, RenderError> {
     // helm template renders revision 1 whatever it is told: a later revision is written into a copy.
     let revised = if req.view.revision > 1 {
-        crate::chart::at_revision(req.chart_dir, req.view.revision).map_err(|e| {
+        crate::source::chart::at_revision(req.chart_dir, req.view.revision).map_err(|e| {
             RenderError::Io(std::io::Error::new(
                 e.kind(),
                 format!(

@@ -24,9 +24,9 @@ use serde_json::{Value, json};
 
 use super::RenderError;
 use super::metadata::{self, Field, Origin, Outcome, Step};
+use crate::cluster::manifests::split_documents;
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
-use crate::manifests::split_documents;
-use crate::process::run_program;
+use crate::support::process::run_program;
 
 /// The argument that turns helm-cozy into the post-renderer.
 pub const POST_RENDER_ARG: &str = "__post-render";
@@ -210,7 +210,9 @@ pub async fn run_on_template_output(
 /// and people rely on. Puts them back in front of each object, matched by object identity. (Helm 4 tracks
 /// the template in an annotation instead and restores the comments itself; its input has none.)
 fn restore_sources(input: &[metadata::Document], output: &str) -> String {
-    let Ok(before) = crate::manifests::parse_manifests(&metadata::stream(input)) else { return output.to_string() };
+    let Ok(before) = crate::cluster::manifests::parse_manifests(&metadata::stream(input)) else {
+        return output.to_string();
+    };
     let sources: std::collections::HashMap<_, _> =
         before.into_iter().filter_map(|m| m.source.map(|s| (m.id, s))).collect();
     if sources.is_empty() {
@@ -218,7 +220,8 @@ fn restore_sources(input: &[metadata::Document], output: &str) -> String {
     }
     let mut out = String::with_capacity(output.len() + sources.len() * 40);
     for doc in split_documents(output) {
-        let id = crate::manifests::parse_manifests(&doc.text).ok().and_then(|m| m.into_iter().next()).map(|m| m.id);
+        let id =
+            crate::cluster::manifests::parse_manifests(&doc.text).ok().and_then(|m| m.into_iter().next()).map(|m| m.id);
         let source = id.as_ref().and_then(|id| sources.get(id)).map(String::as_str);
         push_document(&mut out, source, &doc.text);
     }
@@ -273,7 +276,7 @@ pub fn filter_show_only(rendered: &str, globs: &[String]) -> Result<String, Rend
         return Err(RenderError::ShowOnly(format!(
             "--show-only: no rendered object comes from a template matching {} (see the `# Source:` lines of {} show)",
             globs.join(", "),
-            crate::output::chart_command()
+            crate::support::output::chart_command()
         )));
     }
     Ok(out)
@@ -299,7 +302,7 @@ async fn kustomize(
     mut kustomization: Value,
     extra: &[(String, Value)],
 ) -> Result<String, RenderError> {
-    let dir = crate::process::private_dir("cozyhr-kustomize-")?;
+    let dir = crate::support::process::private_dir("cozyhr-kustomize-")?;
     let mut resources = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         let file = format!("doc-{i}.yaml");
@@ -336,7 +339,7 @@ pub struct PostRenderSession {
 
 impl PostRenderSession {
     pub fn new(spec: &PostRenderSpec, self_exe: PathBuf) -> Result<Self, RenderError> {
-        let dir = crate::process::private_dir("cozyhr-postrender-")?;
+        let dir = crate::support::process::private_dir("cozyhr-postrender-")?;
         write_private(&dir.path().join("spec.json"), &serde_json::to_vec(spec).map_err(io)?)?;
         Ok(PostRenderSession { dir, self_exe })
     }
@@ -424,10 +427,10 @@ pub async fn main_post_render() -> Result<(), RenderError> {
         let mut input = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)?;
         let output = run(&spec, &input, Origin::Helm).await?;
-        match crate::output::write_stdout(output) {
+        match crate::support::output::write_stdout(output) {
             // Helm stopped reading (it was stopped itself): nothing more to do, and nothing to say.
-            Err(crate::output::StdoutError::ReaderGone) | Ok(()) => Ok::<(), RenderError>(()),
-            Err(crate::output::StdoutError::Io(e)) => Err(e.into()),
+            Err(crate::support::output::StdoutError::ReaderGone) | Ok(()) => Ok::<(), RenderError>(()),
+            Err(crate::support::output::StdoutError::Io(e)) => Err(e.into()),
         }
     }
     .await;
@@ -471,7 +474,7 @@ mod tests {
     async fn hooks_meet_the_chain_as_the_post_render_strategy_says() {
         let stream = "---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: demo/templates/hook.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n  annotations:\n    helm.sh/hook: pre-install\n";
         let labelled = |out: &str, name: &str| {
-            let objs = crate::manifests::parse_manifests(out).unwrap();
+            let objs = crate::cluster::manifests::parse_manifests(out).unwrap();
             let obj = &objs.iter().find(|m| m.id.name == name).unwrap().object;
             obj.pointer("/metadata/labels/helm.toolkit.fluxcd.io~1name").is_some()
         };

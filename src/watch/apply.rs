@@ -6,10 +6,10 @@ use super::{Ended, Outcome, Round, Stop, Watches, Why, plan_words};
 use crate::apply::{ApplyRequest, apply_round};
 use crate::cluster::Cluster;
 use crate::compare::Against;
-use crate::diff::PlanOptions;
-use crate::error::Result;
+use crate::compare::diff::PlanOptions;
 use crate::flux::{HelmRelease, Objects};
-use crate::output::progress;
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// Runs the loop for `request` and prints its last lines. [`Ended::cut_off`] says a second signal stopped
 /// helm half-way.
@@ -51,7 +51,7 @@ async fn hand_back(cluster: &Cluster, name: &str) {
     }
     progress::success(format!(
         "helmrelease {name} stays suspended with the status of the last round; hand it back to Flux with: {} {name} -n {}",
-        crate::output::lifecycle_command("resume"),
+        crate::support::output::lifecycle_command("resume"),
         cluster.namespace
     ));
 }
@@ -71,8 +71,8 @@ impl Round for ApplyRound<'_> {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
-        let color = crate::output::ColorChoice::Auto.for_stdout();
-        match crate::output::write_stdout(plan.render_summary(color)) {
+        let color = crate::support::output::ColorChoice::Auto.for_stdout();
+        match crate::support::output::write_stdout(plan.render_summary(color)) {
             Err(e) if e.is_reader_gone() => return Outcome::End(Why::ReaderGone),
             Err(e) => return Outcome::Failed(e.to_string()),
             Ok(()) => {}

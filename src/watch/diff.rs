@@ -3,9 +3,9 @@
 
 use super::{Ended, Outcome, Round, Stop, Watches, Why, plan_words};
 use crate::cluster::Cluster;
-use crate::diff::{Format, RenderOptions};
-use crate::error::Result;
+use crate::compare::diff::{Format, RenderOptions};
 use crate::pipeline::{DiffRequest, Pipeline};
+use crate::support::error::Result;
 
 /// Runs the loop for `request` (which follows the cluster: no release files, no Git ref) and says on
 /// stderr how it ended, unless standard output's reader went away (then it ends quietly).
@@ -49,19 +49,19 @@ impl Round for DiffRound<'_> {
     }
 }
 
-/// `diff --all --watch`: the set's diffs ([`crate::release_set::diff`]) at the start and after every
+/// `diff --all --watch`: the set's diffs ([`crate::sets::release_set::diff`]) at the start and after every
 /// change of the chart, the -f files, or any of the set's HelmReleases and their valuesFrom sources.
 pub async fn diff_all(
     pipeline: &Pipeline,
     cluster: &Cluster,
-    selection: &crate::release_set::Selection,
-    common: &crate::release_set::diff::Common<'_>,
+    selection: &crate::sets::release_set::Selection,
+    common: &crate::sets::release_set::diff::Common<'_>,
     concurrency: usize,
     format: Format,
     options: RenderOptions,
 ) -> Result<Ended> {
     let stop = Stop::listen()?;
-    let set = crate::release_set::select(cluster, &pipeline.chart.meta.name, selection).await?;
+    let set = crate::sets::release_set::select(cluster, &pipeline.chart.meta.name, selection).await?;
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &common.user.files, &set)?;
     let mut round = DiffAllRound { pipeline, cluster, selection, common, concurrency, format, options };
     let ended = super::run(&mut round, &mut watches, &stop).await;
@@ -72,8 +72,8 @@ pub async fn diff_all(
 struct DiffAllRound<'a> {
     pipeline: &'a Pipeline,
     cluster: &'a Cluster,
-    selection: &'a crate::release_set::Selection,
-    common: &'a crate::release_set::diff::Common<'a>,
+    selection: &'a crate::sets::release_set::Selection,
+    common: &'a crate::sets::release_set::diff::Common<'a>,
     concurrency: usize,
     format: Format,
     options: RenderOptions,
@@ -83,9 +83,11 @@ impl Round for DiffAllRound<'_> {
     const CHANGES_CLUSTER: bool = false;
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
-        use crate::release_set::diff::{diff_all, print};
+        use crate::sets::release_set::diff::{diff_all, print};
         // The set again: a HelmRelease may have been added, relabelled or removed since.
-        let set = match crate::release_set::select(self.cluster, &self.pipeline.chart.meta.name, self.selection).await {
+        let set = match crate::sets::release_set::select(self.cluster, &self.pipeline.chart.meta.name, self.selection)
+            .await
+        {
             Ok(set) => set,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
@@ -105,9 +107,9 @@ impl Round for DiffAllRound<'_> {
 /// How the loop ended, on stderr, unless standard output's reader went away (then it ends quietly).
 fn say_how_it_ended(ended: &Ended) {
     if ended.why != Why::ReaderGone {
-        crate::output::stderr_line(format_args!(
+        crate::support::output::stderr_line(format_args!(
             "{}: stopped watching after {} round(s) ({}); nothing was changed",
-            crate::output::chart_command(),
+            crate::support::output::chart_command(),
             ended.rounds,
             ended.why
         ));

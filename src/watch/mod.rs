@@ -33,10 +33,10 @@ use notify::Watcher as _;
 use tokio::sync::mpsc;
 
 use crate::cluster::Cluster;
-pub use crate::error::WatchError;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::ValuesReference;
-use crate::output::{Paint, Tone};
+pub use crate::support::error::WatchError;
+use crate::support::output::{Paint, Tone};
 
 /// How long the files and the cluster must stay quiet before a round starts: long enough for an editor's
 /// write-rename dance to end, short enough not to be felt.
@@ -256,7 +256,7 @@ where
                 Err(e) => {
                     if !warned {
                         warned = true;
-                        crate::output::progress::warning(format!(
+                        crate::support::output::progress::warning(format!(
                             "cannot watch {what} ({e}); retrying: until then its changes start no round"
                         ));
                     }
@@ -401,8 +401,8 @@ impl Watches {
     ) -> Result<Watches, WatchError> {
         // A GitRepository's valuesFiles outside the chart directory (relative to the repository) count too.
         let mut files = user_files.to_vec();
-        if let Ok(chart) = crate::chart::ChartDir::open(chart_dir) {
-            files.extend(hrs.iter().flat_map(|hr| crate::values_files::outside_chart(hr, &chart)));
+        if let Ok(chart) = crate::source::chart::ChartDir::open(chart_dir) {
+            files.extend(hrs.iter().flat_map(|hr| crate::source::values_files::outside_chart(hr, &chart)));
         }
         let watched = Watched::for_chart(chart_dir, &files);
         let (tx, changes) = mpsc::unbounded_channel();
@@ -432,7 +432,7 @@ impl Watches {
 }
 
 /// The plan of a round in words: `1 to add, 2 to change, 0 to remove`.
-fn plan_words(plan: &crate::diff::Plan) -> String {
+fn plan_words(plan: &crate::compare::diff::Plan) -> String {
     let c = plan.counts();
     format!("{} to add, {} to change, {} to remove", c.add, c.change, c.remove)
 }
@@ -589,7 +589,7 @@ pub struct Ended {
 }
 
 /// What the loop prints about itself on stderr: on a terminal one line rewritten in place
-/// ([`crate::output::show_status`]), else one line per round (logs and CI read those).
+/// ([`crate::support::output::show_status`]), else one line per round (logs and CI read those).
 pub struct StatusLine {
     tty: bool,
 }
@@ -602,13 +602,13 @@ impl StatusLine {
     /// On a terminal, replaces the status line with `text`; elsewhere nothing.
     pub fn show(&mut self, text: &str) {
         if self.tty {
-            crate::output::show_status(text);
+            crate::support::output::show_status(text);
         }
     }
 
     /// Clears the status line (the end of the loop leaves none behind).
     pub fn clear(&mut self) {
-        crate::output::clear_status();
+        crate::support::output::clear_status();
     }
 
     /// The line for a round that ended: the status line on a terminal, a line of its own elsewhere.
@@ -616,13 +616,13 @@ impl StatusLine {
         if self.tty {
             self.show(line);
         } else {
-            crate::output::stderr_line(line);
+            crate::support::output::stderr_line(line);
         }
     }
 
     /// A line that stays (an error, a note), whatever the stream.
     pub fn line(&mut self, line: impl std::fmt::Display) {
-        crate::output::stderr_line(line);
+        crate::support::output::stderr_line(line);
     }
 }
 

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
+use cozyhr::apply::install::UpgradeOptions;
 use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
-use cozyhr::install::UpgradeOptions;
 use cozyhr::pipeline::Pipeline;
 
 use cozyhr_shell::{ClusterFlags, Exit};
@@ -18,7 +18,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
         let out = pipeline.apply_plain(&cluster, args.name(), &user, args.dry_run, take).await?;
-        cozyhr::output::write_stdout(out)?;
+        cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let request = request(&cluster, &pipeline, args);
@@ -34,7 +34,7 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
     Ok(ExitCode::SUCCESS)
 }
 
-/// `apply --all`: every HelmRelease of the chart (see cozyhr::release_set), then a table of what became of
+/// `apply --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), then a table of what became of
 /// each; exit 1 when any failed.
 async fn run_all(
     cluster: &Cluster,
@@ -42,19 +42,20 @@ async fn run_all(
     args: &ApplyArgs,
     template: ApplyRequest<'_>,
 ) -> anyhow::Result<ExitCode> {
-    use cozyhr::release_set::apply::{Fate, Plan, apply_all, table};
-    let set = cozyhr::release_set::select(cluster, &pipeline.chart.meta.name, &args.set.selection(&args.names)).await?;
+    use cozyhr::sets::release_set::apply::{Fate, Plan, apply_all, table};
+    let set =
+        cozyhr::sets::release_set::select(cluster, &pipeline.chart.meta.name, &args.set.selection(&args.names)).await?;
     let plan = Plan { concurrency: args.set.concurrency(), keep_going: args.keep_going };
     let rows = apply_all(&template, &set, &plan).await?;
-    let color = cozyhr::output::ColorChoice::Auto.for_stdout();
-    cozyhr::output::write_stdout(table(&rows, color))?;
+    let color = cozyhr::support::output::ColorChoice::Auto.for_stdout();
+    cozyhr::support::output::write_stdout(table(&rows, color))?;
     let failed = rows.iter().filter(|r| matches!(r.result, Fate::Failed(_))).count();
     let skipped = rows.iter().filter(|r| matches!(r.result, Fate::Skipped(_))).count();
     if failed > 0 {
         anyhow::bail!("{failed} of {} releases failed, {skipped} skipped (see the table)", rows.len());
     }
     if !args.resume {
-        let resume = cozyhr::output::lifecycle_command("resume");
+        let resume = cozyhr::support::output::lifecycle_command("resume");
         let mut hand_back = format!("{resume} --all --chart {}", pipeline.chart.meta.name);
         if args.set.all_namespaces {
             hand_back.push_str(" -A");
@@ -64,7 +65,7 @@ async fn run_all(
         if let Some(sel) = &args.set.selector {
             hand_back.push_str(&format!(" -l {sel}"));
         }
-        cozyhr::output::progress::success(format!("hand the set back to Flux with: {hand_back}"));
+        cozyhr::support::output::progress::success(format!("hand the set back to Flux with: {hand_back}"));
     }
     Ok(ExitCode::SUCCESS)
 }

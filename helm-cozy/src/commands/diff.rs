@@ -45,9 +45,9 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     Ok(args.print.exit_code(plan.has_changes()))
 }
 
-/// `diff --all`: every HelmRelease of the chart (see cozyhr::release_set), a summary table, then the diffs.
+/// `diff --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), a summary table, then the diffs.
 async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    use cozyhr::release_set::diff::{Common, any_change, any_error, diff_all, print};
+    use cozyhr::sets::release_set::diff::{Common, any_change, any_error, diff_all, print};
     let cluster = flags.options_for(&args.target).connect().await?;
     let selection = args.set.selection(&args.names);
     let user = args.values.user();
@@ -59,7 +59,7 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
             .await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let set = cozyhr::release_set::select(&cluster, &pipeline.chart.meta.name, &selection).await?;
+    let set = cozyhr::sets::release_set::select(&cluster, &pipeline.chart.meta.name, &selection).await?;
     let entries = diff_all(pipeline, &cluster, &set, &common, args.set.concurrency()).await;
     print(&entries, format, options)?;
     if any_error(&entries) {

@@ -38,13 +38,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Runs a command that changes nothing until SIGINT or SIGTERM. On a signal the command is dropped, so
 /// its temporary files (values, which may hold Secret data) are removed and its helm child is killed.
 async fn stop_on_signal(command: impl Future<Output = anyhow::Result<ExitCode>>) -> anyhow::Result<ExitCode> {
-    let interrupted = cozyhr::process::interrupted();
+    let interrupted = cozyhr::support::process::interrupted();
     tokio::select! {
         result = command => result,
         signal = interrupted => {
-            cozyhr::output::stderr_line(format_args!(
+            cozyhr::support::output::stderr_line(format_args!(
                 "{}: interrupted by {signal}; nothing was changed",
-                cozyhr::output::chart_command()
+                cozyhr::support::output::chart_command()
             ));
             Ok(cozyhr_shell::Exit::Interrupted.into())
         }
@@ -62,11 +62,11 @@ fn helmrelease_hint(e: cozyhr::Error) -> anyhow::Error {
 }
 
 /// Without a cluster `lookup` finds nothing: said once, on stderr, when a chart rendered may call it.
-fn note_offline_lookup(charts: &[&cozyhr::chart::ChartDir]) {
+fn note_offline_lookup(charts: &[&cozyhr::source::chart::ChartDir]) {
     if charts.iter().any(|c| c.may_use_lookup()) {
-        cozyhr::output::stderr_line(format_args!(
+        cozyhr::support::output::stderr_line(format_args!(
             "{}: rendering without a cluster: lookup finds nothing (the chart calls lookup)",
-            cozyhr::output::chart_command()
+            cozyhr::support::output::chart_command()
         ));
     }
 }

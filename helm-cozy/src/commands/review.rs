@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use cozyhr::review::{Releases, Request};
+use cozyhr::sets::review::{Releases, Request};
 
 use cozyhr_shell::ClusterFlags;
 
@@ -12,7 +12,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
     let helm = cozyhr::render::Helm::locate().await?;
     let self_exe = std::env::current_exe()?;
     let cluster = (!args.offline).then(|| {
-        let selection = cozyhr::release_set::Selection {
+        let selection = cozyhr::sets::release_set::Selection {
             all_namespaces: args.all_namespaces,
             selector: args.selector.clone(),
             names: Vec::new(),
@@ -23,7 +23,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
     let files: Vec<std::path::PathBuf> = args
         .release_file
         .iter()
-        .map(|f| if f.is_absolute() || cozyhr::release_file::is_stdin(f) { f.clone() } else { dir.join(f) })
+        .map(|f| if f.is_absolute() || cozyhr::source::release_file::is_stdin(f) { f.clone() } else { dir.join(f) })
         .collect();
     let releases = Releases { cluster, files: &files };
     let scope = args.path.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
@@ -34,10 +34,10 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         releases,
         offline_view: args.capabilities.view(),
         options: args.print.plan_options(),
-        concurrency: cozyhr::release_set::concurrency(args.concurrency.map(usize::from)),
+        concurrency: cozyhr::sets::release_set::concurrency(args.concurrency.map(usize::from)),
     };
-    let report = cozyhr::review::run(&helm, &self_exe, &request).await?;
-    cozyhr::review::print::print(&report, args.print.format(), args.layout.render_options())?;
+    let report = cozyhr::sets::review::run(&helm, &self_exe, &request).await?;
+    cozyhr::sets::review::print::print(&report, args.print.format(), args.layout.render_options())?;
     if report.errors() > 0 {
         anyhow::bail!(
             "{} of {} releases could not be rendered (see their rows above)",

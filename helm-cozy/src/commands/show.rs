@@ -23,9 +23,9 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
         pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
     } else if args.offline || !flags.options().is_configured() {
         let why = if args.offline { "--offline" } else { "no cluster is configured" };
-        cozyhr::output::stderr_line(format_args!(
+        cozyhr::support::output::stderr_line(format_args!(
             "{}: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)",
-            cozyhr::output::chart_command()
+            cozyhr::support::output::chart_command()
         ));
         let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
         pipeline.render_plain(None, &namespace, &args.name, &user).await?
@@ -33,6 +33,6 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
         let cluster = flags.options().connect().await?;
         pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, &user).await?
     };
-    cozyhr::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
+    cozyhr::support::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use cozyhr::output::Table;
 use cozyhr::pipeline::{FromFiles, Pipeline};
+use cozyhr::support::output::Table;
 use serde_json::Value;
 
 use cozyhr_shell::ClusterFlags;
@@ -40,14 +40,14 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
         for key in values.keys() {
             table.row([key.clone(), sources.get(key).map(ToString::to_string).unwrap_or_default()]);
         }
-        cozyhr::output::write_stdout(table.render())?;
+        cozyhr::support::output::write_stdout(table.render())?;
         return Ok(ExitCode::SUCCESS);
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
     let text = match args.output {
-        ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
-        ValuesFormat::Yaml => cozyhr::diff::to_yaml(&values)?,
+        ValuesFormat::Json => format!("{}\n", cozyhr::desired::values::to_go_json_pretty(&values)),
+        ValuesFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
     };
-    cozyhr::output::write_stdout(text)?;
+    cozyhr::support::output::write_stdout(text)?;
     Ok(ExitCode::SUCCESS)
 }

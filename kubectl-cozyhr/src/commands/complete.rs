@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use clap::CommandFactory;
-use cozyhr::flux::complete::{self, Lookup};
+use cozyhr::views::complete::{self, Lookup};
 use cozyhr_shell::complete::{Definition, Word};
 
 use crate::cli::Cli;
@@ -24,7 +24,7 @@ pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
     };
     // A HelmRelease already named on the line is not offered again.
     let already = if from_cluster == Some(Lookup::HelmRelease) { line.positionals.as_slice() } else { &[] };
-    cozyhr::output::write_stdout(cozyhr_shell::complete::reply(candidates, &current, already))?;
+    cozyhr::support::output::write_stdout(cozyhr_shell::complete::reply(candidates, &current, already))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
-use cozyhr::diff::{DEFAULT_CONTEXT, RenderOptions};
-use cozyhr::drift::{Options, detect};
+use cozyhr::compare::diff::{DEFAULT_CONTEXT, RenderOptions};
+use cozyhr::compare::drift::{Options, detect};
 use cozyhr::flux::{HelmRelease, Objects};
-use cozyhr::output::{Paint, progress, write_stdout};
+use cozyhr::support::output::{Paint, progress, write_stdout};
 
 use crate::cli::{DriftArgs, DriftFormat};
 

@@ -3,12 +3,12 @@
 use std::process::ExitCode;
 
 use cozyhr::cluster::Cluster;
-use cozyhr::flux::report::Report;
 use cozyhr::flux::{HelmRelease, Objects};
-use cozyhr::output::Paint;
+use cozyhr::support::output::Paint;
+use cozyhr::views::status::Report;
 
 use crate::cli::StatusArgs;
-use cozyhr::output::write_stdout;
+use cozyhr::support::output::write_stdout;
 
 pub async fn run(cluster: &Cluster, args: &StatusArgs) -> anyhow::Result<ExitCode> {
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(&args.name).await?;

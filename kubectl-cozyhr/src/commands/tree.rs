@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use cozyhr::Error;
 use cozyhr::cluster::Cluster;
-use cozyhr::flux::get::Format;
-use cozyhr::flux::tree::{Listing, Ref};
-use cozyhr::output::{Paint, progress, write_stdout};
+use cozyhr::support::output::{Paint, progress, write_stdout};
+use cozyhr::views::get::Format;
+use cozyhr::views::tree::{Listing, Ref};
 
 use crate::cli::{TreeArgs, TreeOutput};
 

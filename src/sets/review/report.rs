@@ -1,0 +1,71 @@
+//! What a review found: one [`Entry`] per release of each affected chart, in a [`Report`].
+
+use std::path::PathBuf;
+
+use crate::compare::diff::Plan;
+
+/// Who a reviewed rendering is for.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Release {
+    /// A HelmRelease of the cluster.
+    Cluster { namespace: String, name: String },
+    /// A HelmRelease of the files given.
+    File { namespace: String, name: String },
+    /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
+    Defaults,
+}
+
+impl Release {
+    /// `namespace/name`, or `(chart defaults)`.
+    pub fn label(&self) -> String {
+        match self {
+            Release::Cluster { namespace, name } | Release::File { namespace, name } => format!("{namespace}/{name}"),
+            Release::Defaults => "(chart defaults)".into(),
+        }
+    }
+
+    /// Where it was found: `cluster`, `file` or `defaults`.
+    pub fn source(&self) -> &'static str {
+        match self {
+            Release::Cluster { .. } => "cluster",
+            Release::File { .. } => "file",
+            Release::Defaults => "defaults",
+        }
+    }
+}
+
+/// One release of one affected chart, and what the change does to it.
+pub struct Entry {
+    /// The chart's directory, relative to the repository's top.
+    pub chart: PathBuf,
+    pub release: Release,
+    pub outcome: std::result::Result<Plan, String>,
+}
+
+/// What a review found.
+pub struct Report {
+    /// The two sides, as people name them (`git:main`, `the work tree`).
+    pub old: String,
+    pub new: String,
+    /// How many charts lie under PATH (at either side).
+    pub charts: usize,
+    /// One entry per release of each affected chart, by chart path, then release.
+    pub entries: Vec<Entry>,
+}
+
+impl Report {
+    pub fn any_change(&self) -> bool {
+        self.entries.iter().any(|e| e.outcome.as_ref().is_ok_and(Plan::has_changes))
+    }
+
+    pub fn errors(&self) -> usize {
+        self.entries.iter().filter(|e| e.outcome.is_err()).count()
+    }
+
+    /// How many charts were rendered.
+    pub fn affected(&self) -> usize {
+        let mut charts: Vec<&PathBuf> = self.entries.iter().map(|e| &e.chart).collect();
+        charts.dedup();
+        charts.len()
+    }
+}
