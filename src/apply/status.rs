@@ -509,7 +509,7 @@ pub fn test_hooks(raw: &Value, hr: &HelmRelease, rules: &Rules) -> BTreeMap<Stri
     let filters = hr.spec.test.as_ref().and_then(|t| t.filters.clone()).unwrap_or_default();
     let selected = |name: &str| crate::flux::spec::test_hook_selected(&filters, name);
     let keep: Option<&dyn Fn(&str) -> bool> =
-        (rules.tested == crate::controller::Tested::Finished).then_some(&selected as &dyn Fn(&str) -> bool);
+        (rules.tested == crate::flux::helmrelease::Tested::Finished).then_some(&selected as &dyn Fn(&str) -> bool);
     serde_json::from_value(crate::apply::snapshot::test_hooks(raw, keep)).unwrap_or_default()
 }
 

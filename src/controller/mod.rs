@@ -20,7 +20,7 @@ use std::fmt;
 
 pub use detect::detect;
 pub use helm_sdk::{HelmDifference, HelmSdk, Splitting, differences};
-pub use rules::{ForceWithSsa, HookRule, Rules, Tested};
+pub use rules::{ForceWithSsa, HookRule, Rules};
 
 /// A version as major, minor and patch (a pre-release or build suffix is not kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,7 +2,8 @@
 //! fluxcd/helm-controller; each rule is checked against the real controller in the end-to-end tests).
 
 use super::Version;
-use crate::render::postrender::HookStrategy;
+use crate::flux::helmrelease::Tested;
+use crate::flux::spec::HookStrategy;
 
 /// Whether hooks go through the post-render chain (postRenderers, commonMetadata, origin labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,19 +24,6 @@ pub enum ForceWithSsa {
     Fails,
     /// v1.5.4 and later: ignored for server-side apply.
     Ignored,
-}
-
-/// When a release counts as tested (`Snapshot.HasBeenTested`, which decides whether a release in sync
-/// is tested again: `internal/reconcile/state.go`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tested {
-    /// v1.5.0–v1.6.2: as soon as any test hook is recorded in the snapshot (`testHooks` set), whatever
-    /// its phase; every test hook of the release is recorded, `spec.test.filters` or not.
-    AnyRecord,
-    /// v1.6.3 and later: the test action ran with no test hook selected (an empty `testHooks`), or a
-    /// selected hook failed, or every selected hook succeeded; hooks `spec.test.filters` leaves out are
-    /// not recorded.
-    Finished,
 }
 
 /// The rules of one helm-controller version.

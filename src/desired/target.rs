@@ -297,7 +297,7 @@ async fn refuse_file_references(home: &Cluster, kubeconfig: &Kubeconfig, hr_id: 
     Err(TargetError::FileReference {
         hr: hr_id.into(),
         secret: secret.into(),
-        controller: controller.effective_version(),
+        controller: controller.effective_version().to_string(),
         reference,
     }
     .into())

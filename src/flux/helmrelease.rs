@@ -383,12 +383,12 @@ pub struct TestHookStatus {
 }
 
 impl Snapshot {
-    /// `HasBeenTested`, by the rule of the helm-controller version ([`crate::controller::Tested`]).
-    pub fn has_been_tested(&self, rule: crate::controller::Tested) -> bool {
+    /// `HasBeenTested`, by the rule ([`Tested`]) of the helm-controller version.
+    pub fn has_been_tested(&self, rule: Tested) -> bool {
         let Some(hooks) = &self.test_hooks else { return false };
         match rule {
-            crate::controller::Tested::AnyRecord => true,
-            crate::controller::Tested::Finished => {
+            Tested::AnyRecord => true,
+            Tested::Finished => {
                 let phase = |h: &TestHookStatus| h.phase.as_deref().unwrap_or_default().to_string();
                 hooks.is_empty()
                     || hooks.values().any(|h| phase(h) == "Failed")
@@ -541,6 +541,19 @@ impl FluxObject for HelmRelease {
         }
         self.status.as_ref().and_then(|s| s.last_attempted_revision.clone()).unwrap_or_default()
     }
+}
+
+/// When a release counts as tested (`Snapshot.HasBeenTested`, which decides whether a release in sync
+/// is tested again: `internal/reconcile/state.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tested {
+    /// v1.5.0–v1.6.2: as soon as any test hook is recorded in the snapshot (`testHooks` set), whatever
+    /// its phase; every test hook of the release is recorded, `spec.test.filters` or not.
+    AnyRecord,
+    /// v1.6.3 and later: the test action ran with no test hook selected (an empty `testHooks`), or a
+    /// selected hook failed, or every selected hook succeeded; hooks `spec.test.filters` leaves out are
+    /// not recorded.
+    Finished,
 }
 
 #[cfg(test)]

@@ -369,9 +369,42 @@ pub fn test_hook_selected(filters: &[TestFilter], name: &str) -> bool {
     !include || included
 }
 
+/// How hooks meet the post-renderers (`spec.postRenderStrategy` of helm-controller ≥ 1.6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookStrategy {
+    /// Hooks and templates in one stream (Helm 4's and helm-controller's default).
+    #[default]
+    Combined,
+    /// Hooks and templates post-rendered as two streams.
+    Separate,
+    /// Hooks not post-rendered (Helm 3's behaviour; helm-controller's default with `UseHelm3Defaults`).
+    NoHooks,
+}
+
+impl HookStrategy {
+    /// The strategy a HelmRelease names; anything else (helm-controller's API allows nothing else) and
+    /// none are the default.
+    pub fn from_spec(value: Option<&str>) -> HookStrategy {
+        match value {
+            Some("separate") => HookStrategy::Separate,
+            Some("nohooks") => HookStrategy::NoHooks,
+            _ => HookStrategy::Combined,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hook_strategy_as_the_spec_names_it() {
+        assert_eq!(HookStrategy::from_spec(Some("nohooks")), HookStrategy::NoHooks);
+        assert_eq!(HookStrategy::from_spec(Some("separate")), HookStrategy::Separate);
+        assert_eq!(HookStrategy::from_spec(None), HookStrategy::Combined);
+        assert_eq!(HookStrategy::from_spec(Some("anything")), HookStrategy::Combined);
+    }
 
     struct Spec(Option<Install>, Option<Upgrade>);
     impl Actions for Spec {

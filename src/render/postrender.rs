@@ -26,6 +26,7 @@ use super::RenderError;
 use super::metadata::{self, Field, Origin, Outcome, Step};
 use crate::cluster::manifests::split_documents;
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
+use crate::flux::spec::HookStrategy;
 use crate::support::process::run_program;
 
 /// The argument that turns helm-cozy into the post-renderer.
@@ -56,31 +57,6 @@ pub struct PostRenderSpec {
     pub splitting: metadata::Splitting,
     /// The kubectl whose embedded kustomize runs the chain.
     pub kubectl: PathBuf,
-}
-
-/// How hooks meet the post-renderers (`spec.postRenderStrategy` of helm-controller ≥ 1.6).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HookStrategy {
-    /// Hooks and templates in one stream (Helm 4's and helm-controller's default).
-    #[default]
-    Combined,
-    /// Hooks and templates post-rendered as two streams.
-    Separate,
-    /// Hooks not post-rendered (Helm 3's behaviour; helm-controller's default with `UseHelm3Defaults`).
-    NoHooks,
-}
-
-impl HookStrategy {
-    /// The strategy a HelmRelease names; anything else (helm-controller's API allows nothing else) and
-    /// none are the default.
-    pub fn from_spec(value: Option<&str>) -> HookStrategy {
-        match value {
-            Some("separate") => HookStrategy::Separate,
-            Some("nohooks") => HookStrategy::NoHooks,
-            _ => HookStrategy::Combined,
-        }
-    }
 }
 
 /// Runs the chain over a multi-document manifest stream from `origin` (Helm's post-renderer input, or
@@ -486,9 +462,6 @@ mod tests {
             assert_eq!(labelled(&out, "h"), hook_labelled, "{strategy:?}: {out}");
             assert!(out.contains("# Source: demo/templates/hook.yaml"), "{strategy:?}: {out}");
         }
-        assert_eq!(HookStrategy::from_spec(Some("nohooks")), HookStrategy::NoHooks);
-        assert_eq!(HookStrategy::from_spec(Some("separate")), HookStrategy::Separate);
-        assert_eq!(HookStrategy::from_spec(None), HookStrategy::Combined);
     }
 
     #[test]

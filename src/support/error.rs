@@ -247,7 +247,7 @@ pub enum TargetError {
     #[error(
         "helmrelease {hr}: helm-controller {controller} refuses the kubeconfig in {secret}, which names a file ({reference}), and fails the release (Ready=False, RESTClientError): put the file's content in the kubeconfig itself (certificate-authority-data, token, client-certificate-data, client-key-data); nothing was changed"
     )]
-    FileReference { hr: String, secret: String, controller: crate::controller::Version, reference: String },
+    FileReference { hr: String, secret: String, controller: String, reference: String },
 
     #[error(
         "--target-kubeconfig {}: helmrelease {hr} has no spec.kubeConfig, so it installs into the cluster it lives in; drop the flag",
