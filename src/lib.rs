@@ -22,6 +22,8 @@
 //!   [`views`]: what `kubectl cozyhr` shows of them (get, status, tree, completion).
 //! - [`controller`]: the cluster's helm-controller (its version, found as a user can find it) and its
 //!   rules, which every command above follows, and the Helm SDK inside it.
+//! - [`values`]: Flux-exact values composition (valuesFrom, `values`, the merge, go-yaml's scalars), no
+//!   cluster I/O.
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them, discovery, live objects,
 //!   manifests, kstatus and Helm's release storage.
 //! - [`support`]: typed errors, output, other programs, the cache, durations, CEL, parallel work.
@@ -40,6 +42,7 @@ pub mod render;
 pub mod sets;
 pub mod source;
 pub mod support;
+pub mod values;
 pub mod views;
 pub mod watch;
 

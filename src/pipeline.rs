@@ -2,7 +2,7 @@
 //!
 //! HelmRelease + chart directory → [`Desired`] (values, names, post-render chain) → render (the real
 //! helm, then Flux's post-render chain) → compare ([`crate::compare`]: plan against live objects or the
-//! stored release) → install and status ([`crate::apply`]).
+//! stored release) → install and status (apply).
 //!
 //! `show`, `diff` and `apply --dry-run` reach the rendered release by the same path, with what
 //! helm-controller's Helm would see of the cluster ([`Seen`]), so they cannot disagree. A command in a

@@ -50,8 +50,8 @@ fn config_digest(history: &[Snapshot], release: &StoredRelease, storage: &Storag
         history.iter().find(|s| storage.get(s.version).is_some_and(|r| r.name == s.name && r.config == release.config));
     match (same, &release.config) {
         (Some(s), _) => s.config_digest.clone(),
-        (None, Value::Object(config)) => crate::desired::values::digest_values(config),
-        (None, _) => crate::desired::values::digest_values(&serde_json::Map::new()),
+        (None, Value::Object(config)) => crate::values::digest_values(config),
+        (None, _) => crate::values::digest_values(&serde_json::Map::new()),
     }
 }
 

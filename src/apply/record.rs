@@ -57,7 +57,7 @@ impl<'a, 'r> Book<'a, 'r> {
             action: plan.action,
             chart_name: req.pipeline.chart.meta.name.clone(),
             chart_version: desired.chart_version().to_string(),
-            config_digest: crate::desired::values::digest_values(&desired.composed.values),
+            config_digest: crate::values::digest_values(&desired.composed.values),
             storage_namespace: desired.storage_namespace.clone(),
             rules: controller.rules(),
             default_to_retry: controller.gate("DefaultToRetryOnFailure")

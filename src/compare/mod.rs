@@ -101,7 +101,7 @@ pub async fn diff(
     // namespace in the new release namespace, as they are read here (see crate::desired::release_target).
     let stored = match desired.target_move() {
         Some(m) => m.uninstall(),
-        None => crate::apply::install::Release::of(&desired.hr),
+        None => crate::desired::release_target::Release::of(&desired.hr),
     };
     // The live objects of the deployed release's kinds are listed then too (see LiveObjects::prefetch).
     let read_ahead = async {

@@ -6,7 +6,6 @@ pub mod apply_method;
 pub mod crds;
 pub mod release_target;
 pub mod target;
-pub mod values;
 
 use std::path::{Path, PathBuf};
 
@@ -18,28 +17,20 @@ use crate::cluster::Cluster;
 use crate::cluster::discovery::ClusterApis;
 use crate::cluster::helmstore::NextAction;
 use crate::controller::Controller;
-use crate::desired::values::{Composed, Inputs, RefData, Values};
 use crate::flux::HelmRelease;
-use crate::flux::helmrelease::ValuesReference;
 use crate::render::early::Early;
 use crate::render::postrender::{self, PostRenderSession};
 use crate::render::{Ahead, ClusterView, Helm, PostRenderSpec, RenderError, TemplateRequest};
 use crate::source::chart::ChartDir;
 use crate::source::chart_source::SourceVersion;
 use crate::support::error::{Error, Result};
+use crate::values::{Composed, FetchedRef, Inputs, RefData, Values};
 
 /// Values the user adds on top, like Helm's `-f` and `--set`.
 #[derive(Debug, Clone, Default)]
 pub struct UserValues {
     pub files: Vec<PathBuf>,
     pub sets: Vec<String>,
-}
-
-/// One `valuesFrom` entry with the text it points at (None: optional and missing).
-#[derive(Debug, Clone)]
-pub struct FetchedRef {
-    pub reference: ValuesReference,
-    pub data: Option<String>,
 }
 
 #[derive(Debug)]
@@ -252,7 +243,7 @@ impl Desired {
         // JSON is YAML with no ambiguity left for Helm's parser; it reaches helm on its standard input.
         let values = serde_json::to_vec(&self.values).map_err(|e| RenderError::ValuesFile(e.to_string()))?;
         // helm-controller skips the values schema when the action it takes next (an upgrade once a
-        // release is stored) says disableSchemaValidation, as `apply` tells helm (crate::apply::install).
+        // release is stored) says disableSchemaValidation, as `apply` tells helm (its install step).
         use crate::flux::spec::Actions as _;
         let settings = self.hr.spec.release_settings(view.is_upgrade);
         let req = TemplateRequest {
@@ -416,7 +407,7 @@ fn read_values_file(path: &Path, label: &str) -> Result<Values> {
         what: format!("values file {label}"),
         reason: format!("cannot read {}: {e}", path.display()),
     })?;
-    crate::desired::values::parse_values(&text, label).map_err(values_error)
+    crate::values::parse_values(&text, label).map_err(values_error)
 }
 
 /// Flux's composition over what was fetched, plus the user's -f/--set.
@@ -433,7 +424,7 @@ fn compose(
 ) -> Result<Composed> {
     let text =
         chart.default_values_text().map_err(|e| Error::Invalid { what: "chart".into(), reason: e.to_string() })?;
-    let chart_defaults = crate::desired::values::parse_values(&text, "chart values.yaml").map_err(values_error)?;
+    let chart_defaults = crate::values::parse_values(&text, "chart values.yaml").map_err(values_error)?;
     let mut user_files = Vec::new();
     for f in &user.files {
         let label = f.display().to_string();
@@ -451,10 +442,10 @@ fn compose(
         user_files,
         user_sets: user.sets.clone(),
     };
-    crate::desired::values::compose(&inputs).map_err(values_error)
+    crate::values::compose(&inputs).map_err(values_error)
 }
 
-fn values_error(e: crate::desired::values::ValuesError) -> Error {
+fn values_error(e: crate::values::ValuesError) -> Error {
     Error::Invalid { what: "values".into(), reason: e.to_string() }
 }
 

@@ -3,9 +3,9 @@
 //! repository, so a chart change can be reviewed where no cluster is at hand.
 //!
 //! Documents are read as `kubectl apply` reads them before the API server stores them (sigs.k8s.io/yaml:
-//! go-yaml v2's scalar rules, see [`crate::desired::values::yaml`]); Secret `data` is base64 as the API server
+//! go-yaml v2's scalar rules, see [`crate::values::yaml`]); Secret `data` is base64 as the API server
 //! takes it, and `stringData` wins over `data` for the same key, as the API server merges them. What the
-//! cluster path does with the objects afterwards ([`crate::desired`]) is the same for both.
+//! cluster path does with the objects afterwards (the desired release) is the same for both.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,8 +14,8 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::cluster::manifests::split_documents;
-use crate::desired::FetchedRef;
 use crate::flux::HelmRelease;
+use crate::values::FetchedRef;
 
 /// Defined with the other error types (see `crate::support::error`), which wrap it.
 pub use crate::support::error::ReleaseFileError;
@@ -74,7 +74,7 @@ impl ReleaseFiles {
         for (label, text) in texts {
             for doc in split_documents(&text) {
                 let source = format!("{label} line {}", doc.line);
-                let object = crate::desired::values::parse_values(&doc.text, &source)
+                let object = crate::values::parse_values(&doc.text, &source)
                     .map_err(|e| ReleaseFileError::Yaml { file: label.clone(), message: e.to_string() })?;
                 if object.is_empty() {
                     continue;

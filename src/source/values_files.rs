@@ -22,9 +22,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::desired::values::Values;
 use crate::flux::HelmRelease;
 use crate::source::chart::ChartDir;
+use crate::values::Values;
 
 pub use crate::support::error::ValuesFilesError;
 
@@ -251,7 +251,7 @@ fn first_link(root: &Path, rel: &Path) -> Option<PathBuf> {
 fn parse_file(path: &Path, entry: &str) -> Result<Values, ValuesFilesError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ValuesFilesError::Unreadable { reference: entry.to_string(), reason: e.to_string() })?;
-    crate::desired::values::parse_values(&text, entry)
+    crate::values::parse_values(&text, entry)
         .map_err(|e| ValuesFilesError::Unmarshal { reference: entry.to_string(), reason: e.to_string() })
 }
 
@@ -264,7 +264,7 @@ fn read_chart_file(chart: &ChartDir, entry: &str, ignore_missing: bool) -> Resul
         let text = chart
             .default_values_text()
             .map_err(|e| ValuesFilesError::Unreadable { reference: entry.to_string(), reason: e.to_string() })?;
-        return crate::desired::values::parse_values(&text, entry)
+        return crate::values::parse_values(&text, entry)
             .map(Some)
             .map_err(|e| ValuesFilesError::Unmarshal { reference: entry.to_string(), reason: e.to_string() });
     }

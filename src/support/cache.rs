@@ -15,7 +15,7 @@ pub fn dir() -> Option<PathBuf> {
 
 /// A short file name for a key: the first 8 bytes of its SHA-256 in hex.
 pub fn key_name(key: &str) -> String {
-    let mut hex = crate::go::digest::sha256_hex(key.as_bytes());
+    let mut hex = cozyhr_go::digest::sha256_hex(key.as_bytes());
     hex.truncate(16);
     hex
 }

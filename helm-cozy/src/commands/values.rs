@@ -45,7 +45,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
     let text = match args.output {
-        ValuesFormat::Json => format!("{}\n", cozyhr::desired::values::to_go_json_pretty(&values)),
+        ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
         ValuesFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
     };
     cozyhr::support::output::write_stdout(text)?;

@@ -254,7 +254,7 @@ struct Seen<'a> {
     cluster: &'a Cluster,
     apis: &'a crate::cluster::discovery::ClusterApis,
     action: crate::cluster::helmstore::NextAction,
-    refs: &'a [crate::desired::FetchedRef],
+    refs: &'a [crate::values::FetchedRef],
 }
 
 /// One side of [`from_cluster`]: nothing when the chart is not there.

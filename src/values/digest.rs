@@ -26,7 +26,7 @@ pub fn digest_values(values: &Values) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired::values::test_support::obj;
+    use crate::values::test_support::obj;
     use serde_json::json;
 
     // Hashes and bytes below come from fluxcd/pkg/chartutil v1.27.1 `DigestValues`/`Encode` (go.yaml.in/yaml/v2

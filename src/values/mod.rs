@@ -29,6 +29,14 @@ pub use yaml::parse_values;
 /// The values of a chart or release: always a mapping at the top.
 pub type Values = serde_json::Map<String, serde_json::Value>;
 
+/// One `valuesFrom` entry with the text it points at (None: optional and missing), read from the cluster
+/// or from files.
+#[derive(Debug, Clone)]
+pub struct FetchedRef {
+    pub reference: crate::flux::helmrelease::ValuesReference,
+    pub data: Option<String>,
+}
+
 /// Fixtures shared by the values tests.
 #[cfg(test)]
 pub(crate) mod test_support {

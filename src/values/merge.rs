@@ -111,7 +111,7 @@ fn clean_nils(m: &mut Values) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired::values::test_support::obj;
+    use crate::values::test_support::obj;
     use serde_json::json;
 
     #[test]

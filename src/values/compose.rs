@@ -301,7 +301,7 @@ fn effective_defaults(inputs: &Inputs) -> (Values, BTreeMap<String, Source>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::desired::values::test_support::obj;
+    use crate::values::test_support::obj;
     use serde_json::json;
 
     fn cm(name: &str, target_path: Option<&str>, data: &str) -> RefData {
