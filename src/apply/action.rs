@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::plan::Plan;
 use super::prepare::{Checked, Release};
+use super::request::{ApplyRequest, Voice};
 use super::status::Action;
-use super::{ApplyRequest, Voice};
 use crate::apply::install::{Mode, upgrade};
 use crate::apply::readiness::{Poller, Settled};
 use crate::support::error::Result;

@@ -4,8 +4,8 @@
 use futures::{StreamExt, TryStreamExt};
 
 use super::prepare::{Checked, Release};
+use super::request::{ApplyRequest, Outcome};
 use super::status::Action;
-use super::{ApplyRequest, Outcome};
 use crate::apply::install::{Mode, upgrade};
 use crate::apply::readiness::HelmWait;
 use crate::support::error::{Error, Result};

@@ -2,7 +2,7 @@
 //! it is not ([`mark`]), and, once applied, what comes next ([`proceed`]): dependents nudged, then the
 //! release handed back to Flux (`--resume`, see [`crate::apply::handback`]) or the way to do it said.
 
-use super::{ApplyRequest, Voice};
+use super::request::{ApplyRequest, Voice};
 use crate::apply::handback::Sameness;
 use crate::cluster::Cluster;
 use crate::cluster::helmstore::StoredRelease;

@@ -45,6 +45,7 @@ mod record;
 pub mod release_lease;
 pub mod release_lock;
 pub(crate) mod remediate;
+mod request;
 mod retarget;
 pub mod snapshot;
 pub(crate) mod status;
@@ -52,33 +53,10 @@ mod take_over;
 pub(crate) mod test;
 
 pub use delete::delete;
+use request::Voice;
+pub use request::{ApplyRequest, Outcome};
 
-use crate::apply::install::UpgradeOptions;
-use crate::cluster::Cluster;
-use crate::desired::UserValues;
-use crate::pipeline::Pipeline;
 use crate::support::error::Result;
-
-/// How an apply ended, for the exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Applied,
-    DryRun,
-    /// A round of `apply --watch` found the HelmRelease resumed since the loop suspended it: Flux owns the
-    /// release again, and nothing was changed.
-    Resumed,
-}
-
-#[derive(Clone)]
-pub struct ApplyRequest<'a> {
-    pub cluster: &'a Cluster,
-    /// The chart and the helm that installs it.
-    pub pipeline: &'a Pipeline,
-    pub name: &'a str,
-    pub user: UserValues,
-    pub options: UpgradeOptions,
-    pub resume: bool,
-}
 
 /// Applies the chart for the HelmRelease; see the module docs.
 pub async fn apply(req: ApplyRequest<'_>) -> Result<Outcome> {
@@ -96,19 +74,6 @@ pub async fn apply_round(
     interrupted: impl std::future::Future<Output = String>,
 ) -> Result<Outcome> {
     run(req, interrupted, Voice::Round).await
-}
-
-/// Who speaks for an apply: the command itself, or a watch loop that prints one line per round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Voice {
-    Command,
-    Round,
-}
-
-impl Voice {
-    fn says(self) -> bool {
-        self == Voice::Command
-    }
 }
 
 /// The steps of an apply, in order (see the module docs).

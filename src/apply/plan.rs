@@ -3,8 +3,8 @@
 //! there was none), the apply method, the CRD policy of that action, and how it waits.
 
 use super::prepare::Release;
+use super::request::{ApplyRequest, Voice};
 use super::status::Action;
-use super::{ApplyRequest, Voice};
 use crate::apply::readiness::Waiting;
 use crate::desired::apply_method::ApplyMethod;
 use crate::support::error::Result;

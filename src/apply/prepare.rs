@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{ApplyRequest, Voice};
+use super::request::{ApplyRequest, Voice};
 use crate::cluster::discovery::ClusterApis;
 use crate::desired::Desired;
 use crate::desired::target::Target;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::observe;
 use super::prepare::Release;
+use super::request::{ApplyRequest, Voice};
 use super::status::{End, Ledger};
-use super::{ApplyRequest, Voice};
 use crate::apply::install::RollbackOptions;
 use crate::apply::readiness::HelmWait;
 use crate::cluster::helmstore::Storage;

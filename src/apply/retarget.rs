@@ -16,8 +16,8 @@ use kube::runtime::events::EventType;
 use serde_json::Value;
 
 use super::prepare::{Checked, Release};
+use super::request::{ApplyRequest, Voice};
 use super::status::{self as release_status, Uninstalled};
-use super::{ApplyRequest, Voice};
 use crate::desired::release_target::Move;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::prepare::Release;
-use super::{ApplyRequest, Voice};
+use super::request::{ApplyRequest, Voice};
 use crate::cluster::helmstore::Storage;
 use crate::flux::spec::TestFilter;
 use crate::support::error::Result;
