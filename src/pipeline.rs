@@ -11,11 +11,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::cluster::Cluster;
-use crate::cluster::manifests::ClusterScoped;
 use crate::compare::Against;
 use crate::compare::diff::{Plan, PlanOptions};
+use crate::compare::two_sides::{Release, ReleaseCluster, Renderer, Side, View};
 use crate::controller::Controller;
-use crate::desired::{Desired, Seen, UserValues};
+use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 use crate::source::chart::{ChartDir, Checkout};
@@ -167,9 +167,9 @@ impl Pipeline {
         let (home_apis, release) = tokio::join!(discovery, release);
         let (desired, action, target) = release?;
         let action = desired.after_move(action);
-        note_version(&desired, &self.chart);
-        note_controller(&desired, &self.helm);
-        note_move(&desired);
+        notes::version(&desired, &self.chart);
+        notes::controller(&desired, &self.helm);
+        notes::target_move(&desired);
         let apis = if target.shares_discovery_with_home() {
             home_apis?
         } else {
@@ -356,17 +356,88 @@ impl DiffRequest<'_> {
 
 impl Pipeline {
     /// `diff --against git:REF`: the chart (and the release files inside the repository) as they are at
-    /// the ref against the working tree, both rendered the same way: with the cluster's capabilities,
+    /// the ref against the working tree, both rendered by the two-sides renderer
+    /// ([`crate::compare::two_sides`], which `review` renders with too): with the cluster's capabilities,
     /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
     /// written into a private temporary directory (see [`crate::source::gitref`]), removed when this returns.
     async fn diff_against_git(&self, cluster: Option<&Cluster>, git_ref: &str, git: &DiffRequest<'_>) -> Result<Plan> {
-        let repo = crate::source::gitref::Repo::of(self.chart.path()).await?;
-        let chart_rel = repo.relative(self.chart.path()).unwrap_or_default();
-        let texts = crate::source::release_file::read_texts(git.release_files)?;
-        // Release files inside the repository are read at the ref too; stdin and files elsewhere are the
-        // same on both sides.
-        let in_repo: Vec<Option<PathBuf>> = git
-            .release_files
+        let at_ref = AtRef::materialise(&self.chart, git_ref, git.release_files).await?;
+        let renderer = Renderer {
+            helm: &self.helm,
+            self_exe: &self.self_exe,
+            user: git.user,
+            options: git.options,
+            kubectl: crate::render::locate_kubectl().ok(),
+            say_version: true,
+            command: "diff",
+        };
+        if git.release_files.is_empty() {
+            let Some(home) = cluster else {
+                return Err(Error::Failed(
+                    "--against git:REF without --release-file reads the HelmRelease from the cluster: configure one, or pass --release-file".into(),
+                ));
+            };
+            let hr = helmrelease(home, git.name).await?;
+            let (refs, controller) =
+                tokio::join!(crate::desired::fetch_values_from(home, &hr), crate::controller::detect(home));
+            let refs = refs?;
+            at_ref.add_values_files(&hr).await?;
+            let release = || Release::Cluster { home, hr: &hr, refs: &refs, controller: &controller };
+            let (old, new) =
+                (at_ref.side(release()), Side { label: None, chart: Some(&self.chart), release: release() });
+            let seen = ReleaseCluster::of(home, &hr).await?;
+            renderer.plan(&old, &new, &seen.view()).await
+        } else {
+            let default_ns = cluster.map_or(git.namespace.unwrap_or("default"), |c| c.namespace.as_str());
+            let new_files = ReleaseFiles::parse(at_ref.texts.clone())?;
+            let new_hr = new_files.helmrelease(git.name, git.namespace, default_ns)?;
+            let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
+            let old_release = match at_ref.old_files()? {
+                Some(old_files) => match old_files.helmrelease(git.name, git.namespace, default_ns) {
+                    // A HelmRelease added since the ref: nothing of it was there.
+                    Err(ReleaseFileError::NotFound { .. }) => Release::Absent,
+                    hr => {
+                        let hr = hr?;
+                        at_ref.add_values_files(&hr).await?;
+                        Release::File { refs: old_files.values_from(&hr)?, hr: Box::new(hr) }
+                    }
+                },
+                None => Release::Absent,
+            };
+            let new = Side { label: None, chart: Some(&self.chart), release: new_release };
+            let seen = match cluster {
+                Some(home) => Some(ReleaseCluster::of(home, &new_hr).await?),
+                None => None,
+            };
+            let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
+            renderer.plan(&at_ref.side(old_release), &new, &view).await
+        }
+    }
+}
+
+/// The chart and the release files inside its repository as they are at a Git ref, written into a
+/// private temporary directory that is removed when this is dropped.
+struct AtRef<'a> {
+    git_ref: &'a str,
+    repo: crate::source::gitref::Repo,
+    tree: crate::source::gitref::Tree,
+    /// The chart's directory, relative to the repository's top.
+    chart_rel: PathBuf,
+    /// The chart at the ref; None when it was added since.
+    chart: Option<ChartDir>,
+    /// The release files as they are in the working tree (label, text), and where each lies in the
+    /// repository (None: stdin or a file elsewhere, the same at both sides).
+    texts: Vec<(String, String)>,
+    in_repo: Vec<Option<PathBuf>>,
+}
+
+impl<'a> AtRef<'a> {
+    /// Writes out the chart and the release files inside the repository as they are at `git_ref`.
+    async fn materialise(chart: &ChartDir, git_ref: &'a str, release_files: &[PathBuf]) -> Result<AtRef<'a>> {
+        let repo = crate::source::gitref::Repo::of(chart.path()).await?;
+        let chart_rel = repo.relative(chart.path()).unwrap_or_default();
+        let texts = crate::source::release_file::read_texts(release_files)?;
+        let in_repo: Vec<Option<PathBuf>> = release_files
             .iter()
             .map(|p| if crate::source::release_file::is_stdin(p) { None } else { repo.relative(p) })
             .collect();
@@ -374,188 +445,55 @@ impl Pipeline {
         wanted.extend(in_repo.iter().flatten().cloned());
         let tree = repo.materialise(git_ref, &wanted).await?;
         // A chart added since the ref has no old side: everything it renders is added.
-        let old_chart = if tree.has(&chart_rel.join("Chart.yaml")) {
+        let chart = if tree.has(&chart_rel.join("Chart.yaml")) {
             let dir = tree.path(&chart_rel);
             let chart = ChartDir::open(&dir)
-                .map_err(|e| Error::Failed(format!("the chart directory as it is at {}: {e}", git_ref)))?;
+                .map_err(|e| Error::Failed(format!("the chart directory as it is at {git_ref}: {e}")))?;
             Some(chart.in_checkout(Checkout { top: tree.root().to_path_buf(), dir }))
         } else {
             None
         };
-        let kubectl = crate::render::locate_kubectl()?;
-
-        let (new, old) = if git.release_files.is_empty() {
-            let Some(cluster) = cluster else {
-                return Err(Error::Failed(
-                    "--against git:REF without --release-file reads the HelmRelease from the cluster: configure one, or pass --release-file".into(),
-                ));
-            };
-            let hr = helmrelease(cluster, git.name).await?;
-            let (refs, new_version, controller) = tokio::join!(
-                crate::desired::fetch_values_from(cluster, &hr),
-                crate::source::chart_source::lookup(cluster, &hr, &self.chart.meta.version),
-                crate::controller::detect(cluster),
-            );
-            let refs = refs?;
-            let new = Desired::from_fetched(
-                hr.clone(),
-                refs.clone(),
-                &self.chart,
-                git.user,
-                kubectl.clone(),
-                new_version,
-                controller.clone(),
-            )?;
-            note_version(&new, &self.chart);
-            note_controller(&new, &self.helm);
-            let old = match &old_chart {
-                Some(chart) => {
-                    add_values_files(&repo, &tree, git_ref, &hr, &chart_rel).await?;
-                    let old_version = crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version).await;
-                    Some(Desired::from_fetched(hr.clone(), refs, chart, git.user, kubectl, old_version, controller)?)
-                }
-                None => None,
-            };
-            (new, old)
-        } else {
-            let default_ns = match cluster {
-                Some(c) => c.namespace.as_str(),
-                None => git.namespace.unwrap_or("default"),
-            };
-            let mut old_texts = Vec::new();
-            for ((label, text), rel) in texts.iter().zip(&in_repo) {
-                match rel {
-                    // A file added since the ref: the old side has nothing of it.
-                    Some(rel) if !tree.has(rel) => {}
-                    Some(rel) => {
-                        let text = std::fs::read_to_string(tree.path(rel)).map_err(|e| {
-                            Error::Failed(format!("--release-file {label} as it is at {}: {e}", git_ref))
-                        })?;
-                        old_texts.push((format!("{label} at {}", git_ref), text));
-                    }
-                    None => old_texts.push((label.clone(), text.clone())),
-                }
-            }
-            let new_files = ReleaseFiles::parse(texts)?;
-            let side = |files: &ReleaseFiles, hr: HelmRelease, chart: &ChartDir| -> Result<Desired> {
-                let refs = files.values_from(&hr)?;
-                let version = crate::source::chart_source::offline(&hr);
-                Desired::from_fetched(hr, refs, chart, git.user, kubectl.clone(), version, Controller::offline())
-            };
-            let new = side(&new_files, new_files.helmrelease(git.name, git.namespace, default_ns)?, &self.chart)?;
-            let old = match &old_chart {
-                None => None,
-                Some(chart) => {
-                    let old_files = ReleaseFiles::parse(old_texts)?;
-                    match old_files.helmrelease(git.name, git.namespace, default_ns) {
-                        // A HelmRelease added since the ref: nothing of it was there.
-                        Err(ReleaseFileError::NotFound { .. }) => None,
-                        hr => {
-                            let hr = hr?;
-                            add_values_files(&repo, &tree, git_ref, &hr, &chart_rel).await?;
-                            Some(side(&old_files, hr, chart)?)
-                        }
-                    }
-                }
-            };
-            (new, old)
-        };
-
-        let (new_view, old_view, scoped) = match cluster {
-            Some(home) => {
-                // Both sides render as helm-controller would on the release's own cluster.
-                let target = crate::desired::target::resolve(home, &new.hr).await?;
-                let cluster = &target.cluster;
-                let (apis, action) =
-                    tokio::try_join!(crate::cluster::discovery::discover(cluster), new.next_action(cluster))?;
-                let new_view = crate::desired::cluster_view(cluster, &apis, &self.chart, action);
-                let old_view = old_chart
-                    .as_ref()
-                    .map(|chart| crate::desired::cluster_view(cluster, &apis, chart, action))
-                    .unwrap_or_default();
-                (new_view, old_view, apis.cluster_scoped())
-            }
-            None => (git.offline_view.clone(), git.offline_view.clone(), ClusterScoped::builtin()),
-        };
-        let old_render = async {
-            match &old {
-                Some(old) => old.render(&self.helm, &old_view, &self.self_exe, None).await.map(Some),
-                None => Ok(None),
-            }
-        };
-        let (new_text, old_text) =
-            tokio::try_join!(new.render(&self.helm, &new_view, &self.self_exe, None), old_render)?;
-        let objects =
-            |text: &str, desired: &Desired| crate::compare::rendered_objects(text, &desired.release_namespace, &scoped);
-        let old_objects = match (&old_text, &old) {
-            (Some(text), Some(old)) => objects(text, old)?,
-            _ => Vec::new(),
-        };
-        let plan = crate::compare::diff::plan_with(objects(&new_text, &new)?, old_objects, git.options)
-            .map_err(|e| Error::Invalid { what: "diff".into(), reason: e.to_string() })?;
-        // The ref's tree is removed here (and on every early return, when it is dropped).
-        drop(tree);
-        Ok(plan)
+        Ok(AtRef { git_ref, repo, tree, chart_rel, chart, texts, in_repo })
     }
-}
 
-/// Writes `hr`'s valuesFiles that lie outside the chart directory (a GitRepository's, relative to its root)
-/// into `tree`, as they are at `git_ref`, so that the chart at `chart_rel` is rendered with them.
-async fn add_values_files(
-    repo: &crate::source::gitref::Repo,
-    tree: &crate::source::gitref::Tree,
-    git_ref: &str,
-    hr: &HelmRelease,
-    chart_rel: &Path,
-) -> Result<()> {
-    let outside = crate::source::values_files::repository_paths(hr, chart_rel);
-    if !outside.is_empty() {
-        repo.add(tree, git_ref, &outside).await?;
+    /// The old side: the chart at the ref, rendering `release`.
+    fn side(&self, release: Release<'a>) -> Side<'_> {
+        Side { label: None, chart: self.chart.as_ref(), release }
     }
-    Ok(())
-}
 
-/// Says on stderr when `desired` renders `chart` with another version than helm-controller's, or
-/// helm-controller's cannot be known (see [`crate::source::chart_source`]), and the chart reads `.Chart.Version`
-/// (else what it renders is the same either way).
-pub fn note_version(desired: &Desired, chart: &ChartDir) {
-    if chart.may_use_chart_version() {
-        note_recorded_version(desired, chart);
-    }
-}
-
-/// [`note_version`] whatever the templates read: for apply, which records the version in the release.
-pub fn note_recorded_version(desired: &Desired, chart: &ChartDir) {
-    if let Some(note) = desired.source_version.note(&chart.meta.version) {
-        crate::support::output::progress::warning(note);
-    }
-}
-
-/// What to know about the helm-controller whose rules the release follows: that its version is unknown,
-/// or that the local Helm can render this chart differently from the Helm inside it (one line each).
-/// Each line is said once per command: `--all` and `--watch` resolve many releases (or one, many
-/// times) with the same controller and Helm.
-pub fn note_controller(desired: &Desired, helm: &Helm) {
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    for note in desired.controller_notes(helm) {
-        if !said.contains(&note) {
-            crate::support::output::progress::warning(&note);
-            said.push(note);
+    /// The release files as they are at the ref (a file added since has nothing there); None when the
+    /// chart itself was not there.
+    fn old_files(&self) -> Result<Option<ReleaseFiles>> {
+        if self.chart.is_none() {
+            return Ok(None);
         }
+        let mut old_texts = Vec::new();
+        for ((label, text), rel) in self.texts.iter().zip(&self.in_repo) {
+            match rel {
+                Some(rel) if !self.tree.has(rel) => {}
+                Some(rel) => {
+                    let text = std::fs::read_to_string(self.tree.path(rel)).map_err(|e| {
+                        Error::Failed(format!("--release-file {label} as it is at {}: {e}", self.git_ref))
+                    })?;
+                    old_texts.push((format!("{label} at {}", self.git_ref), text));
+                }
+                None => old_texts.push((label.clone(), text.clone())),
+            }
+        }
+        Ok(Some(ReleaseFiles::parse(old_texts)?))
     }
-}
 
-/// Says on stderr when helm-controller moves the release (uninstalls the one its status records and
-/// installs anew, [`crate::desired::release_target`]): what is rendered is then an install at the new target, and
-/// `diff` compares with the recorded release, whose objects the new one lacks are removals.
-pub fn note_move(desired: &Desired) {
-    if let Some(m) = desired.target_move() {
-        let line = m.describe(&desired.controller.rules());
-        crate::support::output::progress::warning(match m.leaves_note() {
-            Some(note) => format!("{line}; {note}"),
-            None => line,
-        });
+    /// Writes `hr`'s valuesFiles that lie outside the chart directory (a GitRepository's, relative to
+    /// its root) into the tree, as they are at the ref, so that the chart at the ref renders with them.
+    async fn add_values_files(&self, hr: &HelmRelease) -> Result<()> {
+        if self.chart.is_none() {
+            return Ok(());
+        }
+        let outside = crate::source::values_files::repository_paths(hr, &self.chart_rel);
+        if !outside.is_empty() {
+            self.repo.add(&self.tree, self.git_ref, &outside).await?;
+        }
+        Ok(())
     }
 }
 

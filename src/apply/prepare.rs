@@ -39,8 +39,8 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     let chart = &req.pipeline.chart;
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     if voice.says() {
-        crate::pipeline::note_recorded_version(&desired, chart);
-        crate::pipeline::note_controller(&desired, &req.pipeline.helm);
+        crate::desired::notes::recorded_version(&desired, chart);
+        crate::desired::notes::controller(&desired, &req.pipeline.helm);
     }
     // Any failure to reach the release's cluster is before anything changes, in either cluster.
     let target = if voice.says() {

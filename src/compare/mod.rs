@@ -7,6 +7,7 @@
 
 pub mod diff;
 pub mod drift;
+pub mod two_sides;
 
 use serde_json::Value;
 

@@ -4,6 +4,7 @@
 
 pub mod apply_method;
 pub mod crds;
+pub mod notes;
 pub mod release_target;
 pub mod target;
 
@@ -129,7 +130,7 @@ impl Desired {
         })
     }
 
-    /// The lines [`crate::pipeline::note_controller`] prints: the controller's version unknown, and what
+    /// The lines [`notes::controller`] prints: the controller's version unknown, and what
     /// `helm` can render differently from the Helm SDK inside it, for this chart.
     pub fn controller_notes(&self, helm: &Helm) -> Vec<String> {
         let mut notes: Vec<String> = self.controller.unknown_line().into_iter().collect();

@@ -1,16 +1,12 @@
-//! Each release of a review rendered at both sides and compared, several at a time.
-//!
-//! Both sides render the same way: a release of the cluster with what helm-controller would see there
-//! (its values and `valuesFrom` sources read once, the cluster's capabilities, lookup and next action,
-//! Flux's post-render chain); a release of the files with what the files say and the capabilities given
-//! (`--kube-version`, `--api-versions`); the chart alone with its own values as `helm template` renders
-//! it. A side where the chart or the release is missing has no objects: everything is added or removed.
-//! A failure is the release's own row, named by the side it happened at.
+//! Each release of a review rendered at both sides and compared, several at a time, by the two-sides
+//! renderer ([`crate::compare::two_sides`], which `diff --against git:REF` renders with too). What is
+//! here is review's own: the sides' files on disk, each chart opened at each side (with its missing
+//! `file://` dependencies linked in), which release each job renders, and the jobs run side by side. A
+//! failure is the release's own row, named by the side it happened at.
 
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt as _;
-use serde_json::Value;
 
 use super::Request;
 use super::charts::{Chart, Layout};
@@ -18,24 +14,20 @@ use super::releases::{Assigned, Job};
 use super::report::{Entry, Release};
 use super::sides::{OnDisk, Side, Sides};
 use crate::cluster::Cluster;
-use crate::cluster::manifests::{ClusterScoped, ObjectId};
 use crate::compare::diff::Plan;
+use crate::compare::two_sides::{self, Release as At, ReleaseCluster, Renderer, View};
 use crate::controller::Controller;
-use crate::desired::{Desired, UserValues};
+use crate::desired::UserValues;
 use crate::flux::HelmRelease;
-use crate::render::{ClusterView, Helm, TemplateRequest};
+use crate::render::Helm;
 use crate::source::chart::{ChartDir, Checkout};
 use crate::source::release_file::ReleaseFiles;
 use crate::support::error::{Error, Result};
 
-type Objects = Vec<(ObjectId, Value)>;
-
 /// What every job renders with.
 struct Context<'a> {
-    helm: &'a Helm,
-    self_exe: &'a Path,
-    /// The kubectl whose kustomize runs postRenderers; only a release that has them needs it.
-    kubectl: Option<PathBuf>,
+    /// The two-sides renderer, the same `diff --against git:REF` renders with.
+    renderer: Renderer<'a>,
     charts: &'a [Chart],
     old: Disk<'a>,
     new: Disk<'a>,
@@ -44,19 +36,6 @@ struct Context<'a> {
     /// The cluster's helm-controller, asked once.
     controller: Controller,
     request: &'a Request<'a>,
-}
-
-impl Context<'_> {
-    /// The kubectl for `hr`: an error (how to get one) only when its postRenderers need one and there
-    /// is none.
-    fn kubectl(&self, hr: &HelmRelease) -> Result<PathBuf> {
-        let needs_one = hr.spec.post_renderers.as_ref().and_then(|p| p.as_array()).is_some_and(|p| !p.is_empty());
-        match &self.kubectl {
-            Some(path) => Ok(path.clone()),
-            None if needs_one => Ok(crate::render::locate_kubectl()?),
-            None => Ok(PathBuf::from("kubectl")),
-        }
-    }
 }
 
 /// A side and its files on disk.
@@ -91,10 +70,18 @@ pub async fn all(
         Some(c) => crate::controller::detect(c).await,
         None => Controller::offline(),
     };
-    let ctx = Context {
+    let user = UserValues::default();
+    let renderer = Renderer {
         helm,
         self_exe,
+        user: &user,
+        options: request.options,
         kubectl: crate::render::locate_kubectl().ok(),
+        say_version: false,
+        command: "review",
+    };
+    let ctx = Context {
+        renderer,
         charts,
         old: Disk { side: &sides.old, on_disk: old },
         new: Disk { side: &sides.new, on_disk: new },
@@ -137,13 +124,56 @@ async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan>
     let old = open_chart(&ctx.old, chart, chart.old.as_ref())?;
     let new = open_chart(&ctx.new, chart, chart.new.as_ref())?;
     let (old, new) = (old.as_ref().map(|(c, _)| c), new.as_ref().map(|(c, _)| c));
-    let (old_objects, new_objects) = match (&job.release, &job.helmrelease) {
-        (Release::Cluster { .. }, Some(hr)) => from_cluster(ctx, hr, old, new).await?,
-        (Release::File { namespace, name }, _) => from_files(ctx, namespace, name, old, new).await?,
-        _ => tokio::try_join!(plain(ctx, &ctx.old, old), plain(ctx, &ctx.new, new))?,
-    };
-    crate::compare::diff::plan_with(new_objects, old_objects, ctx.request.options)
-        .map_err(|e| Error::Invalid { what: "review".into(), reason: e.to_string() })
+    let offline = View::Offline(&ctx.request.offline_view);
+    match (&job.release, &job.helmrelease) {
+        (Release::Cluster { .. }, Some(hr)) => {
+            let Some(home) = ctx.cluster else { return ctx.renderer.plan(&nothing(), &nothing(), &offline).await };
+            let seen = ReleaseCluster::of(home, hr).await?;
+            let refs = crate::desired::fetch_values_from(home, hr).await?;
+            let release = || At::Cluster { home, hr, refs: &refs, controller: &ctx.controller };
+            ctx.renderer.plan(&ctx.old.side(old, release()), &ctx.new.side(new, release()), &seen.view()).await
+        }
+        (Release::File { namespace, name }, _) => {
+            let Some((old_files, new_files)) = &ctx.files else {
+                return ctx.renderer.plan(&nothing(), &nothing(), &offline).await;
+            };
+            let old = ctx.old.side(old, ctx.old.file_release(old_files, (namespace, name), old)?);
+            let new = ctx.new.side(new, ctx.new.file_release(new_files, (namespace, name), new)?);
+            ctx.renderer.plan(&old, &new, &offline).await
+        }
+        _ => {
+            let (old, new) = (ctx.old.side(old, At::ChartDefaults), ctx.new.side(new, At::ChartDefaults));
+            ctx.renderer.plan(&old, &new, &offline).await
+        }
+    }
+}
+
+/// A side with nothing: a release whose cluster or files are not there.
+fn nothing() -> two_sides::Side<'static> {
+    two_sides::Side { label: None, chart: None, release: At::Absent }
+}
+
+impl<'a> Disk<'a> {
+    /// This side rendering `release` with `chart`, its errors named by the side.
+    fn side<'s>(&'s self, chart: Option<&'s ChartDir>, release: At<'s>) -> two_sides::Side<'s> {
+        two_sides::Side { label: Some(&self.side.label), chart, release }
+    }
+
+    /// HelmRelease `namespace/name` of this side's release files with its sources: nothing when the chart
+    /// or the HelmRelease is not there.
+    fn file_release(
+        &self,
+        files: &ReleaseFiles,
+        (namespace, name): (&str, &str),
+        chart: Option<&ChartDir>,
+    ) -> Result<At<'a>> {
+        if chart.is_none() {
+            return Ok(At::Absent);
+        }
+        let Ok(hr) = files.helmrelease(name, Some(namespace), "default") else { return Ok(At::Absent) };
+        let refs = files.values_from(&hr).map_err(|e| at(self, e.into()))?;
+        Ok(At::File { hr: Box::new(hr), refs })
+    }
 }
 
 /// The chart at a side, opened; with its missing `file://` dependencies linked into a private overlay
@@ -172,127 +202,6 @@ fn open_chart(
 /// `error`, said to have happened at `disk`'s side.
 fn at(disk: &Disk<'_>, error: Error) -> Error {
     Error::Failed(format!("{}: {error}", disk.side.label))
-}
-
-/// The chart alone, with its own values, as `helm template` renders it for a release named after it in
-/// namespace "default".
-async fn plain(ctx: &Context<'_>, disk: &Disk<'_>, chart: Option<&ChartDir>) -> Result<Objects> {
-    let Some(chart) = chart else { return Ok(Vec::new()) };
-    let req = TemplateRequest {
-        chart_dir: chart.path(),
-        release_name: &chart.meta.name,
-        namespace: "default",
-        values_stdin: None,
-        values_files: Vec::new(),
-        sets: Vec::new(),
-        view: &ctx.request.offline_view,
-        include_crds: false,
-        skip_schema_validation: false,
-    };
-    let text = crate::render::template(ctx.helm, &req, None).await.map_err(|e| at(disk, e.into()))?;
-    crate::compare::rendered_objects(&text, "default", &ClusterScoped::builtin()).map_err(|e| at(disk, e))
-}
-
-/// HelmRelease `namespace/name` of the release files at each side, rendered without a cluster.
-async fn from_files(
-    ctx: &Context<'_>,
-    namespace: &str,
-    name: &str,
-    old: Option<&ChartDir>,
-    new: Option<&ChartDir>,
-) -> Result<(Objects, Objects)> {
-    let Some((old_files, new_files)) = &ctx.files else { return Ok((Vec::new(), Vec::new())) };
-    tokio::try_join!(
-        file_side(ctx, &ctx.old, old_files, (namespace, name), old),
-        file_side(ctx, &ctx.new, new_files, (namespace, name), new)
-    )
-}
-
-/// One side of [`from_files`]: nothing when the chart or the HelmRelease is not there.
-async fn file_side(
-    ctx: &Context<'_>,
-    disk: &Disk<'_>,
-    files: &ReleaseFiles,
-    (namespace, name): (&str, &str),
-    chart: Option<&ChartDir>,
-) -> Result<Objects> {
-    let Some(chart) = chart else { return Ok(Vec::new()) };
-    let Ok(hr) = files.helmrelease(name, Some(namespace), "default") else { return Ok(Vec::new()) };
-    let refs = files.values_from(&hr).map_err(|e| at(disk, e.into()))?;
-    let version = crate::source::chart_source::offline(&hr);
-    let user = UserValues::default();
-    let kubectl = ctx.kubectl(&hr)?;
-    let desired = Desired::from_fetched(hr, refs, chart, &user, kubectl, version, Controller::offline())
-        .map_err(|e| at(disk, e))?;
-    release_objects(ctx, disk, &desired, &ctx.request.offline_view, &ClusterScoped::builtin()).await
-}
-
-/// A HelmRelease of the cluster, rendered at each side as helm-controller would render it there.
-async fn from_cluster(
-    ctx: &Context<'_>,
-    hr: &HelmRelease,
-    old: Option<&ChartDir>,
-    new: Option<&ChartDir>,
-) -> Result<(Objects, Objects)> {
-    let Some(home) = ctx.cluster else { return Ok((Vec::new(), Vec::new())) };
-    let target = crate::desired::target::resolve(home, hr).await?;
-    let cluster = &target.cluster;
-    let refs = crate::desired::fetch_values_from(home, hr).await?;
-    let release = hr.release_name();
-    let (apis, action) = tokio::try_join!(
-        crate::cluster::discovery::discover(cluster),
-        crate::cluster::helmstore::next_action(cluster, hr.storage_namespace(), &release)
-    )?;
-    let seen = Seen { home, cluster, apis: &apis, action, refs: &refs };
-    tokio::try_join!(cluster_side(ctx, &ctx.old, hr, &seen, old), cluster_side(ctx, &ctx.new, hr, &seen, new))
-}
-
-/// What both sides of [`from_cluster`] render with.
-struct Seen<'a> {
-    home: &'a Cluster,
-    /// The release's own cluster.
-    cluster: &'a Cluster,
-    apis: &'a crate::cluster::discovery::ClusterApis,
-    action: crate::cluster::helmstore::NextAction,
-    refs: &'a [crate::values::FetchedRef],
-}
-
-/// One side of [`from_cluster`]: nothing when the chart is not there.
-async fn cluster_side(
-    ctx: &Context<'_>,
-    disk: &Disk<'_>,
-    hr: &HelmRelease,
-    seen: &Seen<'_>,
-    chart: Option<&ChartDir>,
-) -> Result<Objects> {
-    let Some(chart) = chart else { return Ok(Vec::new()) };
-    let version = crate::source::chart_source::lookup(seen.home, hr, &chart.meta.version).await;
-    let user = UserValues::default();
-    let desired = Desired::from_fetched(
-        hr.clone(),
-        seen.refs.to_vec(),
-        chart,
-        &user,
-        ctx.kubectl(hr)?,
-        version,
-        ctx.controller.clone(),
-    )
-    .map_err(|e| at(disk, e))?;
-    crate::pipeline::note_controller(&desired, ctx.helm);
-    let view = crate::desired::cluster_view(seen.cluster, seen.apis, chart, seen.action);
-    release_objects(ctx, disk, &desired, &view, &seen.apis.cluster_scoped()).await
-}
-
-/// A release rendered through Flux's post-render chain, as objects.
-async fn release_objects(
-    ctx: &Context<'_>,
-    disk: &Disk<'_>,
-    desired: &Desired,
-    view: &ClusterView,
-    scoped: &ClusterScoped,
-) -> Result<Objects> {
-    let text = desired.render(ctx.helm, view, ctx.self_exe, None).await.map_err(|e| at(disk, e.into()))?;
-    crate::compare::rendered_objects(&text, &desired.release_namespace, scoped).map_err(|e| at(disk, e))
 }
 
 /// A private directory that is chart `dir` with `deps` (a name in `charts/` and the directory it is)

@@ -1,0 +1,226 @@
+//! One release rendered at two sides (two states of a repository: a Git ref and the working tree, or two
+//! refs) and compared: what `diff --against git:REF` shows of one release and `review` of each release a
+//! change reaches. Both commands decide where each side's chart and release come from; rendering and
+//! comparing them is done here, once, so the two cannot disagree.
+//!
+//! Both sides render the same way: a HelmRelease of the cluster with what helm-controller would see there
+//! (its `valuesFrom` sources read once for both sides, the cluster's capabilities, lookup and next action,
+//! its helm-controller's rules, Flux's post-render chain); a HelmRelease of files with what the files say,
+//! the newest rules and the capabilities given (`--kube-version`, `--api-versions`); a chart alone with
+//! its own values as `helm template` renders it. A side where the chart or the release is missing has no
+//! objects: everything is added or removed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::diff::{Plan, PlanOptions};
+use crate::cluster::Cluster;
+use crate::cluster::discovery::ClusterApis;
+use crate::cluster::helmstore::NextAction;
+use crate::cluster::manifests::{ClusterScoped, ObjectId};
+use crate::controller::Controller;
+use crate::desired::target::Target;
+use crate::desired::{Desired, UserValues, notes};
+use crate::flux::HelmRelease;
+use crate::render::{ClusterView, Helm, TemplateRequest};
+use crate::source::chart::ChartDir;
+use crate::source::chart_source::SourceVersion;
+use crate::support::error::{Error, Result};
+use crate::values::FetchedRef;
+
+type Objects = Vec<(ObjectId, Value)>;
+
+/// What renders both sides: the helm, this executable (Flux's post-renderer when the chain cannot run in
+/// process), the user's values, and how the plan is made.
+pub struct Renderer<'a> {
+    pub helm: &'a Helm,
+    pub self_exe: &'a Path,
+    /// `-f` and `--set`, given to both sides.
+    pub user: &'a UserValues,
+    pub options: PlanOptions,
+    /// The kubectl whose kustomize runs postRenderers, when there is one; looked for again (to say how
+    /// to get one) only by a release whose postRenderers need it.
+    pub kubectl: Option<PathBuf>,
+    /// Whether a rendering with another chart version than helm-controller's is said: for one release
+    /// (`diff`), not for each of many (`review`).
+    pub say_version: bool,
+    /// The command, for an invalid plan's error ("diff", "review").
+    pub command: &'static str,
+}
+
+/// What Flux makes a side's release of: the HelmRelease, its `valuesFrom` sources, the chart version
+/// its source gives, and the helm-controller whose rules apply.
+struct Made {
+    hr: HelmRelease,
+    refs: Vec<FetchedRef>,
+    version: SourceVersion,
+    controller: Controller,
+}
+
+/// One side: its chart (None: not there) and the release it renders.
+pub struct Side<'a> {
+    /// Named in this side's errors ("at origin/main: ..."), when a report holds errors of both sides.
+    pub label: Option<&'a str>,
+    pub chart: Option<&'a ChartDir>,
+    pub release: Release<'a>,
+}
+
+/// The release a side renders.
+pub enum Release<'a> {
+    /// A HelmRelease of the cluster `home`, with its `valuesFrom` sources as read once for both sides: the
+    /// chart version its source gives and the rules of the cluster's helm-controller apply.
+    Cluster { home: &'a Cluster, hr: &'a HelmRelease, refs: &'a [FetchedRef], controller: &'a Controller },
+    /// A HelmRelease of release files as they are at this side, with its sources from the same files:
+    /// rendered with the chart's own version and the newest helm-controller's rules.
+    File { hr: Box<HelmRelease>, refs: Vec<FetchedRef> },
+    /// The chart alone with its own values, for a release named after it in namespace "default".
+    ChartDefaults,
+    /// Nothing at this side (a HelmRelease added since the ref).
+    Absent,
+}
+
+/// What the charts see of a cluster when they render, at both sides alike.
+pub enum View<'a> {
+    /// The release's own cluster as helm-controller sees it: its APIs, and what its Helm storage holds
+    /// (`stored`: the next action before a move of the release is accounted for, per side).
+    Cluster { cluster: &'a Cluster, apis: &'a ClusterApis, stored: NextAction },
+    /// No cluster: the capabilities given, lookup finds nothing, an install.
+    Offline(&'a ClusterView),
+}
+
+/// The release's own cluster (the one its HelmRelease installs into, `spec.kubeConfig`) as
+/// helm-controller sees it: its APIs and what its Helm storage holds, read once for both sides.
+pub struct ReleaseCluster {
+    pub target: Target,
+    pub apis: ClusterApis,
+    pub stored: NextAction,
+}
+
+impl ReleaseCluster {
+    /// The cluster `hr` installs into, seen from `home`.
+    pub async fn of(home: &Cluster, hr: &HelmRelease) -> Result<ReleaseCluster> {
+        let target = crate::desired::target::resolve(home, hr).await?;
+        let (cluster, release) = (&target.cluster, hr.release_name());
+        let (apis, stored) = tokio::try_join!(
+            crate::cluster::discovery::discover(cluster),
+            crate::cluster::helmstore::next_action(cluster, hr.storage_namespace(), &release)
+        )?;
+        Ok(ReleaseCluster { target, apis, stored })
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View::Cluster { cluster: &self.target.cluster, apis: &self.apis, stored: self.stored }
+    }
+}
+
+impl View<'_> {
+    fn of(&self, chart: &ChartDir, desired: Option<&Desired>) -> ClusterView {
+        match self {
+            View::Cluster { cluster, apis, stored } => {
+                let action = desired.map_or(*stored, |d| d.after_move(*stored));
+                crate::desired::cluster_view(cluster, apis, chart, action)
+            }
+            View::Offline(view) => (*view).clone(),
+        }
+    }
+
+    fn scoped(&self) -> ClusterScoped {
+        match self {
+            View::Cluster { apis, .. } => apis.cluster_scoped(),
+            View::Offline(_) => ClusterScoped::builtin(),
+        }
+    }
+}
+
+impl Renderer<'_> {
+    /// Both sides rendered (at once) with `view` and compared: what the new side adds, changes and removes
+    /// against the old.
+    pub async fn plan(&self, old: &Side<'_>, new: &Side<'_>, view: &View<'_>) -> Result<Plan> {
+        let (old_objects, new_objects) = tokio::try_join!(self.objects(old, view), self.objects(new, view))?;
+        super::diff::plan_with(new_objects, old_objects, self.options)
+            .map_err(|e| Error::Invalid { what: self.command.into(), reason: e.to_string() })
+    }
+
+    /// One side's objects: none when its chart or release is not there.
+    async fn objects(&self, side: &Side<'_>, view: &View<'_>) -> Result<Objects> {
+        let Some(chart) = side.chart else { return Ok(Vec::new()) };
+        let objects = match &side.release {
+            Release::Absent => return Ok(Vec::new()),
+            Release::ChartDefaults => self.chart_defaults(chart, view).await,
+            Release::Cluster { home, hr, refs, controller } => {
+                let version = crate::source::chart_source::lookup(home, hr, &chart.meta.version).await;
+                let made = Made { hr: (*hr).clone(), refs: refs.to_vec(), version, controller: (*controller).clone() };
+                self.release_objects(made, true, chart, view).await
+            }
+            Release::File { hr, refs } => {
+                let version = crate::source::chart_source::offline(hr);
+                let made = Made { hr: (**hr).clone(), refs: refs.clone(), version, controller: Controller::offline() };
+                self.release_objects(made, false, chart, view).await
+            }
+        };
+        objects.map_err(|e| side.at(e))
+    }
+
+    /// The chart alone, with its own values, as `helm template` renders it.
+    async fn chart_defaults(&self, chart: &ChartDir, view: &View<'_>) -> Result<Objects> {
+        let cluster_view = view.of(chart, None);
+        let req = TemplateRequest {
+            chart_dir: chart.path(),
+            release_name: &chart.meta.name,
+            namespace: "default",
+            values_stdin: None,
+            values_files: Vec::new(),
+            sets: Vec::new(),
+            view: &cluster_view,
+            include_crds: false,
+            skip_schema_validation: false,
+        };
+        let text = crate::render::template(self.helm, &req, None).await?;
+        super::rendered_objects(&text, "default", &view.scoped())
+    }
+
+    /// A HelmRelease's release at this side, as Flux would make it, rendered through Flux's post-render
+    /// chain; what a cluster's release renders with is said as one command says it.
+    async fn release_objects(
+        &self,
+        made: Made,
+        of_cluster: bool,
+        chart: &ChartDir,
+        view: &View<'_>,
+    ) -> Result<Objects> {
+        let kubectl = self.kubectl_for(&made.hr)?;
+        let desired =
+            Desired::from_fetched(made.hr, made.refs, chart, self.user, kubectl, made.version, made.controller)?;
+        if of_cluster {
+            if self.say_version {
+                notes::version(&desired, chart);
+            }
+            notes::controller(&desired, self.helm);
+        }
+        let cluster_view = view.of(chart, Some(&desired));
+        let text = desired.render(self.helm, &cluster_view, self.self_exe, None).await?;
+        super::rendered_objects(&text, &desired.release_namespace, &view.scoped())
+    }
+
+    /// The kubectl for `hr`: an error (how to get one) only when its postRenderers need one and there
+    /// is none.
+    fn kubectl_for(&self, hr: &HelmRelease) -> Result<PathBuf> {
+        let needs_one = hr.spec.post_renderers.as_ref().and_then(|p| p.as_array()).is_some_and(|p| !p.is_empty());
+        match &self.kubectl {
+            Some(path) => Ok(path.clone()),
+            None if needs_one => Ok(crate::render::locate_kubectl()?),
+            None => Ok(PathBuf::from("kubectl")),
+        }
+    }
+}
+
+impl Side<'_> {
+    /// `error`, said to have happened at this side when it has a label.
+    fn at(&self, error: Error) -> Error {
+        match self.label {
+            Some(label) => Error::Failed(format!("{label}: {error}")),
+            None => error,
+        }
+    }
+}
