@@ -20,14 +20,8 @@ use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 use crate::source::chart::{ChartDir, Checkout};
 use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
+use crate::source::{FileReleases, ReleaseSource};
 use crate::support::error::{Error, Result};
-
-/// `--release-file`: the files the HelmRelease and its `valuesFrom` sources are read from, and the
-/// namespace asked for (`-n`; None: whichever namespace the files put the HelmRelease in).
-pub struct FromFiles<'a> {
-    pub files: &'a crate::source::release_file::ReleaseFiles,
-    pub namespace: Option<&'a str>,
-}
 
 /// A chart directory and the helm that renders and installs it.
 pub struct Pipeline {
@@ -66,12 +60,12 @@ impl Pipeline {
     /// namespace in the files is in `default_namespace`.
     pub fn desired_from_files(
         &self,
-        from: &FromFiles<'_>,
+        from: &FileReleases,
         default_namespace: &str,
         name: &str,
         user: &UserValues,
     ) -> Result<Desired> {
-        let hr = from.files.helmrelease(name, from.namespace, default_namespace)?;
+        let hr = from.files.helmrelease(name, from.namespace.as_deref(), default_namespace)?;
         let refs = from.files.values_from(&hr)?;
         let kubectl = crate::render::locate_kubectl()?;
         let source_version = crate::source::chart_source::offline(&hr);
@@ -82,12 +76,12 @@ impl Pipeline {
     /// rendered without a cluster with `view` (see [`crate::desired::offline_view`]).
     pub async fn show_from_files(
         &self,
-        from: &FromFiles<'_>,
+        from: &FileReleases,
         name: &str,
         user: &UserValues,
         view: &ClusterView,
     ) -> Result<String> {
-        let desired = self.desired_from_files(from, from.namespace.unwrap_or("default"), name, user)?;
+        let desired = self.desired_from_files(from, from.namespace.as_deref().unwrap_or("default"), name, user)?;
         // As for lookup: said when the chart reads what cannot be known.
         if let Some(note) = desired.source_version.note(&self.chart.meta.version)
             && self.chart.may_use_chart_version()
@@ -101,19 +95,29 @@ impl Pipeline {
     }
 
     /// `helm cozy diff`, whatever it compares with: the cluster's live objects or stored release, or
-    /// the chart as it is at a Git ref. `cluster` is needed unless [`DiffRequest::needs_cluster`] says
-    /// otherwise (a Git ref with release files renders both sides offline).
+    /// the chart as it is at a Git ref; and whatever the release comes from (the request's source).
+    /// `cluster` is needed unless [`DiffRequest::needs_cluster`] says otherwise (a Git ref with release
+    /// files renders both sides offline).
     pub async fn diff_request(&self, cluster: Option<&Cluster>, req: &DiffRequest<'_>) -> Result<Plan> {
+        let needs_cluster =
+            || Error::Failed("diff against the live objects or the stored release needs a cluster".into());
+        if let ReleaseSource::ChartDefaults = req.source {
+            // The chart alone is compared with the release stored in the cluster's namespace, whatever
+            // --against says (as Go cozyhr's diff --plain).
+            let cluster = cluster.ok_or_else(needs_cluster)?;
+            let rendered = self.render_plain(Some(cluster), &cluster.namespace, req.name, req.user).await?;
+            return crate::compare::plain_against_release(cluster, &rendered, req.name, req.options).await;
+        }
         let against = match req.against {
             DiffAgainst::Git(git_ref) => return self.diff_against_git(cluster, git_ref, req).await,
             DiffAgainst::Cluster(against) => against,
         };
-        let Some(cluster) = cluster else {
-            return Err(Error::Failed("diff against the live objects or the stored release needs a cluster".into()));
+        let cluster = cluster.ok_or_else(needs_cluster)?;
+        let from = match req.source {
+            ReleaseSource::Files(files) => Some(files),
+            ReleaseSource::Cluster | ReleaseSource::ChartDefaults => None,
         };
-        let files = if req.release_files.is_empty() { None } else { Some(ReleaseFiles::read(req.release_files)?) };
-        let from = files.as_ref().map(|files| FromFiles { files, namespace: req.namespace });
-        let (desired, seen) = self.desired_on(cluster, from.as_ref(), req.name, req.user).await?;
+        let (desired, seen) = self.desired_on(cluster, from, req.name, req.user).await?;
         crate::compare::diff(seen, &self.helm, &desired, against, req.options, &self.self_exe).await
     }
 
@@ -128,7 +132,7 @@ impl Pipeline {
     async fn desired_on(
         &self,
         cluster: &Cluster,
-        from: Option<&FromFiles<'_>>,
+        from: Option<&FileReleases>,
         name: &str,
         user: &UserValues,
     ) -> Result<(Desired, Seen)> {
@@ -140,7 +144,7 @@ impl Pipeline {
         let discovery = crate::cluster::discovery::discover(cluster);
         let release = async {
             let hr = match from {
-                Some(from) => from.files.helmrelease(name, from.namespace, &cluster.namespace)?,
+                Some(from) => from.files.helmrelease(name, from.namespace.as_deref(), &cluster.namespace)?,
                 None => helmrelease(cluster, name).await?,
             };
             let target = crate::desired::target::resolve(cluster, &hr).await?;
@@ -302,12 +306,10 @@ pub struct DiffRequest<'a> {
     pub name: &'a str,
     pub user: &'a UserValues,
     pub against: DiffAgainst<'a>,
-    /// `--release-file`s the HelmRelease and its sources are read from instead of the cluster. Against a
-    /// Git ref, those inside the repository are read as they are at the ref for the old side, and nothing
-    /// is read from a cluster.
-    pub release_files: &'a [PathBuf],
-    /// `-n`, when given.
-    pub namespace: Option<&'a str>,
+    /// Where the release comes from: the cluster, release files (against a Git ref, those inside the
+    /// repository are read as they are at the ref for the old side, and nothing is read from a cluster),
+    /// or the chart's defaults (`--plain`, against the stored release).
+    pub source: &'a ReleaseSource,
     /// What the charts see without a cluster (a Git ref with release files).
     pub offline_view: ClusterView,
     pub options: PlanOptions,
@@ -316,7 +318,7 @@ pub struct DiffRequest<'a> {
 impl DiffRequest<'_> {
     /// Whether this diff reads anything from a cluster: all do but a Git ref with release files.
     pub fn needs_cluster(&self) -> bool {
-        !matches!(self.against, DiffAgainst::Git(_)) || self.release_files.is_empty()
+        !matches!((self.against, self.source), (DiffAgainst::Git(_), ReleaseSource::Files(_)))
     }
 
     /// Prints `plan` as `format` asks on stdout; a plan without changes is also said in words on stderr
@@ -361,7 +363,11 @@ impl Pipeline {
     /// lookups and next action when `cluster` is given, else with `offline_view`. The ref's tree is
     /// written into a private temporary directory (see [`crate::source::gitref`]), removed when this returns.
     async fn diff_against_git(&self, cluster: Option<&Cluster>, git_ref: &str, git: &DiffRequest<'_>) -> Result<Plan> {
-        let at_ref = AtRef::materialise(&self.chart, git_ref, git.release_files).await?;
+        let files = match git.source {
+            ReleaseSource::Files(files) => Some(files),
+            ReleaseSource::Cluster | ReleaseSource::ChartDefaults => None,
+        };
+        let at_ref = AtRef::materialise(&self.chart, git_ref, files).await?;
         let renderer = Renderer {
             helm: &self.helm,
             self_exe: &self.self_exe,
@@ -371,7 +377,7 @@ impl Pipeline {
             say_version: true,
             command: "diff",
         };
-        if git.release_files.is_empty() {
+        let Some(from) = files else {
             let Some(home) = cluster else {
                 return Err(Error::Failed(
                     "--against git:REF without --release-file reads the HelmRelease from the cluster: configure one, or pass --release-file".into(),
@@ -386,14 +392,16 @@ impl Pipeline {
             let (old, new) =
                 (at_ref.side(release()), Side { label: None, chart: Some(&self.chart), release: release() });
             let seen = ReleaseCluster::of(home, &hr).await?;
-            renderer.plan(&old, &new, &seen.view()).await
-        } else {
-            let default_ns = cluster.map_or(git.namespace.unwrap_or("default"), |c| c.namespace.as_str());
-            let new_files = ReleaseFiles::parse(at_ref.texts.clone())?;
-            let new_hr = new_files.helmrelease(git.name, git.namespace, default_ns)?;
+            return renderer.plan(&old, &new, &seen.view()).await;
+        };
+        {
+            let namespace = from.namespace.as_deref();
+            let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
+            let new_files = &from.files;
+            let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
             let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
             let old_release = match at_ref.old_files()? {
-                Some(old_files) => match old_files.helmrelease(git.name, git.namespace, default_ns) {
+                Some(old_files) => match old_files.helmrelease(git.name, namespace, default_ns) {
                     // A HelmRelease added since the ref: nothing of it was there.
                     Err(ReleaseFileError::NotFound { .. }) => Release::Absent,
                     hr => {
@@ -425,19 +433,19 @@ struct AtRef<'a> {
     chart_rel: PathBuf,
     /// The chart at the ref; None when it was added since.
     chart: Option<ChartDir>,
-    /// The release files as they are in the working tree (label, text), and where each lies in the
-    /// repository (None: stdin or a file elsewhere, the same at both sides).
+    /// The release files as they were read (label, text), and where each lies in the repository (None:
+    /// stdin or a file elsewhere, the same at both sides).
     texts: Vec<(String, String)>,
     in_repo: Vec<Option<PathBuf>>,
 }
 
 impl<'a> AtRef<'a> {
     /// Writes out the chart and the release files inside the repository as they are at `git_ref`.
-    async fn materialise(chart: &ChartDir, git_ref: &'a str, release_files: &[PathBuf]) -> Result<AtRef<'a>> {
+    async fn materialise(chart: &ChartDir, git_ref: &'a str, files: Option<&FileReleases>) -> Result<AtRef<'a>> {
         let repo = crate::source::gitref::Repo::of(chart.path()).await?;
         let chart_rel = repo.relative(chart.path()).unwrap_or_default();
-        let texts = crate::source::release_file::read_texts(release_files)?;
-        let in_repo: Vec<Option<PathBuf>> = release_files
+        let (paths, texts) = files.map_or((&[][..], Vec::new()), |f| (&f.paths[..], f.texts.clone()));
+        let in_repo: Vec<Option<PathBuf>> = paths
             .iter()
             .map(|p| if crate::source::release_file::is_stdin(p) { None } else { repo.relative(p) })
             .collect();
@@ -513,8 +521,7 @@ mod tests {
             name: "podinfo",
             user: &user,
             against,
-            release_files: &[],
-            namespace: None,
+            source: &ReleaseSource::Cluster,
             offline_view: ClusterView::default(),
             options: PlanOptions::default(),
         };

@@ -143,12 +143,15 @@ pub struct ReleaseFileFlags {
 }
 
 impl ReleaseFileFlags {
-    /// The files, read and parsed; None without --release-file.
-    pub fn read(&self) -> Result<Option<cozyhr::source::release_file::ReleaseFiles>, cozyhr::Error> {
-        if self.release_file.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(cozyhr::source::release_file::ReleaseFiles::read(&self.release_file)?))
+    /// Where the release comes from, chosen once from the flags (see
+    /// [`cozyhr::source::ReleaseSource::choose`]): these files when given, the chart's defaults for
+    /// `--plain`, else the cluster; `namespace` is `-n` when given.
+    pub fn source(
+        &self,
+        plain: bool,
+        namespace: Option<String>,
+    ) -> Result<cozyhr::source::ReleaseSource, cozyhr::Error> {
+        Ok(cozyhr::source::ReleaseSource::choose(&self.release_file, plain, namespace)?)
     }
 }
 

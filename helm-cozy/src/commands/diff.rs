@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use cozyhr::compare::Against;
 use cozyhr::pipeline::{DiffAgainst, DiffRequest, Pipeline};
+use cozyhr::source::ReleaseSource;
 
 use cozyhr_shell::ClusterFlags;
 
@@ -15,19 +16,15 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     if args.set.all {
         return run_all(flags, &pipeline, args).await;
     }
-    let namespace = flags.options().namespace;
     let user = args.values.user();
-    let request = request(args, &user, namespace.as_deref());
+    let source = args.release.source(args.plain, flags.options().namespace)?;
+    let request = request(args, &user, &source);
     let options = args.layout.render_options();
-    if args.plain {
-        let cluster = flags.options().connect().await?;
-        let rendered = pipeline.render_plain(Some(&cluster), &cluster.namespace, args.name(), &user).await?;
-        let plan = cozyhr::compare::plain_against_release(&cluster, &rendered, args.name(), request.options).await?;
-        request.print(&plan, args.print.format(), options)?;
-        return Ok(args.print.exit_code(plan.has_changes()));
-    }
-    // --watch excludes release files, offline capabilities and git: refs (see cli.rs): it needs a cluster.
-    let cluster = if request.needs_cluster() {
+    // --watch excludes release files, offline capabilities, --plain and git: refs (see cli.rs): it needs
+    // a cluster. The chart alone (--plain) is compared with the release stored in the cluster's namespace.
+    let cluster = if matches!(source, ReleaseSource::ChartDefaults) {
+        Some(flags.options().connect().await?)
+    } else if request.needs_cluster() {
         Some(flags.options_for(&args.target).connect().await?)
     } else {
         note_offline_lookup(&[&pipeline.chart]);
@@ -69,11 +66,11 @@ async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> 
     Ok(args.print.exit_code(any_change(&entries)))
 }
 
-/// The diff the flags ask for; `namespace` is `-n` when given (else the cluster's).
+/// The diff the flags ask for, of the release from `source`.
 fn request<'a>(
     args: &'a DiffArgs,
     user: &'a cozyhr::desired::UserValues,
-    namespace: Option<&'a str>,
+    source: &'a ReleaseSource,
 ) -> DiffRequest<'a> {
     DiffRequest {
         name: args.name(),
@@ -83,8 +80,7 @@ fn request<'a>(
             AgainstArg::Release => DiffAgainst::Cluster(Against::Release),
             AgainstArg::Git(git_ref) => DiffAgainst::Git(git_ref),
         },
-        release_files: &args.release.release_file,
-        namespace,
+        source,
         offline_view: args.capabilities.view(),
         options: args.print.plan_options(),
     }

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use cozyhr::pipeline::{FromFiles, Pipeline};
+use cozyhr::pipeline::Pipeline;
+use cozyhr::source::ReleaseSource;
 
 use cozyhr_shell::ClusterFlags;
 
@@ -13,26 +14,39 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
     cozyhr::render::check_show_only(&args.show_only)?;
     let pipeline = Pipeline::open(chart_dir).await?;
     let user = args.values.user();
-    let rendered = if let Some(files) = args.release.read()? {
-        let namespace = flags.options().namespace;
-        let from = FromFiles { files: &files, namespace: namespace.as_deref() };
-        note_offline_lookup(&[&pipeline.chart]);
-        pipeline.show_from_files(&from, &args.name, &user, &args.capabilities.view()).await?
-    } else if !args.plain {
-        let cluster = flags.options_for(&args.target).connect().await?;
-        pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
-    } else if args.offline || !flags.options().is_configured() {
+    let rendered = match args.release.source(args.plain, flags.options().namespace)? {
+        ReleaseSource::Files(files) => {
+            note_offline_lookup(&[&pipeline.chart]);
+            pipeline.show_from_files(&files, &args.name, &user, &args.capabilities.view()).await?
+        }
+        ReleaseSource::Cluster => {
+            let cluster = flags.options_for(&args.target).connect().await?;
+            pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
+        }
+        ReleaseSource::ChartDefaults => render_plain(flags, &pipeline, args, &user).await?,
+    };
+    cozyhr::support::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--plain`: the chart alone, with the cluster's capabilities and lookup when one is configured and
+/// `--offline` is not given, else with Helm's defaults (said on stderr).
+async fn render_plain(
+    flags: &ClusterFlags,
+    pipeline: &Pipeline,
+    args: &ShowArgs,
+    user: &cozyhr::desired::UserValues,
+) -> anyhow::Result<String> {
+    Ok(if args.offline || !flags.options().is_configured() {
         let why = if args.offline { "--offline" } else { "no cluster is configured" };
         cozyhr::support::output::stderr_line(format_args!(
             "{}: {why}: rendering with Helm's defaults (built-in .Capabilities, lookup finds nothing, an install)",
             cozyhr::support::output::chart_command()
         ));
         let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
-        pipeline.render_plain(None, &namespace, &args.name, &user).await?
+        pipeline.render_plain(None, &namespace, &args.name, user).await?
     } else {
         let cluster = flags.options().connect().await?;
-        pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, &user).await?
-    };
-    cozyhr::support::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
-    Ok(ExitCode::SUCCESS)
+        pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, user).await?
+    })
 }

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use cozyhr::pipeline::{FromFiles, Pipeline};
+use cozyhr::pipeline::Pipeline;
+use cozyhr::source::ReleaseSource;
 use cozyhr::support::output::Table;
 use serde_json::Value;
 
@@ -13,18 +14,12 @@ use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
-    let desired = match args.release.read()? {
-        Some(files) => {
-            let namespace = cluster.options().namespace;
-            let from = FromFiles { files: &files, namespace: namespace.as_deref() };
-            pipeline.desired_from_files(
-                &from,
-                namespace.as_deref().unwrap_or("default"),
-                &args.name,
-                &args.values.user(),
-            )?
+    let desired = match args.release.source(false, cluster.options().namespace)? {
+        ReleaseSource::Files(files) => {
+            let namespace = files.namespace.as_deref().unwrap_or("default");
+            pipeline.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
-        None => {
+        ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {
             let cluster = cluster.options().connect().await?;
             pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?
         }

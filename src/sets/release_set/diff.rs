@@ -42,8 +42,7 @@ pub async fn diff_all(
             name: &name,
             user: common.user,
             against: DiffAgainst::Cluster(common.against),
-            release_files: &[],
-            namespace: Some(&namespace),
+            source: &crate::source::ReleaseSource::Cluster,
             offline_view: Default::default(),
             options: common.options,
         };
