@@ -16,10 +16,12 @@
 
 mod apply;
 mod diff;
+mod files;
 mod watched;
 
 pub use apply::apply;
 pub use diff::{diff, diff_all};
+pub use files::{FileWatch, watch_files};
 pub use watched::Watched;
 
 use std::collections::BTreeSet;
@@ -31,7 +33,6 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
-use notify::Watcher as _;
 use tokio::sync::mpsc;
 
 use crate::cluster::Cluster;
@@ -48,19 +49,6 @@ pub const QUIET: Duration = Duration::from_millis(150);
 /// still gets rounds).
 const MAX_DELAY: Duration = Duration::from_secs(2);
 
-/// Whether a notification is a change of content or of the directory (not a read: inotify also reports
-/// opens, and every render opens the chart's files).
-fn is_change(kind: &notify::EventKind) -> bool {
-    use notify::event::{AccessKind, AccessMode, EventKind, MetadataKind, ModifyKind};
-    match kind {
-        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any => true,
-        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
-        EventKind::Modify(_) => true,
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
-        EventKind::Access(_) | EventKind::Other => false,
-    }
-}
-
 /// What started a round.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Change {
@@ -69,34 +57,6 @@ pub enum Change {
     File(PathBuf),
     /// An object in the cluster, as `Kind name`.
     Object(String),
-}
-
-/// The files watched for changes; dropping it stops the notifications.
-pub struct FileWatch {
-    _watcher: notify::RecommendedWatcher,
-}
-
-/// Starts watching `watched`; relevant changes arrive on `tx`.
-pub fn watch_files(watched: &Watched, tx: mpsc::UnboundedSender<Change>) -> Result<FileWatch, WatchError> {
-    let filter = watched.clone();
-    // The notifier calls this on its own thread; an unbounded channel never blocks it.
-    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let Ok(event) = res else { return };
-        if !is_change(&event.kind) {
-            return;
-        }
-        for path in event.paths {
-            if filter.covers(&path) {
-                let _ = tx.send(Change::File(path));
-            }
-        }
-    })
-    .map_err(WatchError::Start)?;
-    for (dir, recursive) in watched.watches() {
-        let mode = if recursive { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
-        watcher.watch(&dir, mode).map_err(|source| WatchError::Watch { path: dir.clone(), source })?;
-    }
-    Ok(FileWatch { _watcher: watcher })
 }
 
 /// Waits for the next change and for the quiet that ends its burst; returns every change of the burst
@@ -638,16 +598,6 @@ async fn drive<R: Round>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn reads_are_no_change() {
-        use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind, RenameMode};
-        assert!(!is_change(&EventKind::Access(AccessKind::Open(AccessMode::Any))));
-        assert!(!is_change(&EventKind::Access(AccessKind::Close(AccessMode::Read))));
-        assert!(is_change(&EventKind::Access(AccessKind::Close(AccessMode::Write))));
-        assert!(is_change(&EventKind::Modify(ModifyKind::Name(RenameMode::To))));
-        assert!(is_change(&EventKind::Create(CreateKind::File)));
-    }
-
     #[tokio::test(start_paused = true)]
     async fn a_burst_is_one_change() {
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -689,22 +639,6 @@ mod tests {
         let started = tokio::time::Instant::now();
         debounce(&mut rx, QUIET).await.unwrap();
         assert!(started.elapsed() <= MAX_DELAY + Duration::from_millis(60), "{:?}", started.elapsed());
-    }
-
-    #[tokio::test]
-    async fn file_saves_arrive_and_reads_do_not() {
-        let dir = watched::chart_beside_library();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        let w = Watched::for_chart(&root.join("chart"), &[]);
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let _watch = watch_files(&w, tx).unwrap();
-        // Reading is no change.
-        std::fs::read_to_string(root.join("lib/templates/_h.tpl")).unwrap();
-        assert!(tokio::time::timeout(Duration::from_millis(300), rx.recv()).await.is_err(), "a read started a round");
-        // A save through the link's target (the library chart) is.
-        std::fs::write(root.join("lib/templates/_h.tpl"), "{{/* x */}}").unwrap();
-        let burst = tokio::time::timeout(Duration::from_secs(5), debounce(&mut rx, QUIET)).await.unwrap().unwrap();
-        assert!(burst.iter().any(|c| matches!(c, Change::File(p) if p.ends_with("_h.tpl"))), "{burst:?}");
     }
 
     /// A round that records what it saw, sends a signal part-way when told to, and takes 100 ms.
