@@ -1,18 +1,15 @@
 //! The round driver: a round at the start, then one per burst of changes, until a signal, standard
 //! output's reader going away, a round (the HelmRelease was resumed) or the end of every watch ends it.
 
-use std::time::Instant;
-
 use tokio::sync::mpsc;
 
 use super::debounce::{QUIET, debounce};
 use super::reader_gone::stdout_reader_gone;
-use super::status_line::{StatusLine, describe};
+use super::status_line::RoundLines;
 use super::stop::Stop;
 use super::watched::Watched;
 use super::watches::Watches;
 use super::{Change, Ended, Outcome, Round, Why};
-use crate::output::{Paint, Tone};
 
 /// The loop: a round at the start, then one per burst of changes, until SIGINT or SIGTERM (see the module
 /// docs).
@@ -22,6 +19,8 @@ pub async fn run<R: Round>(round: &mut R, watches: &mut Watches, stop: &Stop) ->
 }
 
 /// [`run`] over its parts: the changes as they arrive, what names them, and what is watched in words.
+/// Each turn runs a round and writes its line; then the loop ends if the round ended it or a signal came
+/// during it, and otherwise waits for the next burst.
 async fn drive<R: Round>(
     round: &mut R,
     changes: &mut mpsc::UnboundedReceiver<Change>,
@@ -29,85 +28,86 @@ async fn drive<R: Round>(
     what: &str,
     stop: &Stop,
 ) -> Ended {
-    let mut status = StatusLine::new();
+    let mut lines = RoundLines::new(watched, what);
     let mut rounds = 0u32;
     let mut burst = vec![Change::Start];
-    let paint = Paint::stderr();
-    loop {
+    let exit = loop {
         rounds += 1;
-        let cause = describe(&burst, watched);
-        // Stays until the round prints (output clears it first) or ends.
-        status.show(&format!("◎ round {rounds} ({cause}): working…"));
-        let started = Instant::now();
-        let before = stop.count();
-        let outcome = {
-            let work = round.run(stop);
-            tokio::pin!(work);
-            let first = stop.after(before + 1);
-            tokio::pin!(first);
-            let mut finishing = false;
-            loop {
-                tokio::select! {
-                    outcome = &mut work => break Some(outcome),
-                    _ = &mut first, if !finishing => {
-                        if !R::CHANGES_CLUSTER {
-                            // Nothing of this round is in the cluster: stop now (its temporary files go with it).
-                            break None;
-                        }
-                        finishing = true;
-                        status.line(format!(
-                            "{} finishing this round, then stopping (Ctrl-C again stops helm now)",
-                            paint.tone("◎", Tone::Plain)
-                        ));
-                    }
+        let started = lines.start(rounds, &burst);
+        let outcome = run_round(round, stop, &mut lines).await;
+        lines.ended(&started, outcome.as_ref());
+        if let Some(Outcome::End(why)) = outcome {
+            break Exit::by(why);
+        }
+        if let Some(exit) = signalled_during_round::<R>(stop).await {
+            break exit;
+        }
+        match next_burst(changes, stop).await {
+            Ok(next) => burst = next,
+            Err(exit) => break exit,
+        }
+    };
+    lines.clear();
+    Ended { why: exit.why, rounds, cut_off: exit.cut_off }
+}
+
+/// How the loop ends, before its rounds are counted: why, and whether a round was cut off.
+struct Exit {
+    why: Why,
+    cut_off: bool,
+}
+
+impl Exit {
+    /// An end that cut no round off: every end but a signal during a round ([`signalled_during_round`]).
+    fn by(why: Why) -> Exit {
+        Exit { why, cut_off: false }
+    }
+}
+
+/// Runs one round and decides what the first signal during it does. A round that changes nothing in the
+/// cluster is dropped at once (None; its temporary files go with it). One that may change the cluster is
+/// finished, so that the first Ctrl-C never cuts an apply off half-way; the loop says so, and only a
+/// second signal reaches the round, through the [`Stop`] it was given.
+async fn run_round<R: Round>(round: &mut R, stop: &Stop, lines: &mut RoundLines<'_>) -> Option<Outcome> {
+    let before = stop.count();
+    let work = round.run(stop);
+    tokio::pin!(work);
+    let first = stop.after(before + 1);
+    tokio::pin!(first);
+    let mut finishing = false;
+    loop {
+        tokio::select! {
+            outcome = &mut work => return Some(outcome),
+            _ = &mut first, if !finishing => {
+                if !R::CHANGES_CLUSTER {
+                    return None;
                 }
-            }
-        };
-        let took = started.elapsed();
-        let stamp = jiff::Zoned::now().strftime("%H:%M:%S");
-        match &outcome {
-            Some(Outcome::Done(text)) => status.round(&format!(
-                "{} {stamp} round {rounds} ({cause}): {text} in {:.2}s; watching {what} (Ctrl-C to stop)",
-                paint.tone("✔", Tone::Good),
-                took.as_secs_f64()
-            )),
-            Some(Outcome::Failed(error)) => {
-                status.line(format!("{} {error}", paint.tone("✗", Tone::Bad)));
-                status.round(&format!(
-                    "{} {stamp} round {rounds} ({cause}): failed in {:.2}s; watching {what} for the next change (Ctrl-C to stop)",
-                    paint.tone("✗", Tone::Bad),
-                    took.as_secs_f64()
-                ));
-            }
-            Some(Outcome::End(why)) => {
-                status.clear();
-                return Ended { why: why.clone(), rounds, cut_off: false };
-            }
-            None => {}
-        }
-        if stop.count() > 0 {
-            status.clear();
-            let signal = stop.after(1).await;
-            return Ended { why: Why::Signal(signal), rounds, cut_off: stop.count() > 1 && R::CHANGES_CLUSTER };
-        }
-        let next = tokio::select! {
-            burst = debounce(changes, QUIET) => burst,
-            signal = stop.after(1) => {
-                status.clear();
-                return Ended { why: Why::Signal(signal), rounds, cut_off: false };
-            }
-            () = stdout_reader_gone() => {
-                status.clear();
-                return Ended { why: Why::ReaderGone, rounds, cut_off: false };
-            }
-        };
-        match next {
-            Some(b) => burst = b,
-            None => {
-                status.clear();
-                return Ended { why: Why::Unwatched, rounds, cut_off: false };
+                finishing = true;
+                lines.finishing();
             }
         }
+    }
+}
+
+/// After a round: whether a signal came during it. Then the loop ends now rather than waiting for the
+/// next change, and the round counts as cut off when a second signal reached a round that changes the
+/// cluster (helm was stopped).
+async fn signalled_during_round<R: Round>(stop: &Stop) -> Option<Exit> {
+    if stop.count() == 0 {
+        return None;
+    }
+    let signal = stop.after(1).await;
+    Some(Exit { why: Why::Signal(signal), cut_off: stop.count() > 1 && R::CHANGES_CLUSTER })
+}
+
+/// Between rounds: the next burst of changes, or the end that comes first: a signal, standard output's
+/// reader going away (noticed now rather than at the next round's write), or every watch gone (nothing
+/// will start a round again).
+async fn next_burst(changes: &mut mpsc::UnboundedReceiver<Change>, stop: &Stop) -> Result<Vec<Change>, Exit> {
+    tokio::select! {
+        burst = debounce(changes, QUIET) => burst.ok_or(Exit::by(Why::Unwatched)),
+        signal = stop.after(1) => Err(Exit::by(Why::Signal(signal))),
+        () = stdout_reader_gone() => Err(Exit::by(Why::ReaderGone)),
     }
 }
 

@@ -1,11 +1,13 @@
 //! What the loop says about itself on stderr: the status line (rewritten in place on a terminal, a line
-//! per round elsewhere), a burst of changes in a few words, a round's plan in words.
+//! per round elsewhere), each round's lines, a burst of changes in a few words, a round's plan in words.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
+use std::time::Instant;
 
-use super::Change;
 use super::watched::Watched;
+use super::{Change, Outcome};
+use crate::output::{Paint, Tone};
 
 /// What the loop prints about itself on stderr: on a terminal one line rewritten in place
 /// ([`crate::output::show_status`]), else one line per round (logs and CI read those).
@@ -67,6 +69,76 @@ pub fn describe(changes: &[Change], watched: &Watched) -> String {
         [] => "nothing".into(),
         [one] => one.clone(),
         [first, rest @ ..] => format!("{first} and {} more", rest.len()),
+    }
+}
+
+/// The lines of one loop's rounds on stderr: each round's working line, its end, and the note that a
+/// round is being finished after a signal.
+pub(super) struct RoundLines<'a> {
+    status: StatusLine,
+    paint: Paint,
+    watched: &'a Watched,
+    /// What is watched, in a few words ([`super::Watches::what`]).
+    what: &'a str,
+}
+
+/// A round as its lines name it: its number, what started it, and when (for how long it took).
+pub(super) struct RoundStart {
+    number: u32,
+    cause: String,
+    started: Instant,
+}
+
+impl<'a> RoundLines<'a> {
+    pub(super) fn new(watched: &'a Watched, what: &'a str) -> RoundLines<'a> {
+        RoundLines { status: StatusLine::new(), paint: Paint::stderr(), watched, what }
+    }
+
+    /// Round `number` starts for `burst`: its working line stays until the round prints (output clears it
+    /// first) or ends.
+    pub(super) fn start(&mut self, number: u32, burst: &[Change]) -> RoundStart {
+        let cause = describe(burst, self.watched);
+        self.status.show(&format!("◎ round {number} ({cause}): working…"));
+        RoundStart { number, cause, started: Instant::now() }
+    }
+
+    /// A signal came during a round that changes the cluster: the round is finished first, and a second
+    /// signal stops helm.
+    pub(super) fn finishing(&mut self) {
+        self.status.line(format!(
+            "{} finishing this round, then stopping (Ctrl-C again stops helm now)",
+            self.paint.tone("◎", Tone::Plain)
+        ));
+    }
+
+    /// The line of a round that ended: done, or failed with its error on a line above. A round that ends
+    /// the loop, or that a signal dropped (None), has none.
+    pub(super) fn ended(&mut self, round: &RoundStart, outcome: Option<&Outcome>) {
+        let RoundStart { number, cause, started } = round;
+        let took = started.elapsed();
+        let stamp = jiff::Zoned::now().strftime("%H:%M:%S");
+        let (paint, what) = (self.paint, self.what);
+        match outcome {
+            Some(Outcome::Done(text)) => self.status.round(&format!(
+                "{} {stamp} round {number} ({cause}): {text} in {:.2}s; watching {what} (Ctrl-C to stop)",
+                paint.tone("✔", Tone::Good),
+                took.as_secs_f64()
+            )),
+            Some(Outcome::Failed(error)) => {
+                self.status.line(format!("{} {error}", paint.tone("✗", Tone::Bad)));
+                self.status.round(&format!(
+                    "{} {stamp} round {number} ({cause}): failed in {:.2}s; watching {what} for the next change (Ctrl-C to stop)",
+                    paint.tone("✗", Tone::Bad),
+                    took.as_secs_f64()
+                ));
+            }
+            Some(Outcome::End(_)) | None => {}
+        }
+    }
+
+    /// Clears the status line: the loop leaves none behind.
+    pub(super) fn clear(&mut self) {
+        self.status.clear();
     }
 }
 
