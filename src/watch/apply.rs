@@ -2,7 +2,8 @@
 //! Ctrl-C; then say how to hand it back. A round changes the cluster, so the first signal lets it finish
 //! and only a second one stops helm (see [`Stop`]).
 
-use super::{Ended, Outcome, Round, Stop, Watches, Why, plan_words};
+use super::status_line::plan_words;
+use super::{Ended, Outcome, Round, Stop, Watches, Why};
 use crate::apply::{ApplyRequest, apply_round};
 use crate::cluster::Cluster;
 use crate::compare::Against;

@@ -1,7 +1,8 @@
 //! `diff --watch`: the diff at the start and after every change, printed as the command asks, until
 //! Ctrl-C. Nothing in the cluster changes, so a signal drops a round at once.
 
-use super::{Ended, Outcome, Round, Stop, Watches, Why, plan_words};
+use super::status_line::plan_words;
+use super::{Ended, Outcome, Round, Stop, Watches, Why};
 use crate::cluster::Cluster;
 use crate::compare::diff::{Format, RenderOptions};
 use crate::pipeline::{DiffRequest, Pipeline};
