@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::cluster::Cluster;
 use crate::compare::Against;
 use crate::compare::diff::{Plan, PlanOptions};
-use crate::compare::two_sides::{Release, ReleaseCluster, Renderer, Side, View};
+use crate::compare::two_sides::{Caller, Release, ReleaseCluster, Renderer, Side, View};
 use crate::controller::Controller;
 use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
@@ -368,15 +368,7 @@ impl Pipeline {
             ReleaseSource::Cluster | ReleaseSource::ChartDefaults => None,
         };
         let at_ref = AtRef::materialise(&self.chart, git_ref, files).await?;
-        let renderer = Renderer {
-            helm: &self.helm,
-            self_exe: &self.self_exe,
-            user: git.user,
-            options: git.options,
-            kubectl: crate::render::locate_kubectl().ok(),
-            say_version: true,
-            command: "diff",
-        };
+        let renderer = Renderer::new(&self.helm, &self.self_exe, git.user, git.options, Caller::Diff);
         let Some(from) = files else {
             let Some(home) = cluster else {
                 return Err(Error::Failed(

@@ -32,21 +32,33 @@ use crate::values::FetchedRef;
 type Objects = Vec<(ObjectId, Value)>;
 
 /// What renders both sides: the helm, this executable (Flux's post-renderer when the chain cannot run in
-/// process), the user's values, and how the plan is made.
+/// process), the user's values, how the plan is made, and for which command.
 pub struct Renderer<'a> {
-    pub helm: &'a Helm,
-    pub self_exe: &'a Path,
+    helm: &'a Helm,
+    self_exe: &'a Path,
     /// `-f` and `--set`, given to both sides.
-    pub user: &'a UserValues,
-    pub options: PlanOptions,
+    user: &'a UserValues,
+    options: PlanOptions,
     /// The kubectl whose kustomize runs postRenderers, when there is one; looked for again (to say how
     /// to get one) only by a release whose postRenderers need it.
-    pub kubectl: Option<PathBuf>,
-    /// Whether a rendering with another chart version than helm-controller's is said: for one release
-    /// (`diff`), not for each of many (`review`).
-    pub say_version: bool,
-    /// The command, for an invalid plan's error ("diff", "review").
-    pub command: &'static str,
+    kubectl: Option<PathBuf>,
+    caller: Caller,
+}
+
+/// The command a renderer works for: what it says, and how its errors are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// `diff --against git:REF`, one release: a rendering with another chart version than
+    /// helm-controller's is said.
+    Diff,
+    /// `review`, many releases: only what is said once per command (the helm-controller's notes).
+    Review,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(helm: &'a Helm, self_exe: &'a Path, user: &'a UserValues, options: PlanOptions, caller: Caller) -> Self {
+        Renderer { helm, self_exe, user, options, kubectl: crate::render::locate_kubectl().ok(), caller }
+    }
 }
 
 /// What Flux makes a side's release of: the HelmRelease, its `valuesFrom` sources, the chart version
@@ -139,7 +151,7 @@ impl Renderer<'_> {
     pub async fn plan(&self, old: &Side<'_>, new: &Side<'_>, view: &View<'_>) -> Result<Plan> {
         let (old_objects, new_objects) = tokio::try_join!(self.objects(old, view), self.objects(new, view))?;
         super::diff::plan_with(new_objects, old_objects, self.options)
-            .map_err(|e| Error::Invalid { what: self.command.into(), reason: e.to_string() })
+            .map_err(|e| Error::Invalid { what: self.caller.command().into(), reason: e.to_string() })
     }
 
     /// One side's objects: none when its chart or release is not there.
@@ -193,7 +205,7 @@ impl Renderer<'_> {
         let desired =
             Desired::from_fetched(made.hr, made.refs, chart, self.user, kubectl, made.version, made.controller)?;
         if of_cluster {
-            if self.say_version {
+            if self.caller == Caller::Diff {
                 notes::version(&desired, chart);
             }
             notes::controller(&desired, self.helm);
@@ -211,6 +223,15 @@ impl Renderer<'_> {
             Some(path) => Ok(path.clone()),
             None if needs_one => Ok(crate::render::locate_kubectl()?),
             None => Ok(PathBuf::from("kubectl")),
+        }
+    }
+}
+
+impl Caller {
+    fn command(self) -> &'static str {
+        match self {
+            Caller::Diff => "diff",
+            Caller::Review => "review",
         }
     }
 }

@@ -15,7 +15,7 @@ use super::report::{Entry, Release};
 use super::sides::{OnDisk, Side, Sides};
 use crate::cluster::Cluster;
 use crate::compare::diff::Plan;
-use crate::compare::two_sides::{self, Release as At, ReleaseCluster, Renderer, View};
+use crate::compare::two_sides::{self, Caller, Release as At, ReleaseCluster, Renderer, View};
 use crate::controller::Controller;
 use crate::desired::UserValues;
 use crate::flux::HelmRelease;
@@ -71,15 +71,7 @@ pub async fn all(
         None => Controller::offline(),
     };
     let user = UserValues::default();
-    let renderer = Renderer {
-        helm,
-        self_exe,
-        user: &user,
-        options: request.options,
-        kubectl: crate::render::locate_kubectl().ok(),
-        say_version: false,
-        command: "review",
-    };
+    let renderer = Renderer::new(helm, self_exe, &user, request.options, Caller::Review);
     let ctx = Context {
         renderer,
         charts,
