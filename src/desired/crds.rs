@@ -23,6 +23,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::runtime::wait::await_condition;
 use serde_json::{Value, json};
 
+use crate::cluster::Cluster;
 use crate::cluster::live::LiveObjects;
 use crate::cluster::manifests::ObjectId;
 use crate::desired::apply_method::ApplyMethod;
@@ -174,70 +175,112 @@ pub async fn apply(
     if policy == Policy::Skip || objects.is_empty() {
         return Ok(0);
     }
-    let cluster = live.cluster();
-    let crd_api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &crd_resource());
+    let crd_api: Api<DynamicObject> = Api::all_with(live.cluster().client.clone(), &crd_resource());
     let mut applied = Vec::new();
     let mut count = 0;
     for object in objects {
-        let crd = is_crd(object);
-        let name = name_of(object);
-        let (api, object) = if crd {
-            (crd_api.clone(), object.clone())
-        } else {
-            let mut object = object.clone();
-            if live.resource(&object)?.1 && object.pointer("/metadata/namespace").is_none() {
-                object["metadata"]["namespace"] = release_namespace.into();
+        if apply_one(live, &crd_api, object, policy, method, release_namespace).await? {
+            count += 1;
+            if is_crd(object) {
+                applied.push(name_of(object).to_string());
             }
-            (live.api_for(&object)?, object)
-        };
-        let what = || match ObjectId::from_object(&object) {
-            Ok(id) if !crd => id.to_string(),
-            _ => format!("CustomResourceDefinition {name}"),
-        };
-        let typed: DynamicObject = serde_json::from_value(object.clone())
-            .map_err(|e| Error::Invalid { what: what(), reason: e.to_string() })?;
-        let result = match (policy, method) {
-            (_, ApplyMethod::ServerSide) => {
-                let params = PatchParams::apply(crate::cluster::live::FLUX_FIELD_MANAGER).force();
-                api.patch(name, &params, &Patch::Apply(&object)).await.map(|_| true)
-            }
-            (Policy::Create, ApplyMethod::ClientSide) => match api.create(&PostParams::default(), &typed).await {
-                Ok(_) => Ok(true),
-                // Present already: left as it is.
-                Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
-                Err(e) => Err(e),
-            },
-            (_, ApplyMethod::ClientSide) => match api.get_opt(name).await {
-                Ok(Some(current)) => {
-                    let mut replacement = typed.clone();
-                    replacement.metadata.resource_version = current.metadata.resource_version.clone();
-                    api.replace(name, &PostParams::default(), &replacement).await.map(|_| true)
-                }
-                Ok(None) => api.create(&PostParams::default(), &typed).await.map(|_| true),
-                Err(e) => Err(e),
-            },
-        };
-        match result {
-            Ok(true) => {
-                count += 1;
-                if crd {
-                    applied.push(name.to_string());
-                }
-            }
-            Ok(false) => {}
-            Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => {
-                return Err(Error::Invalid {
-                    what: what(),
-                    reason: format!("the API server rejects it: {}", s.message),
-                });
-            }
-            Err(e) => return Err(cluster.error(e)),
         }
     }
+    wait_established(live.cluster(), &applied).await?;
+    Ok(count)
+}
+
+/// Applies one object and says whether it was written (`Create` client-side leaves one that exists).
+/// The API server's refusal (400, 422) names the object, since the chart must change; any other error
+/// is the cluster's.
+async fn apply_one(
+    live: &LiveObjects<'_>,
+    crd_api: &Api<DynamicObject>,
+    object: &Value,
+    policy: Policy,
+    method: ApplyMethod,
+    release_namespace: &str,
+) -> Result<bool> {
+    let (crd, name) = (is_crd(object), name_of(object));
+    let (api, object) = placed(live, crd_api, object, crd, release_namespace)?;
+    let what = || match ObjectId::from_object(&object) {
+        Ok(id) if !crd => id.to_string(),
+        _ => format!("CustomResourceDefinition {name}"),
+    };
+    let typed: DynamicObject =
+        serde_json::from_value(object.clone()).map_err(|e| Error::Invalid { what: what(), reason: e.to_string() })?;
+    match write(&api, name, &object, &typed, policy, method).await {
+        Ok(written) => Ok(written),
+        Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => {
+            Err(Error::Invalid { what: what(), reason: format!("the API server rejects it: {}", s.message) })
+        }
+        Err(e) => Err(live.cluster().error(e)),
+    }
+}
+
+/// The API to apply `object` with, and the object as sent: a CRD (`crd`) goes to the CRD API as it is;
+/// another object to its kind's API, in `release_namespace` when it is namespaced and names none, as
+/// Helm's client puts it.
+fn placed(
+    live: &LiveObjects<'_>,
+    crd_api: &Api<DynamicObject>,
+    object: &Value,
+    crd: bool,
+    release_namespace: &str,
+) -> Result<(Api<DynamicObject>, Value)> {
+    if crd {
+        return Ok((crd_api.clone(), object.clone()));
+    }
+    let mut object = object.clone();
+    if live.resource(&object)?.1 && object.pointer("/metadata/namespace").is_none() {
+        object["metadata"]["namespace"] = release_namespace.into();
+    }
+    Ok((live.api_for(&object)?, object))
+}
+
+/// Writes one object as helm-controller does, and says whether it was written: server-side, an apply as
+/// helm-controller's field manager with conflicts forced (which updates what exists, whatever the
+/// policy); client-side, `Create` creates it and leaves one that exists as it is, `CreateReplace`
+/// replaces one that exists (at its resourceVersion) and creates one that does not.
+async fn write(
+    api: &Api<DynamicObject>,
+    name: &str,
+    object: &Value,
+    typed: &DynamicObject,
+    policy: Policy,
+    method: ApplyMethod,
+) -> kube::Result<bool> {
+    match (policy, method) {
+        (_, ApplyMethod::ServerSide) => {
+            let params = PatchParams::apply(crate::cluster::live::FLUX_FIELD_MANAGER).force();
+            api.patch(name, &params, &Patch::Apply(object)).await.map(|_| true)
+        }
+        (Policy::Create, ApplyMethod::ClientSide) => match api.create(&PostParams::default(), typed).await {
+            Ok(_) => Ok(true),
+            // Present already: left as it is.
+            Err(kube::Error::Api(s)) if s.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        },
+        (_, ApplyMethod::ClientSide) => match api.get_opt(name).await {
+            Ok(Some(current)) => {
+                let mut replacement = typed.clone();
+                replacement.metadata.resource_version = current.metadata.resource_version.clone();
+                api.replace(name, &PostParams::default(), &replacement).await.map(|_| true)
+            }
+            Ok(None) => api.create(&PostParams::default(), typed).await.map(|_| true),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Waits until each CRD of `names` is Established, one after the other and up to
+/// [`ESTABLISHED_TIMEOUT`] each, as helm-controller does: Helm installs the chart's custom resources
+/// next, which the API server serves only then.
+async fn wait_established(cluster: &Cluster, names: &[String]) -> Result<()> {
     // Watched as dynamic objects: the typed CustomResourceDefinition (its recursive JSONSchemaProps) would
     // bring a deserializer of its own for one condition.
     let crds_api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &crd_resource());
-    for name in &applied {
+    for name in names {
         let established = await_condition(crds_api.clone(), name, is_established);
         match tokio::time::timeout(ESTABLISHED_TIMEOUT, established).await {
             Ok(Ok(_)) => {}
@@ -251,7 +294,7 @@ pub async fn apply(
             }
         }
     }
-    Ok(count)
+    Ok(())
 }
 
 /// Whether a CustomResourceDefinition, seen as a dynamic object, has condition Established=True.

@@ -175,17 +175,60 @@ pub async fn resolve_quietly(home: &Cluster, hr: &HelmRelease) -> Result<Target>
 /// and the cluster it names, reached (or `--target-kubeconfig`'s, checked to be the same).
 async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: Option<&str>) -> Result<Target> {
     let secret_id = format!("{}/{name}", hr.namespace());
-    let secrets: Api<Secret> = Api::namespaced(home.client.clone(), hr.namespace());
-    let secret = match secrets.get_opt(name).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return Err(TargetError::SecretNotFound { hr: hr_id.into(), secret: secret_id }.into()),
-        Err(kube::Error::Api(status)) if status.code == 403 => {
-            return Err(
-                TargetError::SecretForbidden { hr: hr_id.into(), secret: secret_id, reason: status.message }.into()
-            );
-        }
-        Err(e) => return Err(home.error(e)),
+    let secret = read_secret(home, hr, hr_id, name, &secret_id).await?;
+    let (from_secret, text) = kubeconfig_text(secret, key, hr_id, &secret_id)?;
+    let (secret_kc, secret_config) = parse_kubeconfig(home, &text, hr_id, &from_secret).await?;
+    let options = &home.options.target;
+    let Connection { config, helm_file, helm_path, context, via_flag } = match &options.kubeconfig {
+        None => secret_connection(&secret_kc, &secret_config, &text)?,
+        Some(path) => flag_connection(path, options).await?,
     };
+    let server = config.cluster_url.to_string();
+    let given_roots = config.root_cert.clone().unwrap_or_default();
+    let client = reach(config, &server, hr_id, &secret_id, via_flag.as_deref()).await?;
+    let cluster_options = ClusterOptions {
+        kubeconfig: Some(helm_path),
+        context: Some(context).filter(|c| !c.is_empty()),
+        namespace: Some(hr.namespace().to_string()),
+        target: TargetOptions::default(),
+    };
+    let cluster = Cluster::remote(client, hr.namespace().to_string(), server.clone(), cluster_options, helm_file);
+    if let Some(given) = &via_flag {
+        let secret_roots = secret_config.root_cert.clone().unwrap_or_default();
+        same_cluster(&secret_roots, &given_roots, &cluster, hr).await.map_err(|why| TargetError::NotSame {
+            hr: hr_id.into(),
+            secret: secret_id.clone(),
+            given: given.clone(),
+            why,
+        })?;
+    }
+    Ok(Target {
+        own: cluster.clone(),
+        cluster,
+        place: Place::Remote { secret: secret_id, server, via_flag },
+        identity: Identity::User,
+    })
+}
+
+/// Secret `name` of the HelmRelease's namespace (`secret_id`), read with the user's credentials. Missing
+/// and forbidden are errors of their own: each asks the user for something else.
+async fn read_secret(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, secret_id: &str) -> Result<Secret> {
+    let secrets: Api<Secret> = Api::namespaced(home.client.clone(), hr.namespace());
+    match secrets.get_opt(name).await {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(TargetError::SecretNotFound { hr: hr_id.into(), secret: secret_id.into() }.into()),
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            Err(TargetError::SecretForbidden { hr: hr_id.into(), secret: secret_id.into(), reason: status.message }
+                .into())
+        }
+        Err(e) => Err(home.error(e)),
+    }
+}
+
+/// The kubeconfig's text in `secret`, and where it was found (`key K of Secret S`, for errors): under
+/// `key` when the HelmRelease names one, else under `value`, else `value.yaml`, as helm-controller reads
+/// it. A missing key lists the keys there are.
+fn kubeconfig_text(secret: Secret, key: Option<&str>, hr_id: &str, secret_id: &str) -> Result<(String, String)> {
     let data = secret.data.unwrap_or_default();
     let (key_used, bytes) = match key.filter(|k| !k.is_empty()) {
         Some(k) => (k.to_string(), data.get(k)),
@@ -197,7 +240,7 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
     let Some(bytes) = bytes else {
         return Err(TargetError::KeyMissing {
             hr: hr_id.into(),
-            secret: secret_id,
+            secret: secret_id.into(),
             key: key.filter(|k| !k.is_empty()).map(str::to_string),
             keys: data.keys().cloned().collect(),
         }
@@ -206,83 +249,90 @@ async fn remote(home: &Cluster, hr: &HelmRelease, hr_id: &str, name: &str, key: 
     let from_secret = format!("key {key_used} of Secret {secret_id}");
     let text = String::from_utf8(bytes.0.clone())
         .map_err(|_| TargetError::BadKubeconfig { what: from_secret.clone(), reason: "it is not UTF-8 text".into() })?;
-    let secret_kc = Kubeconfig::from_yaml(&text)
-        .map_err(|e| TargetError::BadKubeconfig { what: from_secret.clone(), reason: first_line(&e.to_string()) })?;
-    refuse_file_references(home, &secret_kc, hr_id, &from_secret).await?;
-    let secret_config = Config::from_custom_kubeconfig(secret_kc.clone(), &KubeConfigOptions::default())
-        .await
-        .map_err(|e| TargetError::BadKubeconfig { what: from_secret.clone(), reason: first_line(&e.to_string()) })?;
-    let options = &home.options.target;
+    Ok((from_secret, text))
+}
 
-    // The kubeconfig helm is given (`helm_path`, kept alive by `helm_file` when it is a private copy).
-    let (config, helm_file, helm_path, context, via_flag) = match &options.kubeconfig {
-        None => {
-            // helm reads the same kubeconfig from a private file, removed when the command ends.
-            let context = secret_kc.current_context.clone().unwrap_or_default();
-            let file = private_kubeconfig(&text)?;
-            let path = file.path().to_path_buf();
-            (secret_config.clone(), Some(file), path, context, None)
-        }
-        Some(path) => {
-            let given = Kubeconfig::read_from(path).map_err(|e| TargetError::BadKubeconfig {
-                what: format!("--target-kubeconfig {}", path.display()),
-                reason: first_line(&e.to_string()),
-            })?;
-            let context = match &options.context {
-                Some(c) => c.clone(),
-                None => given.current_context.clone().unwrap_or_default(),
-            };
-            let kc_options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
-            let config =
-                Config::from_custom_kubeconfig(given, &kc_options).await.map_err(|e| TargetError::BadKubeconfig {
-                    what: format!("--target-kubeconfig {} (context {context:?})", path.display()),
-                    reason: first_line(&e.to_string()),
-                })?;
-            let via = format!("--target-kubeconfig {} context {context}", path.display());
-            (config, None, path.clone(), context, Some(via))
-        }
+/// The Secret's kubeconfig (`text`, from `from_secret`) and the connection it describes. One that names
+/// a file is refused first when helm-controller refuses it ([`refuse_file_references`]): the release
+/// fails there before anything is rendered.
+async fn parse_kubeconfig(home: &Cluster, text: &str, hr_id: &str, from_secret: &str) -> Result<(Kubeconfig, Config)> {
+    let kubeconfig = Kubeconfig::from_yaml(text)
+        .map_err(|e| TargetError::BadKubeconfig { what: from_secret.into(), reason: first_line(&e.to_string()) })?;
+    refuse_file_references(home, &kubeconfig, hr_id, from_secret).await?;
+    let config = Config::from_custom_kubeconfig(kubeconfig.clone(), &KubeConfigOptions::default())
+        .await
+        .map_err(|e| TargetError::BadKubeconfig { what: from_secret.into(), reason: first_line(&e.to_string()) })?;
+    Ok((kubeconfig, config))
+}
+
+/// How helm cozy and helm reach the release's cluster.
+struct Connection {
+    /// helm cozy's own connection.
+    config: Config,
+    /// Keeps `helm_path` alive when it is a private copy of the Secret's kubeconfig.
+    helm_file: Option<Arc<tempfile::NamedTempFile>>,
+    /// The kubeconfig helm is given, and its context.
+    helm_path: std::path::PathBuf,
+    context: String,
+    /// `--target-kubeconfig` and its context, as said to people, when that flag was given.
+    via_flag: Option<String>,
+}
+
+/// The Secret's kubeconfig as it is (`kubeconfig`, `config`, `text`): helm cozy connects with it, and
+/// helm reads the same text from a private file, removed when the command ends.
+fn secret_connection(kubeconfig: &Kubeconfig, config: &Config, text: &str) -> Result<Connection> {
+    let context = kubeconfig.current_context.clone().unwrap_or_default();
+    let file = private_kubeconfig(text)?;
+    let path = file.path().to_path_buf();
+    Ok(Connection { config: config.clone(), helm_file: Some(file), helm_path: path, context, via_flag: None })
+}
+
+/// `--target-kubeconfig` at `path`, with `--target-context` or else its current context: used in place of
+/// the Secret's address, which often only works inside the platform. helm is given the same file.
+async fn flag_connection(path: &std::path::Path, options: &TargetOptions) -> Result<Connection> {
+    let given = Kubeconfig::read_from(path).map_err(|e| TargetError::BadKubeconfig {
+        what: format!("--target-kubeconfig {}", path.display()),
+        reason: first_line(&e.to_string()),
+    })?;
+    let context = match &options.context {
+        Some(c) => c.clone(),
+        None => given.current_context.clone().unwrap_or_default(),
     };
-    let server = config.cluster_url.to_string();
+    let kc_options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
+    let config = Config::from_custom_kubeconfig(given, &kc_options).await.map_err(|e| TargetError::BadKubeconfig {
+        what: format!("--target-kubeconfig {} (context {context:?})", path.display()),
+        reason: first_line(&e.to_string()),
+    })?;
+    let via = format!("--target-kubeconfig {} context {context}", path.display());
+    Ok(Connection { config, helm_file: None, helm_path: path.to_path_buf(), context, via_flag: Some(via) })
+}
+
+/// A client for `config`'s `server`, which has answered (within [`REACH_TIMEOUT`]): before anything
+/// else is asked or changed, an unreachable server is one line naming the server tried and whence it
+/// came (`via_flag`, else the Secret `secret_id`).
+async fn reach(
+    config: Config,
+    server: &str,
+    hr_id: &str,
+    secret_id: &str,
+    via_flag: Option<&str>,
+) -> Result<kube::Client> {
     let unreachable = |reason: String| TargetError::Unreachable {
         hr: hr_id.into(),
-        server: server.clone(),
-        from: match &via_flag {
-            Some(via) => via.clone(),
+        server: server.into(),
+        from: match via_flag {
+            Some(via) => via.to_string(),
             None => format!("the kubeconfig in Secret {secret_id}"),
         },
         reason,
         flag_given: via_flag.is_some(),
     };
-    let given_roots = config.root_cert.clone().unwrap_or_default();
     let client = crate::cluster::client(config).map_err(|e| unreachable(first_line(&e.to_string())))?;
-    // Reached, or one line naming the server tried: before anything else is asked or changed.
     match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
-        Err(_) => return Err(unreachable(format!("no answer in {}s", REACH_TIMEOUT.as_secs())).into()),
-        Ok(Err(e)) => return Err(unreachable(crate::support::error::cause(&e)).into()),
-        Ok(Ok(_)) => {}
+        Err(_) => Err(unreachable(format!("no answer in {}s", REACH_TIMEOUT.as_secs())).into()),
+        Ok(Err(e)) => Err(unreachable(crate::support::error::cause(&e)).into()),
+        Ok(Ok(_)) => Ok(client),
     }
-    let cluster_options = ClusterOptions {
-        kubeconfig: Some(helm_path),
-        context: Some(context).filter(|c| !c.is_empty()),
-        namespace: Some(hr.namespace().to_string()),
-        target: TargetOptions::default(),
-    };
-    let cluster = Cluster::remote(client, hr.namespace().to_string(), server.clone(), cluster_options, helm_file);
-    if via_flag.is_some() {
-        let secret_roots = secret_config.root_cert.clone().unwrap_or_default();
-        same_cluster(&secret_roots, &given_roots, &cluster, hr).await.map_err(|why| TargetError::NotSame {
-            hr: hr_id.into(),
-            secret: secret_id.clone(),
-            given: via_flag.clone().unwrap_or_default(),
-            why,
-        })?;
-    }
-    Ok(Target {
-        own: cluster.clone(),
-        cluster,
-        place: Place::Remote { secret: secret_id, server, via_flag },
-        identity: Identity::User,
-    })
 }
 
 /// helm-controller v1.6.4 and later refuse a kubeconfig that names a file (fluxcd/pkg

@@ -120,42 +120,12 @@ pub(crate) async fn finish_program_watching(
     running: Running,
     stdin: Option<&[u8]>,
     cancel: impl std::future::Future<Output = String>,
-    mut on_quiet: impl FnMut(&[u8]),
+    on_quiet: impl FnMut(&[u8]),
 ) -> Result<Vec<u8>, RenderError> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Running { name, mut child } = running;
-    let mut stdout = child.stdout.take().ok_or_else(|| RenderError::PostRender("stdout not piped".into()))?;
-    let read_stdout = async move {
-        let mut out = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
-        let mut shown = 0;
-        loop {
-            let n = if out.len() > shown {
-                match tokio::time::timeout(QUIET, stdout.read(&mut chunk)).await {
-                    Ok(read) => read?,
-                    Err(_) => {
-                        on_quiet(&out);
-                        shown = out.len();
-                        continue;
-                    }
-                }
-            } else {
-                stdout.read(&mut chunk).await?
-            };
-            if n == 0 {
-                return Ok::<_, std::io::Error>(out);
-            }
-            out.extend_from_slice(&chunk[..n]);
-        }
-    };
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
-        let input = input.to_vec();
-        // Write from a task so a child that fills its stdout pipe before reading all input cannot deadlock us.
-        tokio::spawn(async move {
-            let _ = pipe.write_all(&input).await;
-        });
-    }
+    let stdout = child.stdout.take().ok_or_else(|| RenderError::PostRender("stdout not piped".into()))?;
+    let read_stdout = read_watching(stdout, on_quiet);
+    feed_stdin(&mut child, stdin)?;
     let pid = child.id();
     // stderr is read and the exit awaited by wait_with_output, stdout (taken above) here, side by side.
     let output = async move {
@@ -167,25 +137,87 @@ pub(crate) async fn finish_program_watching(
     tokio::pin!(output);
     let out = tokio::select! {
         out = &mut output => out?,
-        signal = cancel => {
-            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                // SAFETY: kill(2) on the pid of our own child, which we have not reaped yet.
-                unsafe {
-                    libc::kill(pid, libc::SIGTERM);
-                }
-            }
-            let detail = match tokio::time::timeout(GRACE, &mut output).await {
-                Ok(Ok(out)) => {
-                    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                    if stderr.is_empty() { String::new() } else { format!(" ({name}: {stderr})") }
-                }
-                // Still running after the grace period: dropping the future kills it (kill_on_drop).
-                _ => format!(" ({name} did not stop within {}s and was killed)", GRACE.as_secs()),
-            };
-            return Err(RenderError::Interrupted { signal, detail });
-        }
+        signal = cancel => return Err(stop(pid, &name, &mut output, signal).await),
     };
     tracing::debug!(program = %name, status = %out.status, "finished");
+    succeeded(name, out)
+}
+
+/// Reads `stdout` to its end and returns it, showing `on_quiet` what was read so far each time nothing
+/// more came for [`QUIET`]: a read waits only that long while some output is unshown, else as long as
+/// it takes, so output is shown once per pause and never before there is any.
+async fn read_watching(
+    mut stdout: tokio::process::ChildStdout,
+    mut on_quiet: impl FnMut(&[u8]),
+) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut shown = 0;
+    loop {
+        let n = if out.len() > shown {
+            match tokio::time::timeout(QUIET, stdout.read(&mut chunk)).await {
+                Ok(read) => read?,
+                Err(_) => {
+                    on_quiet(&out);
+                    shown = out.len();
+                    continue;
+                }
+            }
+        } else {
+            stdout.read(&mut chunk).await?
+        };
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Writes `stdin`, when there is one, to the child's standard input and then closes it.
+fn feed_stdin(child: &mut tokio::process::Child, stdin: Option<&[u8]>) -> Result<(), RenderError> {
+    use tokio::io::AsyncWriteExt;
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().ok_or_else(|| RenderError::PostRender("stdin not piped".into()))?;
+        let input = input.to_vec();
+        // Write from a task so a child that fills its stdout pipe before reading all input cannot deadlock us.
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&input).await;
+        });
+    }
+    Ok(())
+}
+
+/// Stops the child (`pid`, its `output` still to come) because of `signal`: SIGTERM and up to [`GRACE`]
+/// to finish, so that Helm records the release as failed instead of leaving it pending. The error adds
+/// what the program said on stderr, or that it did not stop in time.
+async fn stop(
+    pid: Option<u32>,
+    name: &str,
+    output: impl std::future::Future<Output = std::io::Result<std::process::Output>> + Unpin,
+    signal: String,
+) -> RenderError {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) on the pid of our own child, which we have not reaped yet.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+    let detail = match tokio::time::timeout(GRACE, output).await {
+        Ok(Ok(out)) => {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            if stderr.is_empty() { String::new() } else { format!(" ({name}: {stderr})") }
+        }
+        // Still running after the grace period: dropping the future kills it (kill_on_drop).
+        _ => format!(" ({name} did not stop within {}s and was killed)", GRACE.as_secs()),
+    };
+    RenderError::Interrupted { signal, detail }
+}
+
+/// The standard output of a program that exited 0. Any other exit is [`RenderError::Failed`] with its
+/// stderr, or, when it printed nothing there, its exit code or what ended it, so that the error is
+/// never empty.
+fn succeeded(name: String, out: std::process::Output) -> Result<Vec<u8>, RenderError> {
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
         let stderr = match out.status.code() {

@@ -139,10 +139,28 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
     };
     // A fresh Go-shaped copy of spec.values, as `hr.GetValues()` gives the controller on every reconcile.
     let values: GoMap = map_from_json(&inline_json);
-    let mut result: GoMap = new_map();
     let mut sources: BTreeMap<String, Source> = BTreeMap::new();
-    let mut tp_owned: BTreeMap<String, bool> = BTreeMap::new();
+    let (result, tp_owned) = merge_references(inputs, &values, &mut sources)?;
+    let result = merge_inline(result, &values, &tp_owned, &mut sources);
 
+    // The user's additions, the way the Helm CLI applies them: files merged in order, then each --set.
+    let result = merge_user_files(result, &inputs.user_files, &mut sources);
+    apply_user_sets(&result, &inputs.user_sets, &mut sources)?;
+    Ok(composed(inputs, result, sources))
+}
+
+/// Flux's loop over `valuesFrom`, starting from an empty `result`: each entry in order, a missing one
+/// skipped when `optional` and an error otherwise; with a `targetPath`, `result = MergeMaps(result,
+/// spec.values)` and then the strvals write into it (which may land in `values` itself, see the module
+/// docs); without, its YAML merged in. Records in `sources` the ref that set each top-level key, and
+/// returns `result` with, per key, whether a targetPath write set it last (which decides the final merge).
+fn merge_references(
+    inputs: &Inputs,
+    values: &GoMap,
+    sources: &mut BTreeMap<String, Source>,
+) -> Result<(GoMap, BTreeMap<String, bool>), ValuesError> {
+    let mut result: GoMap = new_map();
+    let mut tp_owned: BTreeMap<String, bool> = BTreeMap::new();
     for rd in &inputs.refs {
         let r = &rd.reference;
         let label = ref_label(&inputs.namespace, r);
@@ -154,7 +172,7 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
         };
         match r.target_path.as_deref().filter(|t| !t.is_empty()) {
             Some(tp) => {
-                result = merge_go(&result, &values);
+                result = merge_go(&result, values);
                 replace_path_go(&result, tp, data, rd.literal).map_err(|e| ValuesError::Strvals {
                     source_name: format!("{label} targetPath {tp}"),
                     message: e.0,
@@ -173,29 +191,55 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
             }
         }
     }
+    Ok((result, tp_owned))
+}
 
+/// Flux's last step, `MergeMaps(result, spec.values)`: spec.values is what set each of its keys last,
+/// except a key a targetPath write set last that keeps that write.
+fn merge_inline(
+    result: GoMap,
+    values: &GoMap,
+    tp_owned: &BTreeMap<String, bool>,
+    sources: &mut BTreeMap<String, Source>,
+) -> GoMap {
     // The final merge with spec.values. A key whose value it leaves unchanged after a targetPath write kept
     // that write (the by-reference quirk), so the write is what set it last.
     let before: BTreeMap<String, Value> =
-        top_keys(&values).into_iter().filter_map(|k| map_get(&result, &k).map(|v| (k, v.to_json()))).collect();
-    result = merge_go(&result, &values);
-    for k in top_keys(&values) {
+        top_keys(values).into_iter().filter_map(|k| map_get(&result, &k).map(|v| (k, v.to_json()))).collect();
+    let result = merge_go(&result, values);
+    for k in top_keys(values) {
         let unchanged = before.get(&k).zip(map_get(&result, &k)).is_some_and(|(b, a)| *b == a.to_json());
         if !(unchanged && tp_owned.get(&k).copied().unwrap_or(false)) {
             sources.insert(k, Source::Inline);
         }
     }
+    result
+}
 
-    // The user's additions, the way the Helm CLI applies them: files merged in order, then each --set.
-    for (file, vals) in &inputs.user_files {
+/// The user's `-f` files merged over `result` in order, each the source of its top-level keys.
+fn merge_user_files(
+    mut result: GoMap,
+    user_files: &[(String, Values)],
+    sources: &mut BTreeMap<String, Source>,
+) -> GoMap {
+    for (file, vals) in user_files {
         let m = map_from_json(vals);
         for k in top_keys(&m) {
             sources.insert(k, Source::UserFile(file.clone()));
         }
         result = merge_go(&result, &m);
     }
-    for expr in &inputs.user_sets {
-        parse_into_go(expr, &result, false)
+    result
+}
+
+/// The user's `--set`s written into `result` in order, each the source of every top-level key it names.
+fn apply_user_sets(
+    result: &GoMap,
+    user_sets: &[String],
+    sources: &mut BTreeMap<String, Source>,
+) -> Result<(), ValuesError> {
+    for expr in user_sets {
+        parse_into_go(expr, result, false)
             .map_err(|e| ValuesError::Strvals { source_name: format!("--set {expr}"), message: e.0 })?;
         let key = first_segment(expr);
         // A multi-assignment `--set a=1,b=2` names every key it touches.
@@ -204,7 +248,13 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
         }
         sources.entry(key).or_insert_with(|| Source::UserSet(expr.clone()));
     }
+    Ok(())
+}
 
+/// What the composition hands on: `result` as JSON with the sources of the keys it holds, the defaults
+/// Helm coalesces under it ([`effective_defaults`]) and the two coalesced with their sources, and the
+/// integers strvals wrote ([`integer_sets_of`]).
+fn composed(inputs: &Inputs, result: GoMap, mut sources: BTreeMap<String, Source>) -> Composed {
     let values_out = map_to_json(&result);
     sources.retain(|k, _| values_out.contains_key(k));
 
@@ -216,7 +266,7 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
         .collect();
     let mut integer_sets = Vec::new();
     integer_sets_of(&GoVal::Map(result), "", &mut integer_sets);
-    Ok(Composed { values: values_out, sources, defaults, coalesced, coalesced_sources, integer_sets })
+    Composed { values: values_out, sources, defaults, coalesced, coalesced_sources, integer_sets }
 }
 
 /// `--set PATH=N` for every integer in the composed values, the ones strvals wrote (a `targetPath`, a

@@ -8,7 +8,7 @@ use crate::cluster::Cluster;
 use crate::flux::condition::Condition;
 use crate::flux::dependency::{self, Verdict};
 use crate::flux::events::{self, EventLine};
-use crate::flux::helmrelease::{DependencyReference, HelmRelease};
+use crate::flux::helmrelease::{DependencyReference, HelmRelease, HelmReleaseStatus};
 use crate::flux::kind;
 use crate::flux::object::FluxObject;
 use crate::flux::verbs::Objects;
@@ -124,15 +124,32 @@ impl Report {
         })
     }
 
+    /// The screen, top to bottom: the fields about the release, where and as whom it is installed and
+    /// how far its reconciling has come, then one section per table.
     pub fn render(&self, paint: Paint, now: jiff::Timestamp) -> String {
-        let hr = &self.hr;
-        let status = hr.status.clone().unwrap_or_default();
+        let status = self.hr.status.clone().unwrap_or_default();
         let mut out = String::new();
-        let mut field = |k: &str, v: String| out.push_str(&format!("{:<15}{v}\n", format!("{k}:")));
+        self.release_fields(&mut out, paint);
+        self.target_fields(&mut out, paint);
+        progress_fields(&mut out, &self.hr, &status);
+        let conditions = conditions_table(&status.reconcile.conditions, now).render_styled(paint, tone_of("STATUS"));
+        section(&mut out, "Conditions", None, Some(conditions));
+        section(&mut out, "History", None, history_table(&status, paint, now));
+        section(&mut out, "Depends on", None, self.dependencies_table(paint));
+        section(&mut out, "Dependents", self.dependents_note.as_deref(), self.dependents_table(paint));
+        section(&mut out, "Events", None, self.events_table(paint, now));
+        out
+    }
 
-        field("Name", hr.name().to_string());
-        field("Namespace", hr.namespace().to_string());
+    /// Which release this is and who acts on it: its name, whether Flux leaves it alone (suspended, said
+    /// as a warning because nothing happens to it until it is resumed), its readiness, its source, the
+    /// Helm release it makes, the cluster the HelmRelease lives in and the helm-controller reconciling it.
+    fn release_fields(&self, out: &mut String, paint: Paint) {
+        let hr = &self.hr;
+        field(out, "Name", hr.name().to_string());
+        field(out, "Namespace", hr.namespace().to_string());
         field(
+            out,
             "Suspended",
             if hr.spec.suspend {
                 paint.tone("True (Flux does not act on this release until it is resumed)", Tone::Warn)
@@ -141,159 +158,201 @@ impl Report {
             },
         );
         let (ready, message) = hr.ready_summary();
-        field("Ready", format!("{} {}", paint.tone(&ready, output::status_tone(&ready)), message));
-        field("Source", hr.source());
+        field(out, "Ready", format!("{} {}", paint.tone(&ready, output::status_tone(&ready)), message));
+        field(out, "Source", hr.source());
         field(
+            out,
             "Release",
             format!("{}/{} (storage namespace {})", hr.release_namespace(), hr.release_name(), hr.storage_namespace()),
         );
-        field("Lives in", format!("{} (the HelmRelease)", self.home_server));
+        field(out, "Lives in", format!("{} (the HelmRelease)", self.home_server));
         field(
+            out,
             "Reconciled by",
             format!("helm-controller {} with Helm {}", self.controller.describe(), self.controller.helm_sdk()),
         );
-        if let Some(kind) = hr.target_cluster() {
-            let target = match &self.target {
-                Some(Ok(t)) => match &t.place {
-                    crate::desired::target::Place::Remote { server, via_flag, .. } => format!(
-                        "{server} ({kind}{}): {}",
-                        via_flag.as_ref().map(|v| format!(", {v}")).unwrap_or_default(),
-                        paint.tone("reached", Tone::Good)
-                    ),
-                    crate::desired::target::Place::Home => kind,
-                },
-                Some(Err(e)) => format!("{kind}: {}", paint.tone(&format!("not reached: {e}"), Tone::Bad)),
-                None => kind,
-            };
-            field("Installs into", target);
-        }
-        if let Some(sa) = hr.spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
-            let account = crate::desired::target::service_account_user(hr.namespace(), sa);
-            let how = match &self.target {
-                Some(Ok(t)) => match &t.identity {
-                    crate::desired::target::Identity::ServiceAccount(_) => "helm cozy impersonates it too".to_string(),
-                    _ => "you may not impersonate it: helm cozy would use your own rights".to_string(),
-                },
-                _ => "helm-controller impersonates it".to_string(),
-            };
-            field("Acts as", format!("{account} (spec.serviceAccountName; {how})"));
-        }
-        field(
-            "Generation",
-            format!(
-                "{} (observed {}, last attempted {})",
-                hr.meta().generation.unwrap_or_default(),
-                status.reconcile.observed_generation.map_or("-".into(), |g| g.to_string()),
-                status.last_attempted_generation.map_or("-".into(), |g| g.to_string()),
-            ),
-        );
-        if let Some(rev) = &status.last_attempted_revision {
-            let action = status.last_attempted_release_action.as_deref().unwrap_or("-");
-            field("Last attempt", format!("revision {rev}, action {action}"));
-        }
-        field(
-            "Failures",
-            format!(
-                "{} (install {}, upgrade {})",
-                status.failures.unwrap_or(0),
-                status.install_failures.unwrap_or(0),
-                status.upgrade_failures.unwrap_or(0)
-            ),
-        );
-        let annotations = hr.meta().annotations.clone().unwrap_or_default();
-        if let Some(requested) = annotations.get(crate::flux::verbs::REQUESTED_AT) {
-            let handled = status.reconcile.last_handled_reconcile_at.as_deref() == Some(requested.as_str());
-            field("Last request", format!("{requested} ({})", if handled { "handled" } else { "not handled yet" }));
-        }
-
-        out.push_str("\nConditions:\n");
-        out.push_str(&indent(
-            &conditions_table(&status.reconcile.conditions, now)
-                .render_styled(paint, |h, c| if h == "STATUS" { output::status_tone(c) } else { Tone::Plain }),
-        ));
-
-        out.push_str("\nHistory:\n");
-        if status.history.is_empty() {
-            out.push_str("  <none>\n");
-        } else {
-            let mut t = Table::new(["REVISION", "CHART", "STATUS", "ACTION", "DEPLOYED", "CONFIG DIGEST"]);
-            for s in status.history.iter().take(HISTORY_LIMIT) {
-                let deployed = s.last_deployed.as_deref().map(|d| timestamp_with_age(d, now)).unwrap_or_default();
-                t.row([
-                    s.version.to_string(),
-                    format!("{}@{}", s.chart_name, s.chart_version),
-                    s.status.clone(),
-                    s.action.clone().unwrap_or_default(),
-                    deployed,
-                    short_digest(&s.config_digest),
-                ]);
-            }
-            out.push_str(&indent(
-                &t.render_styled(paint, |h, c| if h == "STATUS" { output::status_tone(c) } else { Tone::Plain }),
-            ));
-        }
-
-        out.push_str("\nDepends on:\n");
-        if self.dependencies.is_empty() {
-            out.push_str("  <none>\n");
-        } else {
-            let mut t = Table::new(["NAMESPACE", "NAME", "READY", "MESSAGE"]);
-            for d in &self.dependencies {
-                let mut message = d.message.clone();
-                if let Some(expr) = &d.ready_expr
-                    && !message.contains(expr.as_str())
-                {
-                    message.push_str(&format!(" (readyExpr {expr:?})"));
-                }
-                t.row([d.target.namespace.clone(), d.target.local_name(), ready_cell(d.ready).into(), message]);
-            }
-            out.push_str(&indent(
-                &t.render_styled(paint, |h, c| if h == "READY" { output::status_tone(c) } else { Tone::Plain }),
-            ));
-        }
-
-        out.push_str("\nDependents:\n");
-        if let Some(note) = &self.dependents_note {
-            out.push_str(&format!("  ({note})\n"));
-        }
-        if self.dependents.is_empty() {
-            out.push_str("  <none>\n");
-        } else {
-            let mut t = Table::new(["NAMESPACE", "NAME", "READY", "SUSPENDED", "WAITING ON THIS", "MESSAGE"]);
-            for d in &self.dependents {
-                let flag = |b: bool| if b { "True" } else { "False" }.to_string();
-                t.row([
-                    d.namespace.clone(),
-                    d.name.clone(),
-                    d.ready.clone(),
-                    flag(d.suspended),
-                    flag(d.waiting),
-                    one_line(&d.message),
-                ]);
-            }
-            out.push_str(&indent(&t.render_styled(paint, |h, c| match h {
-                "READY" => output::status_tone(c),
-                "SUSPENDED" | "WAITING ON THIS" if c == "True" => Tone::Warn,
-                _ => Tone::Plain,
-            })));
-        }
-
-        out.push_str("\nEvents:\n");
-        if self.events.is_empty() {
-            out.push_str("  <none>\n");
-        } else {
-            let mut t = Table::new(["TYPE", "REASON", "AGE", "FROM", "MESSAGE"]);
-            for e in &self.events {
-                let age = e.last_seen.map(|t| output::age(t, now)).unwrap_or_else(|| "<unknown>".into());
-                let age = if e.count > 1 { format!("{age} (x{})", e.count) } else { age };
-                t.row([e.type_.clone(), e.reason.clone(), age, e.from.clone(), one_line(&e.message)]);
-            }
-            out.push_str(&indent(
-                &t.render_styled(paint, |h, c| if h == "TYPE" { output::status_tone(c) } else { Tone::Plain }),
-            ));
-        }
-        out
     }
+
+    /// `Installs into` only when `spec.kubeConfig` names another cluster, `Acts as` only when
+    /// `spec.serviceAccountName` is set: a release in its own cluster with helm-controller's rights needs
+    /// neither line.
+    fn target_fields(&self, out: &mut String, paint: Paint) {
+        if let Some(kind) = self.hr.target_cluster() {
+            field(out, "Installs into", self.installs_into(kind, paint));
+        }
+        if let Some(sa) = self.hr.spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
+            field(out, "Acts as", self.acts_as(sa));
+        }
+    }
+
+    /// The other cluster (`kind` names the kubeconfig's source) and whether it was reached: a cluster that
+    /// cannot be reached is said here, in its row, instead of failing the screen.
+    fn installs_into(&self, kind: String, paint: Paint) -> String {
+        match &self.target {
+            Some(Ok(t)) => match &t.place {
+                crate::desired::target::Place::Remote { server, via_flag, .. } => format!(
+                    "{server} ({kind}{}): {}",
+                    via_flag.as_ref().map(|v| format!(", {v}")).unwrap_or_default(),
+                    paint.tone("reached", Tone::Good)
+                ),
+                crate::desired::target::Place::Home => kind,
+            },
+            Some(Err(e)) => format!("{kind}: {}", paint.tone(&format!("not reached: {e}"), Tone::Bad)),
+            None => kind,
+        }
+    }
+
+    /// The service account `sa` helm-controller impersonates, and whether helm cozy does too: when the
+    /// user may not impersonate it, helm cozy's view is the user's own rights, which the reader must know.
+    fn acts_as(&self, sa: &str) -> String {
+        let account = crate::desired::target::service_account_user(self.hr.namespace(), sa);
+        let how = match &self.target {
+            Some(Ok(t)) => match &t.identity {
+                crate::desired::target::Identity::ServiceAccount(_) => "helm cozy impersonates it too".to_string(),
+                _ => "you may not impersonate it: helm cozy would use your own rights".to_string(),
+            },
+            _ => "helm-controller impersonates it".to_string(),
+        };
+        format!("{account} (spec.serviceAccountName; {how})")
+    }
+
+    /// The dependencies' table, or None when there are none. A `readyExpr` is named after the message
+    /// unless the message already quotes it, so the rule that decided is always on the row.
+    fn dependencies_table(&self, paint: Paint) -> Option<String> {
+        if self.dependencies.is_empty() {
+            return None;
+        }
+        let mut t = Table::new(["NAMESPACE", "NAME", "READY", "MESSAGE"]);
+        for d in &self.dependencies {
+            let mut message = d.message.clone();
+            if let Some(expr) = &d.ready_expr
+                && !message.contains(expr.as_str())
+            {
+                message.push_str(&format!(" (readyExpr {expr:?})"));
+            }
+            t.row([d.target.namespace.clone(), d.target.local_name(), ready_cell(d.ready).into(), message]);
+        }
+        Some(t.render_styled(paint, tone_of("READY")))
+    }
+
+    /// The dependents' table, or None when there are none. Suspended and waiting dependents are warned
+    /// about: they are the ones this release holds back.
+    fn dependents_table(&self, paint: Paint) -> Option<String> {
+        if self.dependents.is_empty() {
+            return None;
+        }
+        let mut t = Table::new(["NAMESPACE", "NAME", "READY", "SUSPENDED", "WAITING ON THIS", "MESSAGE"]);
+        for d in &self.dependents {
+            let flag = |b: bool| if b { "True" } else { "False" }.to_string();
+            t.row([
+                d.namespace.clone(),
+                d.name.clone(),
+                d.ready.clone(),
+                flag(d.suspended),
+                flag(d.waiting),
+                one_line(&d.message),
+            ]);
+        }
+        Some(t.render_styled(paint, |h, c| match h {
+            "READY" => output::status_tone(c),
+            "SUSPENDED" | "WAITING ON THIS" if c == "True" => Tone::Warn,
+            _ => Tone::Plain,
+        }))
+    }
+
+    /// The recent Events' table, or None when there are none. A repeated Event says how often it was
+    /// seen, since Kubernetes folds repeats into one.
+    fn events_table(&self, paint: Paint, now: jiff::Timestamp) -> Option<String> {
+        if self.events.is_empty() {
+            return None;
+        }
+        let mut t = Table::new(["TYPE", "REASON", "AGE", "FROM", "MESSAGE"]);
+        for e in &self.events {
+            let age = e.last_seen.map(|t| output::age(t, now)).unwrap_or_else(|| "<unknown>".into());
+            let age = if e.count > 1 { format!("{age} (x{})", e.count) } else { age };
+            t.row([e.type_.clone(), e.reason.clone(), age, e.from.clone(), one_line(&e.message)]);
+        }
+        Some(t.render_styled(paint, tone_of("TYPE")))
+    }
+}
+
+/// One `Key:  value` line, the keys padded to one column so the values line up.
+fn field(out: &mut String, key: &str, value: String) {
+    out.push_str(&format!("{:<15}{value}\n", format!("{key}:")));
+}
+
+/// How far reconciling has come: the generations seen and attempted, the last attempt, the failure
+/// counters, and whether the last `reconcile.fluxcd.io/requestedAt` was handled (only when one was made).
+fn progress_fields(out: &mut String, hr: &HelmRelease, status: &HelmReleaseStatus) {
+    field(
+        out,
+        "Generation",
+        format!(
+            "{} (observed {}, last attempted {})",
+            hr.meta().generation.unwrap_or_default(),
+            status.reconcile.observed_generation.map_or("-".into(), |g| g.to_string()),
+            status.last_attempted_generation.map_or("-".into(), |g| g.to_string()),
+        ),
+    );
+    if let Some(rev) = &status.last_attempted_revision {
+        let action = status.last_attempted_release_action.as_deref().unwrap_or("-");
+        field(out, "Last attempt", format!("revision {rev}, action {action}"));
+    }
+    field(
+        out,
+        "Failures",
+        format!(
+            "{} (install {}, upgrade {})",
+            status.failures.unwrap_or(0),
+            status.install_failures.unwrap_or(0),
+            status.upgrade_failures.unwrap_or(0)
+        ),
+    );
+    let annotations = hr.meta().annotations.clone().unwrap_or_default();
+    if let Some(requested) = annotations.get(crate::flux::verbs::REQUESTED_AT) {
+        let handled = status.reconcile.last_handled_reconcile_at.as_deref() == Some(requested.as_str());
+        field(out, "Last request", format!("{requested} ({})", if handled { "handled" } else { "not handled yet" }));
+    }
+}
+
+/// A section of the screen: a blank line and its title, a note when it has one, then its table indented,
+/// or `<none>` for a table without rows (an empty table would print only its header).
+fn section(out: &mut String, title: &str, note: Option<&str>, table: Option<String>) {
+    out.push_str(&format!("\n{title}:\n"));
+    if let Some(note) = note {
+        out.push_str(&format!("  ({note})\n"));
+    }
+    match table {
+        Some(table) => out.push_str(&indent(&table)),
+        None => out.push_str("  <none>\n"),
+    }
+}
+
+/// Colours column `column` by status (True, False, Warning…) and leaves the others plain: one column per
+/// table carries the verdict the eye looks for.
+fn tone_of(column: &'static str) -> impl Fn(&str, &str) -> Tone {
+    move |h, c| if h == column { output::status_tone(c) } else { Tone::Plain }
+}
+
+/// The newest `HISTORY_LIMIT` entries of `status.history`, or None when there are none. Digests are
+/// shortened to fit one screen.
+fn history_table(status: &HelmReleaseStatus, paint: Paint, now: jiff::Timestamp) -> Option<String> {
+    if status.history.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(["REVISION", "CHART", "STATUS", "ACTION", "DEPLOYED", "CONFIG DIGEST"]);
+    for s in status.history.iter().take(HISTORY_LIMIT) {
+        let deployed = s.last_deployed.as_deref().map(|d| timestamp_with_age(d, now)).unwrap_or_default();
+        t.row([
+            s.version.to_string(),
+            format!("{}@{}", s.chart_name, s.chart_version),
+            s.status.clone(),
+            s.action.clone().unwrap_or_default(),
+            deployed,
+            short_digest(&s.config_digest),
+        ]);
+    }
+    Some(t.render_styled(paint, tone_of("STATUS")))
 }
 
 /// A dependency's READY: Unknown for one that cannot be followed.

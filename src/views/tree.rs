@@ -637,8 +637,12 @@ mod tests {
         Ref { api_version: Some(api_version.into()), kind: Some(kind.into()), ..r(ns, name) }
     }
 
-    #[test]
-    fn objects_of_other_kinds_are_leaves_judged_as_proposed() {
+    /// Release `web` of `apps` and what it depends on: release `db` twice (by bare name, and spelt out in
+    /// full), then objects of other kinds, each as it was read: ConfigMap `settings` (found, with a
+    /// `readyExpr`), Deployment `api` (found, not available), ConfigMap `gone` (missing, existence only)
+    /// and a Widget the cluster does not serve. `portal` depends on web, and a HelmRelease named like the
+    /// ConfigMap is there to show it is not what web depends on.
+    fn web_with_objects() -> ([HelmRelease; 4], Lookups) {
         use crate::flux::dependency::Lookup;
         use serde_json::json;
         let web = hr_entries(
@@ -654,41 +658,54 @@ mod tests {
                 {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "name": "db"},
             ]),
         );
-        // A HelmRelease named like the ConfigMap is not what web depends on.
         let items = [
             hr("apps", "db", "True", &[]),
             web,
             hr("apps", "settings", "False", &[]),
             hr("apps", "portal", "", &["web"]),
         ];
-        let (cm, deploy) =
-            (object("v1", "ConfigMap", "apps", "settings"), object("apps/v1", "Deployment", "apps", "api"));
-        let (gone, widget) =
-            (object("v1", "ConfigMap", "apps", "gone"), object("example.com/v1", "Widget", "apps", "w"));
         let unavailable = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
                                  "spec": {"replicas": 1}, "status": {"replicas": 1, "updatedReplicas": 1}});
         let objects: Lookups = [
             (
-                cm.clone(),
+                object("v1", "ConfigMap", "apps", "settings"),
                 Lookup::Found(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}})),
             ),
-            (deploy.clone(), Lookup::Found(unavailable)),
-            (gone.clone(), Lookup::Missing),
+            (object("apps/v1", "Deployment", "apps", "api"), Lookup::Found(unavailable)),
+            (object("v1", "ConfigMap", "apps", "gone"), Lookup::Missing),
             (
-                widget.clone(),
+                object("example.com/v1", "Widget", "apps", "w"),
                 Lookup::Unfollowed("cannot be followed: the cluster does not serve example.com/v1 Widget".into()),
             ),
         ]
         .into_iter()
         .collect();
+        (items, objects)
+    }
+
+    /// web's tree, the objects read as [`web_with_objects`] has them.
+    fn web_tree() -> Tree {
+        let (items, objects) = web_with_objects();
+        Graph::new(&items, None).with_objects(objects).tree(&r("apps", "web"))
+    }
+
+    #[test]
+    fn objects_of_other_kinds_are_waited_on_but_are_not_edges() {
+        let (items, objects) = web_with_objects();
         let graph = Graph::new(&items, None).with_objects(objects);
         // Only releases are edges: the entry spelt out in full is the same release as the bare name.
         assert_eq!(graph.depends_on(&r("apps", "web")), [r("apps", "db")]);
         assert_eq!(graph.dependents(&r("apps", "settings")), [] as [Ref; 0]);
         // Not available, and missing: web waits on both; what cannot be followed is not known to hold it.
-        assert_eq!(graph.waits_on(&r("apps", "web")), [deploy.clone(), gone.clone()]);
+        assert_eq!(
+            graph.waits_on(&r("apps", "web")),
+            [object("apps/v1", "Deployment", "apps", "api"), object("v1", "ConfigMap", "apps", "gone")]
+        );
+    }
 
-        let tree = graph.tree(&r("apps", "web"));
+    #[test]
+    fn objects_of_other_kinds_are_leaves_judged_as_proposed() {
+        let tree = web_tree();
         assert_eq!(
             names(&tree.release.depends_on),
             [
@@ -700,7 +717,7 @@ mod tests {
             ]
         );
         assert!(tree.release.depends_on[1..].iter().all(|n| n.depends_on.is_empty() && n.dependents.is_empty()));
-        assert_eq!(tree.missing, [gone]);
+        assert_eq!(tree.missing, [object("v1", "ConfigMap", "apps", "gone")]);
         assert_eq!(
             tree.render(Paint(false)),
             "NAMESPACE   NAME                              READY   SUSPENDED   WAITING ON                               MESSAGE\n\
@@ -715,6 +732,11 @@ mod tests {
              apps            └── portal                    False   False       web                                      waiting to be reconciled\n\
              missing: ConfigMap/apps/gone does not exist: what depends on it waits until it is created\n"
         );
+    }
+
+    #[test]
+    fn objects_of_other_kinds_keep_their_kind_in_the_json() {
+        let tree = web_tree();
         let json = tree.document(Format::Json).expect("encodes");
         assert_eq!(serde_json::from_str::<Tree>(&json).expect("decodes"), tree);
         let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
@@ -724,10 +746,14 @@ mod tests {
         assert_eq!((down[4]["found"].as_str(), down[4]["ready"].as_str()), (Some("Unknown"), Some("")));
         assert_eq!(
             value["release"]["waitingOn"][0],
-            json!({"namespace": "apps", "name": "api", "apiVersion": "apps/v1", "kind": "Deployment"})
+            serde_json::json!({"namespace": "apps", "name": "api", "apiVersion": "apps/v1", "kind": "Deployment"})
         );
+    }
 
+    #[test]
+    fn objects_never_read_hold_nothing_back() {
         // Objects that were never read hold nothing back and say so; the releases are judged as ever.
+        let (items, _) = web_with_objects();
         let unread = Graph::new(&items, None);
         assert!(unread.waits_on(&r("apps", "web")).is_empty());
         assert_eq!(unread.tree(&r("apps", "web")).release.depends_on[2].message, "not read");

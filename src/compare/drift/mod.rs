@@ -29,9 +29,11 @@ pub use compare::{Compared, DISABLE_KEY, compare, disabled_by_metadata, normaliz
 pub use ignore::{IgnoreRule, IgnoreRules, Target as IgnoreTarget};
 
 use crate::cluster::Cluster;
+use crate::cluster::helmstore::StoredRelease;
 use crate::cluster::live::LiveObjects;
-use crate::cluster::manifests::ObjectId;
+use crate::cluster::manifests::{Manifest, ObjectId};
 use crate::compare::diff::{Action, Entry, RenderOptions, mask_secrets, to_yaml};
+use crate::desired::target::Target;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::HelmReleaseSpec;
 use crate::support::error::{DriftError, Error, Result};
@@ -198,9 +200,33 @@ pub async fn detect(home: &Cluster, hr: &HelmRelease, options: Options) -> Resul
     let rules = IgnoreRules::compile(&detection.ignore)?;
     let target = crate::desired::target::resolve(home, hr).await?;
     let cluster = &target.cluster;
+    let stored = latest_release(&target, hr).await?;
+    let release = release_info(hr, &stored);
+    let notes = not_looking_now(hr, &stored);
+    let parsed = crate::cluster::manifests::ParsedStream::parse(&stored.manifest).map_err(|e| {
+        DriftError::Manifest { release: format!("{}/{}", release.namespace, release.name), reason: e.to_string() }
+    })?;
+    let apis = crate::cluster::discovery::discover(cluster).await?;
+    let live = LiveObjects::new(cluster, apis);
+    let (mut objects, pending) = prepare(parsed.manifests, &live, &rules, &release);
+    objects.extend(compare_all(&live, pending, options).await?);
+    objects.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(Report {
+        helm_release: format!("{}/{}", hr.namespace(), hr.name()),
+        release,
+        mode: detection.mode(),
+        objects,
+        notes,
+    })
+}
+
+/// The latest release Helm stored for `hr` in the release's own cluster: its manifest is the desired
+/// side, as helm-controller takes it. Without one there is nothing to compare, which is an error that
+/// says where it was looked for.
+async fn latest_release(target: &Target, hr: &HelmRelease) -> Result<StoredRelease> {
     let release_name = hr.release_name();
     let storage = hr.storage_namespace().to_string();
-    let Some(stored) = crate::cluster::helmstore::latest(cluster, &storage, &release_name).await? else {
+    let Some(stored) = crate::cluster::helmstore::latest(&target.cluster, &storage, &release_name).await? else {
         return Err(DriftError::NoRelease {
             hr: format!("{}/{}", hr.namespace(), hr.name()),
             release: release_name,
@@ -209,15 +235,27 @@ pub async fn detect(home: &Cluster, hr: &HelmRelease, options: Options) -> Resul
         }
         .into());
     };
-    let release_namespace =
+    Ok(stored)
+}
+
+/// The release compared. Its namespace is the stored release's, which Helm wrote when it installed;
+/// the HelmRelease's is the fallback for a release stored without one.
+fn release_info(hr: &HelmRelease, stored: &StoredRelease) -> ReleaseInfo {
+    let namespace =
         if stored.namespace.is_empty() { hr.release_namespace().to_string() } else { stored.namespace.clone() };
-    let release = ReleaseInfo {
+    ReleaseInfo {
         name: stored.name.clone(),
-        namespace: release_namespace.clone(),
+        namespace,
         revision: stored.version,
         status: stored.status.clone(),
-        storage_namespace: storage,
-    };
+        storage_namespace: hr.storage_namespace().to_string(),
+    }
+}
+
+/// What keeps helm-controller from looking for drift now, whatever the mode (a suspended HelmRelease, a
+/// latest release that is not deployed): said with the report, so that the drift it shows is not taken
+/// for drift helm-controller is about to act on.
+fn not_looking_now(hr: &HelmRelease, stored: &StoredRelease) -> Vec<String> {
     let mut notes = Vec::new();
     if hr.spec.suspend {
         notes.push(format!(
@@ -232,18 +270,29 @@ pub async fn detect(home: &Cluster, hr: &HelmRelease, options: Options) -> Resul
             stored.version, stored.status
         ));
     }
-    let parsed = crate::cluster::manifests::ParsedStream::parse(&stored.manifest).map_err(|e| {
-        DriftError::Manifest { release: format!("{}/{}", release.namespace, release.name), reason: e.to_string() }
-    })?;
-    let apis = crate::cluster::discovery::discover(cluster).await?;
-    let live = LiveObjects::new(cluster, apis);
+    notes
+}
 
+/// An object of the release still to be compared: its id, the object as helm-controller applies it,
+/// and the paths ignored for it.
+type Pending = (ObjectId, Value, Vec<String>);
+
+/// Makes each object of the release what helm-controller applies (normalised, with Helm's ownership
+/// and, when namespaced and without one, the release's namespace) and sorts out those decided without
+/// reading the cluster: a kind the cluster does not serve fails, an object disabled on the release's
+/// side or ignored whole is excluded. The rest are returned to be compared.
+fn prepare(
+    manifests: Vec<Manifest>,
+    live: &LiveObjects<'_>,
+    rules: &IgnoreRules,
+    release: &ReleaseInfo,
+) -> (Vec<ObjectDrift>, Vec<Pending>) {
     let mut objects = Vec::new();
-    let mut pending: Vec<(ObjectId, Value, Vec<String>)> = Vec::new();
-    for m in parsed.manifests {
+    let mut pending: Vec<Pending> = Vec::new();
+    for m in manifests {
         let mut obj = m.object;
         normalize(&mut obj);
-        crate::cluster::manifests::add_helm_ownership(&mut obj, &stored.name, &release_namespace);
+        crate::cluster::manifests::add_helm_ownership(&mut obj, &release.name, &release.namespace);
         let namespaced = match live.resource(&obj) {
             Ok((_, namespaced)) => namespaced,
             Err(e) => {
@@ -260,54 +309,63 @@ pub async fn detect(home: &Cluster, hr: &HelmRelease, options: Options) -> Resul
             && obj.pointer("/metadata/namespace").and_then(Value::as_str).is_none_or(str::is_empty)
             && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
         {
-            meta.insert("namespace".into(), Value::String(release_namespace.clone()));
+            meta.insert("namespace".into(), Value::String(release.namespace.clone()));
         }
         let id = ObjectId::from_object(&obj).unwrap_or(m.id);
         let ignored = rules.paths_for(&obj);
-        let excluded = if disabled_by_metadata(&obj) {
-            Some(Exclusion::Release)
-        } else if ignored.iter().any(String::is_empty) {
-            Some(Exclusion::IgnoredWhole)
-        } else {
-            None
-        };
-        match excluded {
+        match exclusion(&obj, &ignored) {
             Some(why) => objects.push(ObjectDrift { id, state: State::Excluded(why), ignored, entry: None }),
             None => pending.push((id, obj, ignored)),
         }
     }
+    (objects, pending)
+}
 
+/// Why the release's object is left out before its live copy is read, if it is: its own label or
+/// annotation [`DISABLE_KEY`] is looked at first, then the ignore rules for its root path `""`.
+fn exclusion(obj: &Value, ignored: &[String]) -> Option<Exclusion> {
+    if disabled_by_metadata(obj) {
+        Some(Exclusion::Release)
+    } else if ignored.iter().any(String::is_empty) {
+        Some(Exclusion::IgnoredWhole)
+    } else {
+        None
+    }
+}
+
+/// Reads the live copies of `pending` together, then compares each ([`compare_one`]), `CONCURRENCY`
+/// at a time, in `pending`'s order. The first error that concerns more than one object fails all.
+async fn compare_all(live: &LiveObjects<'_>, pending: Vec<Pending>, options: Options) -> Result<Vec<ObjectDrift>> {
     let lives = {
         let desired: Vec<&Value> = pending.iter().map(|(_, obj, _)| obj).collect();
         live.get_all(&desired).await?
     };
-    let live = &live;
-    let each = pending.into_iter().zip(lives).map(|((id, obj, ignored), current)| async move {
-        if current.as_ref().is_some_and(disabled_by_metadata) {
-            return Ok(ObjectDrift { id, state: State::Excluded(Exclusion::Live), ignored, entry: None });
-        }
-        let on_server = match live.dry_run(&obj, current.as_ref()).await {
-            Ok(v) => v,
-            // The server refuses this object (helm-controller's dry run fails on it too).
-            Err(e @ Error::Invalid { .. }) => {
-                return Ok(ObjectDrift { id, state: State::Failed(e.to_string()), ignored, entry: None });
-            }
-            Err(e) => return Err(e),
-        };
-        judge(id, obj, current, on_server, ignored, options)
-    });
+    let each = pending.into_iter().zip(lives).map(|(pending, current)| compare_one(live, pending, current, options));
     let judged: Vec<Result<ObjectDrift>> = futures::stream::iter(each).buffered(CONCURRENCY).collect().await;
-    for j in judged {
-        objects.push(j?);
+    judged.into_iter().collect()
+}
+
+/// One object against its live copy `current`: excluded when the live copy disables drift detection,
+/// else dry-run applied and judged ([`judge`]). An object the server refuses fails alone, as it does in
+/// helm-controller's dry run; any other error is the cluster's and fails the comparison.
+async fn compare_one(
+    live: &LiveObjects<'_>,
+    (id, obj, ignored): Pending,
+    current: Option<Value>,
+    options: Options,
+) -> Result<ObjectDrift> {
+    if current.as_ref().is_some_and(disabled_by_metadata) {
+        return Ok(ObjectDrift { id, state: State::Excluded(Exclusion::Live), ignored, entry: None });
     }
-    objects.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(Report {
-        helm_release: format!("{}/{}", hr.namespace(), hr.name()),
-        release,
-        mode: detection.mode(),
-        objects,
-        notes,
-    })
+    let on_server = match live.dry_run(&obj, current.as_ref()).await {
+        Ok(v) => v,
+        // The server refuses this object (helm-controller's dry run fails on it too).
+        Err(e @ Error::Invalid { .. }) => {
+            return Ok(ObjectDrift { id, state: State::Failed(e.to_string()), ignored, entry: None });
+        }
+        Err(e) => return Err(e),
+    };
+    judge(id, obj, current, on_server, ignored, options)
 }
 
 /// One object's verdict from its release object, its live copy and the dry run's answer.
