@@ -11,7 +11,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::api::ListParams;
 
-use super::{Controller, Found, Version};
+use super::known::{Controller, Found};
+use super::version::Version;
 use crate::cluster::Cluster;
 
 /// The label Flux's install manifests give each controller's Deployment.
@@ -129,7 +130,7 @@ fn gates<'a>(args: impl Iterator<Item = &'a String>) -> Vec<(String, bool)> {
 pub(crate) fn from_crd(crd: &CustomResourceDefinition) -> Option<Controller> {
     let labels = crd.metadata.labels.as_ref();
     if let Some(flux) = labels.and_then(|l| l.get("app.kubernetes.io/version"))
-        && let Some(version) = Version::parse(flux).as_ref().and_then(super::for_flux)
+        && let Some(version) = Version::parse(flux).as_ref().and_then(super::version::for_flux)
     {
         return Some(Controller {
             version: Some(version),

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Version;
+use super::version::Version;
 
 /// The Helm SDK built into a helm-controller: upstream `helm.sh/helm/v4` at `version`, or, where its
 /// go.mod replaces that module, the fluxcd fork `github.com/fluxcd/helm/v4` tagged `fork` (the module

@@ -1,7 +1,7 @@
 //! What each helm-controller version does where versions differ (read from the tagged sources of
 //! fluxcd/helm-controller; each rule is checked against the real controller in the end-to-end tests).
 
-use super::Version;
+use super::version::Version;
 use crate::flux::helmrelease::Tested;
 use crate::flux::spec::HookStrategy;
 

@@ -12,7 +12,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::Helm;
+use super::helm::Helm;
 use crate::support::process::Running;
 
 /// A helm perhaps started ahead, and where the arguments of this render are remembered.

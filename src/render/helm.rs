@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::RenderError;
+use crate::support::error::RenderError;
 use crate::support::process::{Running, spawn_program};
 
 #[derive(Debug, Clone)]

@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::RenderError;
 use super::metadata::{self, Field, Origin, Outcome, Step};
 use crate::cluster::manifests::split_documents;
 use crate::flux::helmrelease::{CommonMetadata, GROUP};
 use crate::flux::spec::HookStrategy;
+use crate::support::error::RenderError;
 use crate::support::process::run_program;
 
 /// The argument that turns helm-cozy into the post-renderer.

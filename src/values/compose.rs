@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use super::gov::{GoMap, GoVal, map_from_json, map_get, map_to_json, new_map};
 use super::merge::{coalesce_with_defaults, merge_go, merge_maps};
+use super::model::{Values, ValuesError};
 use super::strvals::{parse_into_go, replace_path_go};
 use super::yaml::parse_values;
-use super::{Values, ValuesError};
 use crate::flux::helmrelease::ValuesReference;
 
 /// One `valuesFrom` entry with the data it points at.
@@ -351,7 +351,7 @@ fn effective_defaults(inputs: &Inputs) -> (Values, BTreeMap<String, Source>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::test_support::obj;
+    use crate::values::model::test_support::obj;
     use serde_json::json;
 
     fn cm(name: &str, target_path: Option<&str>, data: &str) -> RefData {

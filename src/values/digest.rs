@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::Values;
+use super::model::Values;
 use crate::go::digest::sha256;
 
 /// The go-yaml v2 bytes Flux hashes for `values` ("" for empty values).
@@ -26,7 +26,7 @@ pub fn digest_values(values: &Values) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::test_support::obj;
+    use crate::values::model::test_support::obj;
     use serde_json::json;
 
     // Hashes and bytes below come from fluxcd/pkg/chartutil v1.27.1 `DigestValues`/`Encode` (go.yaml.in/yaml/v2

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use super::Values;
 use super::gov::{GoMap, GoVal, map_get, map_set, new_map};
+use super::model::Values;
 
 /// Flux `chartutil.MergeMaps(a, b)`: `b` wins; when both sides hold a map at a key the maps are merged
 /// recursively, anything else (lists included) is replaced whole. `null` in `b` is a value, not a deletion.
@@ -111,7 +111,7 @@ fn clean_nils(m: &mut Values) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::test_support::obj;
+    use crate::values::model::test_support::obj;
     use serde_json::json;
 
     #[test]

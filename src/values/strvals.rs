@@ -11,11 +11,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-#[cfg(test)]
-use super::Values;
 use super::gov::{GoList, GoMap, GoVal, map_get, map_set, new_map};
 #[cfg(test)]
 use super::gov::{map_from_json, map_to_json};
+#[cfg(test)]
+use super::model::Values;
 
 /// A strvals parse failure, worded like Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use serde_saphyr::granit_parser::{Event, ScalarStyle};
 
 use super::gov::number_from_f64;
-use super::{Values, ValuesError};
+use super::model::{Values, ValuesError};
 use crate::go::float::format_float_yaml;
 use crate::go::yaml_v2::{self, Resolved};
 

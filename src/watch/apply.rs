@@ -2,8 +2,11 @@
 //! Ctrl-C; then say how to hand it back. A round changes the cluster, so the first signal lets it finish
 //! and only a second one stops helm (see [`Stop`]).
 
+use super::driver::run;
+use super::round::{Ended, Outcome, Round, Why};
 use super::status_line::plan_words;
-use super::{Ended, Outcome, Round, Stop, Watches, Why};
+use super::stop::Stop;
+use super::watches::Watches;
 use crate::apply::{ApplyRequest, apply_round};
 use crate::cluster::Cluster;
 use crate::compare::Against;
@@ -20,7 +23,7 @@ pub async fn apply(request: ApplyRequest<'_>) -> Result<Ended> {
     let hr = suspend(cluster, name).await?;
     let mut watches =
         Watches::start(cluster, request.pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
-    let ended = super::run(&mut ApplyRound { request }, &mut watches, &stop).await;
+    let ended = run(&mut ApplyRound { request }, &mut watches, &stop).await;
     drop(watches);
     if ended.why == Why::Resumed {
         progress::success(format!("helmrelease {name} was resumed: Flux reconciles it again, stopped watching"));

@@ -10,7 +10,7 @@ use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::mpsc;
 
-use super::Change;
+use super::round::Change;
 use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::ValuesReference;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::Change;
+use super::round::Change;
 
 /// How long the files and the cluster must stay quiet before a round starts: long enough for an editor's
 /// write-rename dance to end, short enough not to be felt.

@@ -1,8 +1,11 @@
 //! `diff --watch`: the diff at the start and after every change, printed as the command asks, until
 //! Ctrl-C. Nothing in the cluster changes, so a signal drops a round at once.
 
+use super::driver::run;
+use super::round::{Ended, Outcome, Round, Why};
 use super::status_line::plan_words;
-use super::{Ended, Outcome, Round, Stop, Watches, Why};
+use super::stop::Stop;
+use super::watches::Watches;
 use crate::cluster::Cluster;
 use crate::compare::diff::{Format, RenderOptions};
 use crate::pipeline::{DiffRequest, Pipeline};
@@ -21,7 +24,7 @@ pub async fn diff(
     let hr = crate::pipeline::helmrelease(cluster, request.name).await?;
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
     let mut round = DiffRound { pipeline, cluster, request, format, options };
-    let ended = super::run(&mut round, &mut watches, &stop).await;
+    let ended = run(&mut round, &mut watches, &stop).await;
     say_how_it_ended(&ended);
     Ok(ended)
 }
@@ -65,7 +68,7 @@ pub async fn diff_all(
     let set = crate::sets::release_set::select(cluster, &pipeline.chart.meta.name, selection).await?;
     let mut watches = Watches::start(cluster, pipeline.chart.path(), &common.user.files, &set)?;
     let mut round = DiffAllRound { pipeline, cluster, selection, common, concurrency, format, options };
-    let ended = super::run(&mut round, &mut watches, &stop).await;
+    let ended = run(&mut round, &mut watches, &stop).await;
     say_how_it_ended(&ended);
     Ok(ended)
 }

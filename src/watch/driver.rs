@@ -5,11 +5,11 @@ use tokio::sync::mpsc;
 
 use super::debounce::{QUIET, debounce};
 use super::reader_gone::stdout_reader_gone;
+use super::round::{Change, Ended, Outcome, Round, Why};
 use super::status_line::RoundLines;
 use super::stop::Stop;
 use super::watched::Watched;
 use super::watches::Watches;
-use super::{Change, Ended, Outcome, Round, Why};
 
 /// The loop: a round at the start, then one per burst of changes, until SIGINT or SIGTERM (see the module
 /// docs).

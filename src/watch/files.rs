@@ -4,7 +4,7 @@
 use notify::Watcher as _;
 use tokio::sync::mpsc;
 
-use super::Change;
+use super::round::Change;
 use super::watched::Watched;
 use crate::support::error::WatchError;
 
@@ -53,7 +53,8 @@ pub fn watch_files(watched: &Watched, tx: mpsc::UnboundedSender<Change>) -> Resu
 mod tests {
     use std::time::Duration;
 
-    use super::super::{QUIET, debounce, watched::chart_beside_library};
+    use super::super::debounce::{QUIET, debounce};
+    use super::super::watched::chart_beside_library;
     use super::*;
 
     #[test]

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::time::Instant;
 
+use super::round::{Change, Outcome};
 use super::watched::Watched;
-use super::{Change, Outcome};
 use crate::support::output::{Paint, Tone};
 
 /// What the loop prints about itself on stderr: on a terminal one line rewritten in place

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use tokio::sync::mpsc;
 
-use super::Change;
 use super::cluster::watch_cluster;
 use super::files::{FileWatch, watch_files};
+use super::round::Change;
 use super::watched::Watched;
 use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
