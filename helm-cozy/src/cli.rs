@@ -5,16 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use cozyhr_shell::completion::CompletionArgs;
 use cozyhr_shell::diff::{DiffLayoutFlags, DiffPrintFlags};
-use cozyhr_shell::{ClusterFlags, TargetFlags};
+use cozyhr_shell::{ClusterFlags, Face, TargetFlags};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "helm-cozy",
-    bin_name = "helm cozy",
-    version = cozyhr::VERSION,
-    about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it",
-    propagate_version = true
-)]
+#[command(about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it")]
 pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
@@ -28,10 +22,11 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// The command line as it is parsed: the cluster flags spelt as Helm spells them
+    /// The command line as it is parsed: named `helm cozy`, the cluster flags spelt as Helm spells them
     /// ([`cozyhr_shell::cluster::for_helm`]).
     pub fn command() -> clap::Command {
-        cozyhr_shell::cluster::for_helm(<Cli as clap::CommandFactory>::command())
+        let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Helm);
+        cozyhr_shell::cluster::for_helm(cmd)
     }
 
     /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref;

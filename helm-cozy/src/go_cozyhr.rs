@@ -13,13 +13,7 @@ use cozyhr_shell::lifecycle::{self, GetArgs, ReconcileArgs, ResumeArgs, SuspendA
 use cozyhr_shell::{ClusterFlags, Face};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "cozyhr",
-    bin_name = "cozyhr",
-    version = cozyhr::VERSION,
-    about = "Render, diff and apply a chart as Flux would, and steer its HelmRelease (Go cozyhr's command line)",
-    propagate_version = true
-)]
+#[command(about = "Render, diff and apply a chart as Flux would, and steer its HelmRelease (Go cozyhr's command line)")]
 pub struct Cli {
     #[command(flatten)]
     pub globals: Globals,
@@ -59,11 +53,13 @@ pub enum Command {
 }
 
 impl Cli {
-    /// The command line as it is parsed: `--context` is Go cozyhr's kube context everywhere, so `helm cozy
-    /// diff`'s and `review`'s `--context N` (lines of context) is `--diff-context N` here.
+    /// The command line as it is parsed: named `cozyhr`; `--context` is Go cozyhr's kube context
+    /// everywhere, so `helm cozy diff`'s and `review`'s `--context N` (lines of context) is
+    /// `--diff-context N` here.
     pub fn command() -> clap::Command {
         let lines = |cmd: clap::Command| cmd.mut_arg("context", |lines| lines.long("diff-context"));
-        <Cli as clap::CommandFactory>::command().mut_subcommand("diff", lines).mut_subcommand("review", lines)
+        let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Cozyhr);
+        cmd.mut_subcommand("diff", lines).mut_subcommand("review", lines)
     }
 
     /// `helm cozy`'s own checks, on the chart commands' flags.

@@ -10,17 +10,11 @@ use cozyhr_shell::{ClusterFlags, Face};
 /// The command line under the name of `face` ([`Face::Kubectl`] or [`Face::Flux`]): help, errors and
 /// `version` say the name it was called by.
 pub fn command(face: Face) -> clap::Command {
-    <Cli as clap::CommandFactory>::command().name(face.program()).bin_name(face.command_name())
+    cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), face)
 }
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "kubectl-cozyhr",
-    bin_name = "kubectl cozyhr",
-    version = cozyhr::VERSION,
-    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree, drift",
-    propagate_version = true
-)]
+#[command(about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree, drift")]
 pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
