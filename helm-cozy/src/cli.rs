@@ -11,14 +11,22 @@ use cozyhr_shell::{ClusterFlags, Face, TargetFlags};
 #[command(about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it")]
 pub struct Cli {
     #[command(flatten)]
+    pub globals: Globals,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The flags every chart command takes, before or after it: the cluster flags and the chart directory,
+/// under `helm cozy` and under `cozyhr` (where `-C` is `--working-directory`, as Go cozyhr spells it).
+#[derive(Debug, Args, Clone)]
+pub struct Globals {
+    #[command(flatten)]
     pub cluster: ClusterFlags,
 
     /// The chart directory (default: the current directory).
     #[arg(short = 'C', long = "chdir", global = true, value_name = "DIR", default_value = ".")]
     pub chart_dir: PathBuf,
-
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 impl Cli {
