@@ -54,7 +54,8 @@ impl Cli {
         if let Command::Diff(d) = &self.command {
             one("diff", &d.names, d.set.all)?;
             if d.set.all
-                && (!matches!(d.against, AgainstArg::Live | AgainstArg::Release) || !d.release.release_file.is_empty())
+                && (!matches!(d.against, AgainstArg::Live | AgainstArg::Release)
+                    || !d.inputs.release.release_file.is_empty())
             {
                 return Err(clap::Error::raw(
                     clap::error::ErrorKind::ArgumentConflict,
@@ -81,7 +82,7 @@ impl Cli {
             ));
         }
         if let Command::Diff(d) = &self.command
-            && d.capabilities.is_set()
+            && d.inputs.capabilities.is_set()
             && !matches!(d.against, AgainstArg::Git(_))
         {
             return Err(clap::Error::raw(
@@ -184,6 +185,24 @@ impl CapabilitiesFlags {
     }
 }
 
+/// What `show` and `diff` render the chart with besides the HelmRelease: -f and --set on top, the
+/// HelmRelease from files instead of the cluster (and the capabilities templates see without one), and
+/// the release's own cluster.
+#[derive(Debug, Args)]
+pub struct RenderInputs {
+    #[command(flatten)]
+    pub values: ValuesFlags,
+
+    #[command(flatten)]
+    pub release: ReleaseFileFlags,
+
+    #[command(flatten)]
+    pub capabilities: CapabilitiesFlags,
+
+    #[command(flatten)]
+    pub target: TargetFlags,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The HelmRelease (with --plain: the Helm release name).
@@ -203,16 +222,7 @@ pub struct ShowArgs {
     pub show_only: Vec<String>,
 
     #[command(flatten)]
-    pub values: ValuesFlags,
-
-    #[command(flatten)]
-    pub release: ReleaseFileFlags,
-
-    #[command(flatten)]
-    pub capabilities: CapabilitiesFlags,
-
-    #[command(flatten)]
-    pub target: TargetFlags,
+    pub inputs: RenderInputs,
 }
 
 #[derive(Debug, Args)]
@@ -279,16 +289,7 @@ pub struct DiffArgs {
     pub watch: bool,
 
     #[command(flatten)]
-    pub values: ValuesFlags,
-
-    #[command(flatten)]
-    pub release: ReleaseFileFlags,
-
-    #[command(flatten)]
-    pub capabilities: CapabilitiesFlags,
-
-    #[command(flatten)]
-    pub target: TargetFlags,
+    pub inputs: RenderInputs,
 }
 
 /// `--all`: the chart's HelmReleases instead of one (see cozyhr::sets::release_set).

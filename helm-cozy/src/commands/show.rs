@@ -13,14 +13,14 @@ use crate::commands::{helmrelease_hint, note_offline_lookup};
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
     let pipeline = Pipeline::open(chart_dir).await?;
-    let user = args.values.user();
-    let rendered = match args.release.source(args.plain, flags.options().namespace)? {
+    let user = args.inputs.values.user();
+    let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
             note_offline_lookup(&[&pipeline.chart]);
-            pipeline.show_from_files(&files, &args.name, &user, &args.capabilities.view()).await?
+            pipeline.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }
         ReleaseSource::Cluster => {
-            let cluster = flags.options_for(&args.target).connect().await?;
+            let cluster = flags.options_for(&args.inputs.target).connect().await?;
             pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
         }
         ReleaseSource::ChartDefaults => render_plain(flags, &pipeline, args, &user).await?,
