@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use cozyhr_shell::completion::CompletionArgs;
 use cozyhr_shell::diff::{DiffLayoutFlags, DiffPrintFlags};
-use cozyhr_shell::{ClusterFlags, Face, TargetFlags};
+use cozyhr_shell::{ClusterFlags, DocumentFormat, Face, TargetFlags};
 
 #[derive(Debug, Parser)]
 #[command(about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it")]
@@ -239,20 +239,14 @@ pub struct ValuesArgs {
     pub with_defaults: bool,
 
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = ValuesFormat::Yaml)]
-    pub output: ValuesFormat,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DocumentFormat::Yaml)]
+    pub output: DocumentFormat,
 
     #[command(flatten)]
     pub values: ValuesFlags,
 
     #[command(flatten)]
     pub release: ReleaseFileFlags,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ValuesFormat {
-    Yaml,
-    Json,
 }
 
 #[derive(Debug, Args)]

@@ -7,9 +7,9 @@ use cozyhr::source::ReleaseSource;
 use cozyhr::support::output::Table;
 use serde_json::Value;
 
-use cozyhr_shell::ClusterFlags;
+use cozyhr_shell::{ClusterFlags, DocumentFormat};
 
-use crate::cli::{ValuesArgs, ValuesFormat};
+use crate::cli::ValuesArgs;
 use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
@@ -40,8 +40,8 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
     let text = match args.output {
-        ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
-        ValuesFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
+        DocumentFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
+        DocumentFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
     };
     cozyhr::support::output::write_stdout(text)?;
     Ok(ExitCode::SUCCESS)
