@@ -403,10 +403,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub plain: bool,
 
-    /// Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease
-    /// or its valuesFrom sources; the HelmRelease stays suspended until `kubectl cozyhr resume`. Ctrl-C
-    /// ends the loop after the round in progress.
-    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"])]
+    // Its help names the face's own `resume` (`apply_watch_help`).
+    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"], help = apply_watch_help())]
     pub watch: bool,
 
     #[command(flatten)]
@@ -414,6 +412,15 @@ pub struct ApplyArgs {
 
     #[command(flatten)]
     pub target: TargetFlags,
+}
+
+/// `apply --watch`'s help. It names the command that hands the HelmRelease back as the face running says
+/// it: `cozyhr resume` under `cozyhr`, else `kubectl cozyhr resume`.
+fn apply_watch_help() -> String {
+    format!(
+        "Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease or its valuesFrom sources; the HelmRelease stays suspended until `{}`. Ctrl-C ends the loop after the round in progress",
+        cozyhr::support::output::lifecycle_command("resume")
+    )
 }
 
 #[derive(Debug, Args)]
@@ -512,6 +519,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `apply --watch` says how to hand the HelmRelease back under the face that runs (in tests, none is
+    /// set: `helm cozy`, whose resume is kubectl cozyhr's).
+    #[test]
+    fn apply_watch_names_the_faces_resume() {
+        let cmd = Cli::command();
+        let apply = cmd.find_subcommand("apply").expect("apply");
+        let watch = apply.get_arguments().find(|a| a.get_id() == "watch").expect("--watch");
+        let help = watch.get_help().expect("a help").to_string();
+        assert!(help.contains("suspended until `kubectl cozyhr resume`. Ctrl-C"), "{help}");
     }
 
     /// The completion script is made from the command line without `__post-render`, and the rest of it
