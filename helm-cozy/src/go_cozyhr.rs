@@ -70,21 +70,19 @@ impl Cli {
 /// Runs `cozyhr ARGS...`.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli { globals, command } = cli;
-    let flags = globals.cluster.clone();
-    let connect = || async { anyhow::Ok(flags.options().connect().await?) };
     match command {
         // Under this name, what names the program says this one.
         Command::Chart(crate::cli::Command::Completion(args)) => {
             cozyhr_shell::completion::generate(Cli::command(), Face::Cozyhr.program(), &args)
         }
         Command::Chart(crate::cli::Command::Version(args)) => {
-            cozyhr_shell::version::version(Face::Cozyhr.program(), &args, &flags.options(), true).await
+            cozyhr_shell::version::version(Face::Cozyhr.program(), &args, &globals.cluster.options(), true).await
         }
         Command::Chart(command) => crate::commands::run(crate::cli::Cli { globals, command }).await,
-        Command::Suspend(args) => lifecycle::suspend(&connect().await?, &args).await,
-        Command::Resume(args) => lifecycle::resume(&connect().await?, &args).await,
-        Command::Reconcile(args) => lifecycle::reconcile(&connect().await?, &args).await,
-        Command::Get(args) | Command::List(args) => lifecycle::get(&connect().await?, &args).await,
+        Command::Suspend(args) => lifecycle::suspend(&globals.cluster.connect().await?, &args).await,
+        Command::Resume(args) => lifecycle::resume(&globals.cluster.connect().await?, &args).await,
+        Command::Reconcile(args) => lifecycle::reconcile(&globals.cluster.connect().await?, &args).await,
+        Command::Get(args) | Command::List(args) => lifecycle::get(&globals.cluster.connect().await?, &args).await,
     }
 }
 

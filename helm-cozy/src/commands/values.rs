@@ -20,7 +20,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
             pipeline.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {
-            let cluster = cluster.options().connect().await?;
+            let cluster = cluster.connect().await?;
             pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?
         }
     };
