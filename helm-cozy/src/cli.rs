@@ -5,33 +5,36 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use cozyhr_shell::completion::CompletionArgs;
 use cozyhr_shell::diff::{DiffLayoutFlags, DiffPrintFlags};
-use cozyhr_shell::{ClusterFlags, TargetFlags};
+use cozyhr_shell::{ClusterFlags, DocumentFormat, Face, TargetFlags};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "helm-cozy",
-    bin_name = "helm cozy",
-    version = cozyhr::VERSION,
-    about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it",
-    propagate_version = true
-)]
+#[command(about = "Show, diff, apply and delete a chart exactly as Flux helm-controller would install it")]
 pub struct Cli {
+    #[command(flatten)]
+    pub globals: Globals,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The flags every chart command takes, before or after it: the cluster flags and the chart directory,
+/// under `helm cozy` and under `cozyhr` (where `-C` is `--working-directory`, as Go cozyhr spells it).
+#[derive(Debug, Args, Clone)]
+pub struct Globals {
     #[command(flatten)]
     pub cluster: ClusterFlags,
 
     /// The chart directory (default: the current directory).
     #[arg(short = 'C', long = "chdir", global = true, value_name = "DIR", default_value = ".")]
     pub chart_dir: PathBuf,
-
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 impl Cli {
-    /// The command line as it is parsed: the cluster flags spelt as Helm spells them
+    /// The command line as it is parsed: named `helm cozy`, the cluster flags spelt as Helm spells them
     /// ([`cozyhr_shell::cluster::for_helm`]).
     pub fn command() -> clap::Command {
-        cozyhr_shell::cluster::for_helm(<Cli as clap::CommandFactory>::command())
+        let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Helm);
+        cozyhr_shell::cluster::for_helm(cmd)
     }
 
     /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref;
@@ -51,7 +54,8 @@ impl Cli {
         if let Command::Diff(d) = &self.command {
             one("diff", &d.names, d.set.all)?;
             if d.set.all
-                && (!matches!(d.against, AgainstArg::Live | AgainstArg::Release) || !d.release.release_file.is_empty())
+                && (!matches!(d.against, AgainstArg::Live | AgainstArg::Release)
+                    || !d.inputs.release.release_file.is_empty())
             {
                 return Err(clap::Error::raw(
                     clap::error::ErrorKind::ArgumentConflict,
@@ -78,7 +82,7 @@ impl Cli {
             ));
         }
         if let Command::Diff(d) = &self.command
-            && d.capabilities.is_set()
+            && d.inputs.capabilities.is_set()
             && !matches!(d.against, AgainstArg::Git(_))
         {
             return Err(clap::Error::raw(
@@ -181,6 +185,24 @@ impl CapabilitiesFlags {
     }
 }
 
+/// What `show` and `diff` render the chart with besides the HelmRelease: -f and --set on top, the
+/// HelmRelease from files instead of the cluster (and the capabilities templates see without one), and
+/// the release's own cluster.
+#[derive(Debug, Args)]
+pub struct RenderInputs {
+    #[command(flatten)]
+    pub values: ValuesFlags,
+
+    #[command(flatten)]
+    pub release: ReleaseFileFlags,
+
+    #[command(flatten)]
+    pub capabilities: CapabilitiesFlags,
+
+    #[command(flatten)]
+    pub target: TargetFlags,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The HelmRelease (with --plain: the Helm release name).
@@ -200,16 +222,7 @@ pub struct ShowArgs {
     pub show_only: Vec<String>,
 
     #[command(flatten)]
-    pub values: ValuesFlags,
-
-    #[command(flatten)]
-    pub release: ReleaseFileFlags,
-
-    #[command(flatten)]
-    pub capabilities: CapabilitiesFlags,
-
-    #[command(flatten)]
-    pub target: TargetFlags,
+    pub inputs: RenderInputs,
 }
 
 #[derive(Debug, Args)]
@@ -226,20 +239,14 @@ pub struct ValuesArgs {
     pub with_defaults: bool,
 
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = ValuesFormat::Yaml)]
-    pub output: ValuesFormat,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DocumentFormat::Yaml)]
+    pub output: DocumentFormat,
 
     #[command(flatten)]
     pub values: ValuesFlags,
 
     #[command(flatten)]
     pub release: ReleaseFileFlags,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ValuesFormat {
-    Yaml,
-    Json,
 }
 
 #[derive(Debug, Args)]
@@ -276,16 +283,7 @@ pub struct DiffArgs {
     pub watch: bool,
 
     #[command(flatten)]
-    pub values: ValuesFlags,
-
-    #[command(flatten)]
-    pub release: ReleaseFileFlags,
-
-    #[command(flatten)]
-    pub capabilities: CapabilitiesFlags,
-
-    #[command(flatten)]
-    pub target: TargetFlags,
+    pub inputs: RenderInputs,
 }
 
 /// `--all`: the chart's HelmReleases instead of one (see cozyhr::sets::release_set).
@@ -405,10 +403,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub plain: bool,
 
-    /// Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease
-    /// or its valuesFrom sources; the HelmRelease stays suspended until `kubectl cozyhr resume`. Ctrl-C
-    /// ends the loop after the round in progress.
-    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"])]
+    // Its help names the face's own `resume` (`apply_watch_help`).
+    #[arg(long, conflicts_with_all = ["resume", "dry_run", "plain"], help = apply_watch_help())]
     pub watch: bool,
 
     #[command(flatten)]
@@ -416,6 +412,15 @@ pub struct ApplyArgs {
 
     #[command(flatten)]
     pub target: TargetFlags,
+}
+
+/// `apply --watch`'s help. It names the command that hands the HelmRelease back as the face running says
+/// it: `cozyhr resume` under `cozyhr`, else `kubectl cozyhr resume`.
+fn apply_watch_help() -> String {
+    format!(
+        "Apply again on every change of the chart (linked charts included), the -f files, the HelmRelease or its valuesFrom sources; the HelmRelease stays suspended until `{}`. Ctrl-C ends the loop after the round in progress",
+        cozyhr::support::output::lifecycle_command("resume")
+    )
 }
 
 #[derive(Debug, Args)]
@@ -514,6 +519,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `apply --watch` says how to hand the HelmRelease back under the face that runs (in tests, none is
+    /// set: `helm cozy`, whose resume is kubectl cozyhr's).
+    #[test]
+    fn apply_watch_names_the_faces_resume() {
+        let cmd = Cli::command();
+        let apply = cmd.find_subcommand("apply").expect("apply");
+        let watch = apply.get_arguments().find(|a| a.get_id() == "watch").expect("--watch");
+        let help = watch.get_help().expect("a help").to_string();
+        assert!(help.contains("suspended until `kubectl cozyhr resume`. Ctrl-C"), "{help}");
     }
 
     /// The completion script is made from the command line without `__post-render`, and the rest of it

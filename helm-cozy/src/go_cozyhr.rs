@@ -5,39 +5,24 @@
 //! cozyhr`'s (their flags from [`cozyhr_shell::lifecycle`]). What is deliberately different from Go
 //! cozyhr is listed in docs/cozystack.md.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
+use cozyhr_shell::Face;
 use cozyhr_shell::lifecycle::{self, GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
-use cozyhr_shell::{ClusterFlags, Face};
+
+use crate::cli::Globals;
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "cozyhr",
-    bin_name = "cozyhr",
-    version = cozyhr::VERSION,
-    about = "Render, diff and apply a chart as Flux would, and steer its HelmRelease (Go cozyhr's command line)",
-    propagate_version = true
-)]
+#[command(about = "Render, diff and apply a chart as Flux would, and steer its HelmRelease (Go cozyhr's command line)")]
 pub struct Cli {
+    // Go cozyhr's global flags, before or after the command: the cluster flags by its names, and the chart
+    // directory (as `--working-directory`, see `Cli::command`).
     #[command(flatten)]
     pub globals: Globals,
 
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Go cozyhr's global flags, before or after the command: the cluster flags by its names, and the chart
-/// directory.
-#[derive(Debug, Args, Clone)]
-pub struct Globals {
-    #[command(flatten)]
-    pub cluster: ClusterFlags,
-
-    /// The chart directory (default: the current directory).
-    #[arg(short = 'C', long = "working-directory", global = true, value_name = "DIR", default_value = ".")]
-    pub chart_dir: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,49 +44,45 @@ pub enum Command {
 }
 
 impl Cli {
-    /// The command line as it is parsed: `--context` is Go cozyhr's kube context everywhere, so `helm cozy
-    /// diff`'s and `review`'s `--context N` (lines of context) is `--diff-context N` here.
+    /// The command line as it is parsed: named `cozyhr`, the chart directory `-C/--working-directory`
+    /// as Go cozyhr spells it; `--context` is Go cozyhr's kube context everywhere, so `helm cozy diff`'s
+    /// and `review`'s `--context N` (lines of context) is `--diff-context N` here.
     pub fn command() -> clap::Command {
         let lines = |cmd: clap::Command| cmd.mut_arg("context", |lines| lines.long("diff-context"));
-        <Cli as clap::CommandFactory>::command().mut_subcommand("diff", lines).mut_subcommand("review", lines)
+        let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Cozyhr);
+        cmd.mut_arg("chart_dir", |dir| dir.long("working-directory"))
+            .mut_subcommand("diff", lines)
+            .mut_subcommand("review", lines)
     }
 
     /// `helm cozy`'s own checks, on the chart commands' flags.
     pub fn checked(self) -> Result<Cli, clap::Error> {
-        let Cli { globals, command } = self;
-        let command = match command {
+        match self.command {
             Command::Chart(command) => {
-                let helm =
-                    crate::cli::Cli { cluster: globals.cluster.clone(), chart_dir: globals.chart_dir.clone(), command };
-                Command::Chart(helm.checked()?.command)
+                let helm = crate::cli::Cli { globals: self.globals, command }.checked()?;
+                Ok(Cli { globals: helm.globals, command: Command::Chart(helm.command) })
             }
-            other => other,
-        };
-        Ok(Cli { globals, command })
+            _ => Ok(self),
+        }
     }
 }
 
 /// Runs `cozyhr ARGS...`.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli { globals, command } = cli;
-    let flags = globals.cluster;
-    let connect = || async { anyhow::Ok(flags.options().connect().await?) };
     match command {
         // Under this name, what names the program says this one.
         Command::Chart(crate::cli::Command::Completion(args)) => {
             cozyhr_shell::completion::generate(Cli::command(), Face::Cozyhr.program(), &args)
         }
         Command::Chart(crate::cli::Command::Version(args)) => {
-            cozyhr_shell::version::version(Face::Cozyhr.program(), &args, &flags.options(), true).await
+            cozyhr_shell::version::version(Face::Cozyhr.program(), &args, &globals.cluster.options(), true).await
         }
-        Command::Chart(command) => {
-            let helm = crate::cli::Cli { cluster: flags.clone(), chart_dir: globals.chart_dir, command };
-            crate::commands::run(helm).await
-        }
-        Command::Suspend(args) => lifecycle::suspend(&connect().await?, &args).await,
-        Command::Resume(args) => lifecycle::resume(&connect().await?, &args).await,
-        Command::Reconcile(args) => lifecycle::reconcile(&connect().await?, &args).await,
-        Command::Get(args) | Command::List(args) => lifecycle::get(&connect().await?, &args).await,
+        Command::Chart(command) => crate::commands::run(crate::cli::Cli { globals, command }).await,
+        Command::Suspend(args) => lifecycle::suspend(&globals.cluster.connect().await?, &args).await,
+        Command::Resume(args) => lifecycle::resume(&globals.cluster.connect().await?, &args).await,
+        Command::Reconcile(args) => lifecycle::reconcile(&globals.cluster.connect().await?, &args).await,
+        Command::Get(args) | Command::List(args) => lifecycle::get(&globals.cluster.connect().await?, &args).await,
     }
 }
 

@@ -5,22 +5,16 @@ pub use cozyhr_shell::Color;
 use cozyhr_shell::completion::CompletionArgs;
 use cozyhr_shell::diff::{DiffOutput, DiffPrintFlags};
 pub use cozyhr_shell::lifecycle::{GetArgs, ReconcileArgs, ResumeArgs, SuspendArgs};
-use cozyhr_shell::{ClusterFlags, Face};
+use cozyhr_shell::{ClusterFlags, DocumentFormat, Face};
 
 /// The command line under the name of `face` ([`Face::Kubectl`] or [`Face::Flux`]): help, errors and
 /// `version` say the name it was called by.
 pub fn command(face: Face) -> clap::Command {
-    <Cli as clap::CommandFactory>::command().name(face.program()).bin_name(face.command_name())
+    cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), face)
 }
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "kubectl-cozyhr",
-    bin_name = "kubectl cozyhr",
-    version = cozyhr::VERSION,
-    about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree, drift",
-    propagate_version = true
-)]
+#[command(about = "Inspect and steer Flux HelmReleases: get, suspend, resume, reconcile, status, tree, drift")]
 pub struct Cli {
     #[command(flatten)]
     pub cluster: ClusterFlags,
@@ -102,13 +96,7 @@ pub struct TreeArgs {
 
     /// Output format (default: a tree).
     #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
-    pub output: Option<TreeOutput>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TreeOutput {
-    Yaml,
-    Json,
+    pub output: Option<DocumentFormat>,
 }
 
 #[derive(Debug, Args)]

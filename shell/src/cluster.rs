@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cozyhr::cluster::ClusterOptions;
+use cozyhr::cluster::{Cluster, ClusterOptions};
 use cozyhr::desired::target::TargetOptions;
 
 /// The id of `--context` (`--kube-context` under Helm): not `context`, which is `diff`'s lines of
@@ -51,6 +51,16 @@ impl ClusterFlags {
     /// [`options`](Self::options) with how to reach the HelmRelease's own cluster.
     pub fn options_for(&self, target: &TargetFlags) -> ClusterOptions {
         ClusterOptions { target: target.options(), ..self.options() }
+    }
+
+    /// The cluster these flags name, connected ([`ClusterOptions::connect`]).
+    pub async fn connect(&self) -> Result<Cluster, cozyhr::Error> {
+        self.options().connect().await
+    }
+
+    /// The cluster these flags name, connected, with how to reach the HelmRelease's own cluster.
+    pub async fn connect_for(&self, target: &TargetFlags) -> Result<Cluster, cozyhr::Error> {
+        self.options_for(target).connect().await
     }
 }
 

@@ -5,7 +5,8 @@
 //!
 //! What the faces share lives here, defined once: which face runs ([`face`]), the cluster flags
 //! ([`cluster`]), how a diff is printed ([`diff`]), `completion` ([`completion`]), `version`
-//! ([`version`]), the lifecycle verbs ([`lifecycle`]) and the exit codes ([`exit`]).
+//! ([`version`]), the lifecycle verbs ([`lifecycle`]), the exit codes ([`exit`]), and the values of
+//! `--color` and of a document's `-o` ([`Color`], [`DocumentFormat`]).
 
 pub mod cluster;
 pub mod complete;
@@ -31,6 +32,13 @@ pub enum Color {
     Auto,
     Always,
     Never,
+}
+
+/// `-o yaml|json` of a command that prints one document (`helm cozy values`, `kubectl cozyhr tree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DocumentFormat {
+    Yaml,
+    Json,
 }
 
 impl From<Color> for cozyhr::support::output::ColorChoice {

@@ -77,13 +77,21 @@ pub struct Targets {
     #[arg(short = 'l', long, value_name = "SELECTOR", requires = "all")]
     pub selector: Option<String>,
 
-    /// With --all: only HelmReleases that deploy this chart (by the chart name of the release
-    /// helm-controller last made, else their spec.chart): the set `helm cozy apply --all` applied.
-    #[arg(long, value_name = "NAME", requires = "all")]
+    // Its help names the face's own chart command (`chart_help`).
+    #[arg(long, value_name = "NAME", requires = "all", help = chart_help())]
     pub chart: Option<String>,
 
     #[command(flatten)]
     pub scope: Scope,
+}
+
+/// `--chart`'s help. It names the chart command as the face running says it: `cozyhr apply --all` under
+/// `cozyhr`, else `helm cozy apply --all`.
+fn chart_help() -> String {
+    format!(
+        "With --all: only HelmReleases that deploy this chart (by the chart name of the release helm-controller last made, else their spec.chart): the set `{} apply --all` applied",
+        cozyhr::support::output::chart_command()
+    )
 }
 
 #[derive(Debug, Args)]
@@ -187,4 +195,26 @@ pub async fn reconcile(cluster: &Cluster, args: &ReconcileArgs) -> anyhow::Resul
     };
     cozyhr::flux::reconcile::reconcile(cluster, &request).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        targets: Targets,
+    }
+
+    /// `--chart` names the command that applied the set as the face running says it (in tests, none is
+    /// set: `helm cozy`, as under `kubectl cozyhr` and `flux cozyhr`).
+    #[test]
+    fn chart_names_the_faces_chart_command() {
+        let cmd = Cli::command();
+        let chart = cmd.get_arguments().find(|a| a.get_id() == "chart").expect("--chart");
+        let help = chart.get_help().expect("a help").to_string();
+        assert!(help.ends_with("else their spec.chart): the set `helm cozy apply --all` applied"), "{help}");
+    }
 }

@@ -14,7 +14,7 @@ use crate::cli::ApplyArgs;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let pipeline = Pipeline::open(chart_dir).await?;
-    let cluster = flags.options_for(&args.target).connect().await?;
+    let cluster = flags.connect_for(&args.target).await?;
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
         let out = pipeline.apply_plain(&cluster, args.name(), &user, args.dry_run, take).await?;

@@ -8,7 +8,7 @@ use crate::cli::DeleteArgs;
 
 pub async fn run(cluster: &ClusterFlags, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;
-    let cluster = cluster.options_for(&args.target).connect().await?;
+    let cluster = cluster.connect_for(&args.target).await?;
     cozyhr::apply::delete(&cluster, &helm, &args.name, args.timeout).await?;
     Ok(ExitCode::SUCCESS)
 }

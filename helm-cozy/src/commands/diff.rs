@@ -16,16 +16,16 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     if args.set.all {
         return run_all(flags, &pipeline, args).await;
     }
-    let user = args.values.user();
-    let source = args.release.source(args.plain, flags.options().namespace)?;
+    let user = args.inputs.values.user();
+    let source = args.inputs.release.source(args.plain, flags.options().namespace)?;
     let request = request(args, &user, &source);
     let options = args.layout.render_options();
     // --watch excludes release files, offline capabilities, --plain and git: refs (see cli.rs): it needs
     // a cluster. The chart alone (--plain) is compared with the release stored in the cluster's namespace.
     let cluster = if matches!(source, ReleaseSource::ChartDefaults) {
-        Some(flags.options().connect().await?)
+        Some(flags.connect().await?)
     } else if request.needs_cluster() {
-        Some(flags.options_for(&args.target).connect().await?)
+        Some(flags.connect_for(&args.inputs.target).await?)
     } else {
         note_offline_lookup(&[&pipeline.chart]);
         None
@@ -45,9 +45,9 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
 /// `diff --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), a summary table, then the diffs.
 async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     use cozyhr::sets::release_set::diff::{Common, any_change, any_error, diff_all, print};
-    let cluster = flags.options_for(&args.target).connect().await?;
+    let cluster = flags.connect_for(&args.inputs.target).await?;
     let selection = args.set.selection(&args.names);
-    let user = args.values.user();
+    let user = args.inputs.values.user();
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
     let common = Common { user: &user, against, options: args.print.plan_options() };
     let (options, format) = (args.layout.render_options(), args.print.format());
@@ -81,7 +81,7 @@ fn request<'a>(
             AgainstArg::Git(git_ref) => DiffAgainst::Git(git_ref),
         },
         source,
-        offline_view: args.capabilities.view(),
+        offline_view: args.inputs.capabilities.view(),
         options: args.print.plan_options(),
     }
 }

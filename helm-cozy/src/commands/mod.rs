@@ -15,22 +15,23 @@ use cozyhr_shell::completion;
 use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let (cluster, chart_dir) = (&cli.globals.cluster, &cli.globals.chart_dir);
     match &cli.command {
-        Command::Show(args) => stop_on_signal(show::run(&cli.cluster, &cli.chart_dir, args)).await,
-        Command::Values(args) => stop_on_signal(values::run(&cli.cluster, &cli.chart_dir, args)).await,
+        Command::Show(args) => stop_on_signal(show::run(cluster, chart_dir, args)).await,
+        Command::Values(args) => stop_on_signal(values::run(cluster, chart_dir, args)).await,
         // The watch loop handles Ctrl-C itself: it ends between rounds.
-        Command::Diff(args) if args.watch => diff::run(&cli.cluster, &cli.chart_dir, args).await,
-        Command::Diff(args) => stop_on_signal(diff::run(&cli.cluster, &cli.chart_dir, args)).await,
-        Command::Apply(args) => apply::run(&cli.cluster, &cli.chart_dir, args).await,
-        Command::Delete(args) => delete::run(&cli.cluster, args).await,
-        Command::Review(args) => stop_on_signal(review::run(&cli.cluster, &cli.chart_dir, args)).await,
+        Command::Diff(args) if args.watch => diff::run(cluster, chart_dir, args).await,
+        Command::Diff(args) => stop_on_signal(diff::run(cluster, chart_dir, args)).await,
+        Command::Apply(args) => apply::run(cluster, chart_dir, args).await,
+        Command::Delete(args) => delete::run(cluster, args).await,
+        Command::Review(args) => stop_on_signal(review::run(cluster, chart_dir, args)).await,
         Command::PostRender => {
             cozyhr::render::postrender::main_post_render().await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completion(args) => completion::generate(Cli::command(), Face::Helm.program(), args),
         Command::Version(args) => {
-            cozyhr_shell::version::version(Face::Helm.program(), args, &cli.cluster.options(), true).await
+            cozyhr_shell::version::version(Face::Helm.program(), args, &cluster.options(), true).await
         }
     }
 }

@@ -13,14 +13,14 @@ use crate::commands::{helmrelease_hint, note_offline_lookup};
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
     let pipeline = Pipeline::open(chart_dir).await?;
-    let user = args.values.user();
-    let rendered = match args.release.source(args.plain, flags.options().namespace)? {
+    let user = args.inputs.values.user();
+    let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
             note_offline_lookup(&[&pipeline.chart]);
-            pipeline.show_from_files(&files, &args.name, &user, &args.capabilities.view()).await?
+            pipeline.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }
         ReleaseSource::Cluster => {
-            let cluster = flags.options_for(&args.target).connect().await?;
+            let cluster = flags.connect_for(&args.inputs.target).await?;
             pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
         }
         ReleaseSource::ChartDefaults => render_plain(flags, &pipeline, args, &user).await?,
@@ -46,7 +46,7 @@ async fn render_plain(
         let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
         pipeline.render_plain(None, &namespace, &args.name, user).await?
     } else {
-        let cluster = flags.options().connect().await?;
+        let cluster = flags.connect().await?;
         pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, user).await?
     })
 }

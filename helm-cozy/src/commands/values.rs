@@ -7,9 +7,9 @@ use cozyhr::source::ReleaseSource;
 use cozyhr::support::output::Table;
 use serde_json::Value;
 
-use cozyhr_shell::ClusterFlags;
+use cozyhr_shell::{ClusterFlags, DocumentFormat};
 
-use crate::cli::{ValuesArgs, ValuesFormat};
+use crate::cli::ValuesArgs;
 use crate::commands::helmrelease_hint;
 
 pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
@@ -20,7 +20,7 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
             pipeline.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {
-            let cluster = cluster.options().connect().await?;
+            let cluster = cluster.connect().await?;
             pipeline.desired(&cluster, &args.name, &args.values.user()).await.map_err(helmrelease_hint)?
         }
     };
@@ -40,8 +40,8 @@ pub async fn run(cluster: &ClusterFlags, chart_dir: &std::path::Path, args: &Val
     }
     let values = Value::Object(if args.with_defaults { composed.coalesced.clone() } else { composed.values.clone() });
     let text = match args.output {
-        ValuesFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
-        ValuesFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
+        DocumentFormat::Json => format!("{}\n", cozyhr::values::to_go_json_pretty(&values)),
+        DocumentFormat::Yaml => cozyhr::compare::diff::to_yaml(&values)?,
     };
     cozyhr::support::output::write_stdout(text)?;
     Ok(ExitCode::SUCCESS)

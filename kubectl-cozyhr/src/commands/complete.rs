@@ -5,17 +5,16 @@
 
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use cozyhr::views::complete::{self, Lookup};
+use cozyhr_shell::Face;
 use cozyhr_shell::complete::{Definition, Word};
-
-use crate::cli::Cli;
 
 pub const ENTRY: &str = "__complete";
 
 pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
     let current = words.pop().unwrap_or_default();
-    let cli = Definition::new(Cli::command());
+    // kubectl's plugin completion (`kubectl_complete-cozyhr`): the words are the same under every name.
+    let cli = Definition::new(crate::cli::command(Face::Kubectl));
     let (line, word) = cli.read(&words, &current);
     let from_cluster = lookup(&word);
     let candidates = match from_cluster {
@@ -44,7 +43,7 @@ mod tests {
 
     fn lookup_for(line: &str, current: &str) -> Option<Lookup> {
         let words: Vec<String> = line.split_whitespace().map(String::from).collect();
-        lookup(&Definition::new(Cli::command()).read(&words, current).1)
+        lookup(&Definition::new(crate::cli::command(Face::Kubectl)).read(&words, current).1)
     }
 
     #[test]
@@ -73,7 +72,7 @@ mod tests {
     #[test]
     fn the_flags_on_the_line_name_the_cluster() {
         let words: Vec<String> = ["--kubeconfig", "/k", "get", "--context=dev", "-napps"].map(String::from).to_vec();
-        let (line, _) = Definition::new(Cli::command()).read(&words, "");
+        let (line, _) = Definition::new(crate::cli::command(Face::Kubectl)).read(&words, "");
         let options = line.cluster().options();
         assert_eq!(options.kubeconfig.as_deref(), Some(std::path::Path::new("/k")));
         assert_eq!((options.context.as_deref(), options.namespace.as_deref()), (Some("dev"), Some("apps")));

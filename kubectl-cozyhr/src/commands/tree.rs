@@ -10,7 +10,9 @@ use cozyhr::support::output::{Paint, progress, write_stdout};
 use cozyhr::views::get::Format;
 use cozyhr::views::tree::{Listing, Ref};
 
-use crate::cli::{TreeArgs, TreeOutput};
+use cozyhr_shell::DocumentFormat;
+
+use crate::cli::TreeArgs;
 
 pub async fn run(cluster: &Cluster, args: &TreeArgs) -> anyhow::Result<ExitCode> {
     let listing = Listing::fetch(cluster).await?;
@@ -27,8 +29,8 @@ pub async fn run(cluster: &Cluster, args: &TreeArgs) -> anyhow::Result<ExitCode>
     let tree = graph.tree(&root);
     let text = match args.output {
         None => tree.render(Paint::stdout()),
-        Some(TreeOutput::Json) => tree.document(Format::Json)?,
-        Some(TreeOutput::Yaml) => tree.document(Format::Yaml)?,
+        Some(DocumentFormat::Json) => tree.document(Format::Json)?,
+        Some(DocumentFormat::Yaml) => tree.document(Format::Yaml)?,
     };
     write_stdout(text)?;
     Ok(ExitCode::SUCCESS)
