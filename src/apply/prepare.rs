@@ -85,8 +85,9 @@ pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, 
         let rules = desired.controller.rules();
         progress::warning(if rules.creates_non_crds_from_crds_dir {
             format!(
-                "helm-controller {} creates what is not a CustomResourceDefinition in the chart's crds/ with the CRDs, and so does helm cozy (later helm-controllers drop it: move it to templates/): {}",
+                "helm-controller {} creates what is not a CustomResourceDefinition in the chart's crds/ with the CRDs, and so does {} (later helm-controllers drop it: move it to templates/): {}",
                 rules.version,
+                crate::support::output::chart_command(),
                 ignored.join(", ")
             )
         } else {

@@ -32,7 +32,11 @@ pub(super) async fn run(req: &ApplyRequest<'_>, release: &Release, checked: &Che
         return Ok(());
     };
     if voice.says() {
-        progress::action(format!("{}, and so does helm cozy", moved.describe(&desired.controller.rules())));
+        progress::action(format!(
+            "{}, and so does {}",
+            moved.describe(&desired.controller.rules()),
+            crate::support::output::chart_command()
+        ));
     }
     let how = match stored(release, &moved).await? {
         Some(nothing_to_do) => nothing_to_do,

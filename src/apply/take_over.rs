@@ -45,8 +45,11 @@ async fn recover_storage(cluster: &Cluster, release: &Release) -> Result<()> {
     let moved = crate::apply::install::recover_storage(cluster, release).await?;
     if moved > 0 {
         progress::warning(format!(
-            "found {moved} Helm storage Secret(s) of release {} in {}, left there by an interrupted helm cozy: moved back to {}, where Flux keeps them",
-            release.name, release.namespace, release.storage_namespace
+            "found {moved} Helm storage Secret(s) of release {} in {}, left there by an interrupted {}: moved back to {}, where Flux keeps them",
+            release.name,
+            release.namespace,
+            crate::support::output::chart_command(),
+            release.storage_namespace
         ));
     }
     Ok(())

@@ -396,8 +396,12 @@ fn helm_data_home() -> Option<PathBuf> {
 /// to the log file named by [`LOG_ENV`].
 pub async fn main_post_render() -> Result<(), RenderError> {
     let result = async {
-        let spec_path = std::env::var_os(SPEC_ENV)
-            .ok_or_else(|| RenderError::PostRender(format!("{SPEC_ENV} is not set: this mode is run by helm cozy")))?;
+        let spec_path = std::env::var_os(SPEC_ENV).ok_or_else(|| {
+            RenderError::PostRender(format!(
+                "{SPEC_ENV} is not set: this mode is run by {}",
+                crate::support::output::chart_command()
+            ))
+        })?;
         let spec: PostRenderSpec = serde_json::from_slice(&std::fs::read(&spec_path)?)
             .map_err(|e| RenderError::PostRender(format!("bad spec file: {e}")))?;
         let mut input = String::new();

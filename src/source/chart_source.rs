@@ -131,7 +131,10 @@ pub async fn lookup(cluster: &Cluster, hr: &HelmRelease, own: &str) -> SourceVer
     let source = format!("{kind_name} {ns}/{name}");
     let Some(k) = Kind::lookup(&kind_name) else {
         return SourceVersion::Unknown {
-            why: format!("the chart's source is of kind {kind_name:?}, which helm cozy does not know"),
+            why: format!(
+                "the chart's source is of kind {kind_name:?}, which {} does not know",
+                crate::support::output::chart_command()
+            ),
         };
     };
     let object = match Objects::<FluxSource>::namespaced_with(cluster, &ns, k).get_opt(&name).await {

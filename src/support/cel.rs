@@ -88,7 +88,8 @@ impl Expression {
             Ok(other) => Err(CelError::NotBoolean { expr: self.source.clone(), got: format!("{other:?}") }),
             // A function this implementation lacks is known only when reached: say so, never pass.
             Err(cel::ExecutionError::UndeclaredReference(name)) => Err(self.evaluation(format!(
-                "{name:?} is not a variable of this object nor a function helm cozy's CEL supports (see docs/flux-exact.md, CEL)"
+                "{name:?} is not a variable of this object nor a function {}'s CEL supports (see docs/flux-exact.md, CEL)",
+                super::output::chart_command()
             ))),
             Err(e) => Err(self.evaluation(e.to_string())),
         }

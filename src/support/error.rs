@@ -229,7 +229,8 @@ pub enum TargetError {
     BadKubeconfig { what: String, reason: String },
 
     #[error(
-        "helmrelease {hr} reaches its cluster through spec.kubeConfig.configMapRef (a cloud provider's identity), which helm cozy cannot use; nothing was changed"
+        "helmrelease {hr} reaches its cluster through spec.kubeConfig.configMapRef (a cloud provider's identity), which {tool} cannot use; nothing was changed",
+        tool = crate::support::output::chart_command()
     )]
     Unsupported { hr: String },
 

@@ -208,8 +208,13 @@ impl Report {
         let account = crate::desired::target::service_account_user(self.hr.namespace(), sa);
         let how = match &self.target {
             Some(Ok(t)) => match &t.identity {
-                crate::desired::target::Identity::ServiceAccount(_) => "helm cozy impersonates it too".to_string(),
-                _ => "you may not impersonate it: helm cozy would use your own rights".to_string(),
+                crate::desired::target::Identity::ServiceAccount(_) => {
+                    format!("{} impersonates it too", crate::support::output::chart_command())
+                }
+                _ => format!(
+                    "you may not impersonate it: {} would use your own rights",
+                    crate::support::output::chart_command()
+                ),
             },
             _ => "helm-controller impersonates it".to_string(),
         };
