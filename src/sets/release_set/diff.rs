@@ -87,7 +87,7 @@ pub fn print(entries: &[Entry], format: Format, options: RenderOptions) -> Resul
         let paint = crate::support::output::Paint(color);
         table(entries).render_styled(paint, |h, c| match h {
             "ERROR" if !c.is_empty() => Tone::Bad,
-            "ADD" | "CHANGE" | "REMOVE" if c != "0" => Tone::Warn,
+            "ADD" | "CHANGE" | "REMOVE" if c != "0" && c != "-" => Tone::Warn,
             _ => Tone::Plain,
         })
     };
