@@ -7,43 +7,32 @@ use serde_json::json;
 
 use super::report::{Entry, Release, Report};
 use crate::compare::diff::{COMMENT_LIMIT, Format, Plan, RenderOptions};
-use crate::support::output::{StdoutError, Table, Tone};
+use crate::sets::print as printer;
+use crate::support::output::StdoutError;
 
 /// What a row says when the rendered objects are the same at both sides.
 pub const NO_CHANGE: &str = "no change in the rendered objects";
 
-/// Room kept at the end of a comment for the line on what was left out.
-const NOTE_ROOM: usize = 1_024;
-
-/// Prints the report as `format` asks on stdout, after a line on stderr that says what was reviewed.
+/// Prints the report as `format` asks on stdout ([`render`]), after a line on stderr that says what was
+/// reviewed.
 pub fn print(report: &Report, format: Format, options: RenderOptions) -> Result<(), StdoutError> {
     crate::support::output::stderr_line(format_args!("{}", headline(report)));
-    match format {
-        Format::Json => crate::support::output::write_stdout(json(report)),
-        Format::Markdown => crate::support::output::write_stdout(markdown(report, options.context, COMMENT_LIMIT)),
-        Format::Diff | Format::Summary => {
-            if report.entries.is_empty() {
-                return Ok(());
-            }
-            let mut out = table(report).render_styled(crate::support::output::Paint(options.color), |h, c| match h {
-                "NOTE" if c.starts_with("error") => Tone::Bad,
-                "ADD" | "CHANGE" | "REMOVE" if c != "0" && c != "-" => Tone::Warn,
-                _ => Tone::Plain,
-            });
-            if format == Format::Diff {
-                for (e, plan) in changed(report) {
-                    out.push_str(&format!("\n=== {} · {} ===\n", e.chart.display(), e.release.label()));
-                    out.push_str(&plan.render(Format::Diff, options, ""));
-                }
-            }
-            crate::support::output::write_stdout(out)
-        }
-    }
+    crate::support::output::write_stdout(render(report, format, options))
 }
 
-/// The releases whose rendering changes, with their plans.
-fn changed(report: &Report) -> impl Iterator<Item = (&Entry, &Plan)> {
-    report.entries.iter().filter_map(|e| e.outcome.as_ref().ok().filter(|p| p.has_changes()).map(|p| (e, p)))
+/// The report as `format` asks, by the sets' printer ([`crate::sets::print`]): [`json`], [`markdown`];
+/// for people the table (nothing when no release was rendered), and with `-o diff` each changed release's
+/// diff under `=== chart · release ===` (`-o summary` is the table alone).
+pub fn render(report: &Report, format: Format, options: RenderOptions) -> String {
+    match format {
+        Format::Json => json(report),
+        Format::Markdown => markdown(report, options.context, COMMENT_LIMIT),
+        Format::Diff | Format::Summary if report.entries.is_empty() => String::new(),
+        Format::Diff => {
+            printer::table(&report.entries, options.color) + &printer::diffs(&report.entries, format, options)
+        }
+        Format::Summary => printer::table(&report.entries, options.color),
+    }
 }
 
 /// One sentence: what was compared, how many charts were rendered, how many changed.
@@ -56,7 +45,7 @@ pub fn headline(report: &Report) -> String {
             plural(report.charts)
         );
     }
-    let changing = changed(report).count();
+    let changing = printer::changed(&report.entries).count();
     let errors = report.errors();
     let mut line = format!(
         "{compared}: {changing} of {} release{} change{} what {} render{} ({} of {} chart{} read what changed; the others were not rendered)",
@@ -80,66 +69,16 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// CHART RELEASE ADD CHANGE REMOVE NOTE: a row per release.
-fn table(report: &Report) -> Table {
-    let mut t = Table::new(["CHART", "RELEASE", "ADD", "CHANGE", "REMOVE", "NOTE"]);
-    for e in &report.entries {
-        let (chart, release) = (e.chart.display().to_string(), e.release.label());
-        match &e.outcome {
-            Ok(plan) => {
-                let c = plan.counts();
-                let note = if plan.has_changes() { "" } else { NO_CHANGE };
-                t.row([chart, release, c.add.to_string(), c.change.to_string(), c.remove.to_string(), note.into()]);
-            }
-            Err(error) => t.row([chart, release, "-".into(), "-".into(), "-".into(), format!("error: {error}")]),
-        }
-    }
-    t
-}
-
 /// `-o json`: one object per release: `chart` (its path), `release` (`namespace/name`, null for the
 /// chart's defaults), `namespace`, `name`, `source` (`cluster`, `file` or `defaults`), `changed`, the
-/// counts, and the plan as `diff -o json` gives it, or `error`.
+/// counts, and the plan as `diff -o json` gives it with whole objects, or `error`.
 pub fn json(report: &Report) -> String {
-    let items: Vec<serde_json::Value> = report
-        .entries
-        .iter()
-        .map(|e| {
-            let (namespace, name) = match &e.release {
-                Release::Cluster { namespace, name } | Release::File { namespace, name } => {
-                    (Some(namespace.as_str()), Some(name.as_str()))
-                }
-                Release::Defaults => (None, None),
-            };
-            let mut item = json!({
-                "chart": e.chart.display().to_string(),
-                "release": namespace.zip(name).map(|(ns, n)| format!("{ns}/{n}")),
-                "namespace": namespace,
-                "name": name,
-                "source": e.release.source(),
-            });
-            match &e.outcome {
-                Ok(plan) => {
-                    let c = plan.counts();
-                    item["changed"] = json!(plan.has_changes());
-                    item["add"] = json!(c.add);
-                    item["change"] = json!(c.change);
-                    item["remove"] = json!(c.remove);
-                    item["plan"] = serde_json::from_str(&plan.render_json(None)).unwrap_or(serde_json::Value::Null);
-                }
-                Err(error) => {
-                    item["changed"] = json!(false);
-                    item["error"] = json!(error);
-                }
-            }
-            item
-        })
-        .collect();
-    format!("{}\n", serde_json::to_string_pretty(&items).unwrap_or_else(|_| "[]".into()))
+    printer::json(&report.entries, None)
 }
 
-/// `-o markdown` within `limit` bytes: a heading, the headline, the table, then a folded section per
-/// changed release in the table's order; sections that do not fit are counted in a closing line.
+/// `-o markdown` within `limit` bytes: a heading, the headline, then the table and a folded section per
+/// changed release in the table's order ([`crate::sets::print::markdown`]); sections that do not fit are
+/// counted in a closing line.
 pub fn markdown(report: &Report, context: Option<usize>, limit: usize) -> String {
     let mut out = format!(
         "#### `{} review`: {} → {}\n\n",
@@ -153,51 +92,68 @@ pub fn markdown(report: &Report, context: Option<usize>, limit: usize) -> String
     if report.entries.is_empty() {
         return out;
     }
-    out.push_str("\n| Chart | Release | Add | Change | Remove | |\n|---|---|---|---|---|---|\n");
-    for e in &report.entries {
-        let (chart, release) = (cell(&e.chart.display().to_string()), cell(&e.release.label()));
-        let row = match &e.outcome {
-            Ok(plan) => {
-                let c = plan.counts();
-                let note = if plan.has_changes() { "" } else { NO_CHANGE };
-                format!("| {chart} | {release} | {} | {} | {} | {note} |\n", c.add, c.change, c.remove)
+    out.push('\n');
+    printer::markdown(out, &report.entries, context, limit)
+}
+
+/// A row of CHART RELEASE ADD CHANGE REMOVE NOTE (the note says when nothing changes); its diff under
+/// `=== chart · release ===`, and in a comment folded under `<details>`.
+impl printer::Member for Entry {
+    const WORDS: printer::Words = printer::Words {
+        command: "review",
+        who: ["CHART", "RELEASE"],
+        note: "NOTE",
+        markdown_header: "| Chart | Release | Add | Change | Remove | |\n|---|---|---|---|---|---|\n",
+        unchanged: NO_CHANGE,
+        error: "error: ",
+        markdown_blank: "  ",
+    };
+
+    fn outcome(&self) -> &Result<Plan, String> {
+        &self.outcome
+    }
+
+    fn who(&self) -> [String; 2] {
+        [self.chart.display().to_string(), self.release.label()]
+    }
+
+    fn markdown_who(&self) -> [String; 2] {
+        self.who().map(|text| cell(&text))
+    }
+
+    fn heading(&self) -> String {
+        let [chart, release] = self.who();
+        format!("{chart} · {release}")
+    }
+
+    fn json(&self) -> serde_json::Map<String, serde_json::Value> {
+        let (namespace, name) = match &self.release {
+            Release::Cluster { namespace, name } | Release::File { namespace, name } => {
+                (Some(namespace.as_str()), Some(name.as_str()))
             }
-            Err(error) => format!("| {chart} | {release} | - | - | - | error: {} |\n", error.replace('|', "\\|")),
+            Release::Defaults => (None, None),
         };
-        out.push_str(&row);
+        let mut item = serde_json::Map::new();
+        item.insert("chart".into(), json!(self.chart.display().to_string()));
+        item.insert("release".into(), json!(namespace.zip(name).map(|(ns, n)| format!("{ns}/{n}"))));
+        item.insert("namespace".into(), json!(namespace));
+        item.insert("name".into(), json!(name));
+        item.insert("source".into(), json!(self.release.source()));
+        item.insert("changed".into(), json!(self.outcome.as_ref().is_ok_and(Plan::has_changes)));
+        if let Ok(plan) = &self.outcome {
+            let c = plan.counts();
+            item.insert("add".into(), json!(c.add));
+            item.insert("change".into(), json!(c.change));
+            item.insert("remove".into(), json!(c.remove));
+        }
+        item
     }
-    let budget = limit.saturating_sub(NOTE_ROOM);
-    let sections: Vec<(&Entry, &Plan)> = changed(report).collect();
-    let mut shown = 0;
-    for (e, plan) in &sections {
-        let summary = format!(
-            "<code>{}</code> · <code>{}</code>",
-            escape(&e.chart.display().to_string()),
-            escape(&e.release.label())
-        );
-        let room = budget.saturating_sub(out.len());
-        // The first section is cut to fit rather than left out; later ones go whole or not at all.
-        let section = if shown == 0 {
-            plan.render_markdown_section(&summary, context, room)
-        } else {
-            let whole = plan.render_markdown_section(&summary, context, usize::MAX);
-            if whole.len() > room {
-                break;
-            }
-            whole
-        };
-        out.push_str(&section);
-        shown += 1;
+
+    /// One `<details>` section: `chart · release` and the plan line on the fold, the diff inside.
+    fn markdown_section(&self, plan: &Plan, context: Option<usize>, room: usize) -> String {
+        let [chart, release] = self.who().map(|text| escape(&text));
+        plan.render_markdown_section(&format!("<code>{chart}</code> · <code>{release}</code>"), context, room)
     }
-    let left = sections.len() - shown;
-    if left > 0 {
-        out.push_str(&format!(
-            "\n**{left} more release{} not shown** to keep this comment under {COMMENT_LIMIT} characters: `{} review` prints them all.\n",
-            plural(left),
-            crate::support::output::chart_command()
-        ));
-    }
-    out
 }
 
 /// A table cell: a code span, `|` escaped.

@@ -55,11 +55,11 @@ pub struct Report {
 
 impl Report {
     pub fn any_change(&self) -> bool {
-        self.entries.iter().any(|e| e.outcome.as_ref().is_ok_and(Plan::has_changes))
+        crate::sets::print::changed(&self.entries).next().is_some()
     }
 
     pub fn errors(&self) -> usize {
-        self.entries.iter().filter(|e| e.outcome.is_err()).count()
+        crate::sets::print::errors(&self.entries)
     }
 
     /// How many charts were rendered.
