@@ -22,45 +22,16 @@ pub mod print;
 pub mod releases;
 pub mod render;
 mod report;
+mod request;
 pub mod sides;
 
 pub use report::{Entry, Release, Report};
+pub use request::{Releases, Request};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::cluster::ClusterOptions;
-use crate::compare::diff::PlanOptions;
-use crate::render::{ClusterView, Helm};
-use crate::sets::release_set::Selection;
+use crate::render::Helm;
 use crate::support::error::Result;
-
-/// What to review.
-pub struct Request<'a> {
-    /// A directory inside the repository (the one the command runs in, or `-C`).
-    pub dir: &'a Path,
-    /// Only charts under this path (relative to `dir` unless absolute).
-    pub scope: &'a Path,
-    /// `REF`, `A..B` or `A...B`, as Git spells refs (see [`sides::Refs::parse`]).
-    pub refs: &'a str,
-    /// Where the releases come from.
-    pub releases: Releases<'a>,
-    /// What charts see of a cluster when a release is rendered without one.
-    pub offline_view: ClusterView,
-    pub options: PlanOptions,
-    /// How many releases render at a time.
-    pub concurrency: usize,
-}
-
-/// Where a review finds the releases of a chart: the cluster's HelmReleases that deploy it, else those
-/// of the files that deploy it, else none (the chart with its own defaults). See [`releases`].
-#[derive(Default)]
-pub struct Releases<'a> {
-    /// The cluster and which of its HelmReleases (as `diff --all` selects them); None: no cluster.
-    pub cluster: Option<(ClusterOptions, Selection)>,
-    /// HelmRelease files and directories of YAML (other kinds ignored); those inside the repository
-    /// are read as they are at each side.
-    pub files: &'a [PathBuf],
-}
 
 /// Runs a review (the steps of the module's words, in order).
 pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Report> {

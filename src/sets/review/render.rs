@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use futures::StreamExt as _;
 
-use super::Request;
 use super::charts::{Chart, Layout};
 use super::releases::{Assigned, Job};
 use super::report::{Entry, Release};
+use super::request::Request;
 use super::sides::{OnDisk, Side, Sides};
 use crate::cluster::Cluster;
 use crate::compare::diff::Plan;
