@@ -9,7 +9,7 @@
 //!   its CRDs.
 //! - [`render`]: the real helm (`template`, started ahead by `render::early`), then Flux's post-render
 //!   chain in process or as Helm's post-renderer.
-//! - [`compare`]: the plan against live objects or the stored release; [`compare::diff`]: the plan itself,
+//! - [`compare`]: the plan against live objects or the stored release; [`compare::diff`](mod@compare::diff): the plan itself,
 //!   normalised, masked and printed; [`compare::drift`]: `kubectl cozyhr drift`, as helm-controller's
 //!   drift detection sees it.
 //! - [`apply`]: check, lock, suspend, install, wait, test, remediate and record as helm-controller does,

@@ -1,6 +1,6 @@
 //! Kubernetes manifests as `helm template` and `helm get manifest` print them: a multi-document YAML stream
 //! split into objects, and object identity. What the diff does with the objects (normalising, masking,
-//! printing) is in [`crate::compare::diff`].
+//! printing) is in [`crate::compare::diff`](mod@crate::compare::diff).
 //!
 //! Everything here is pure: no cluster access, no environment. Objects are `serde_json::Value`s because the
 //! diff must see every field, including ones no typed model knows.

@@ -20,7 +20,7 @@ pub fn print(report: &Report, format: Format, options: RenderOptions) -> Result<
     crate::support::output::write_stdout(render(report, format, options))
 }
 
-/// The report as `format` asks, by the sets' printer ([`crate::sets::print`]): [`json`], [`markdown`];
+/// The report as `format` asks, by the sets' printer ([`crate::sets::print`]): [`json`](fn@crate::sets::print::json), [`markdown`](fn@crate::sets::print::markdown);
 /// for people the table (nothing when no release was rendered), and with `-o diff` each changed release's
 /// diff under `=== chart · release ===` (`-o summary` is the table alone).
 pub fn render(report: &Report, format: Format, options: RenderOptions) -> String {
