@@ -99,8 +99,9 @@ impl Pipeline {
     /// `cluster` is needed unless [`DiffRequest::needs_cluster`] says otherwise (a Git ref with release
     /// files renders both sides offline).
     pub async fn diff_request(&self, cluster: Option<&Cluster>, req: &DiffRequest<'_>) -> Result<Plan> {
-        let needs_cluster =
-            || Error::Failed("diff against the live objects or the stored release needs a cluster".into());
+        let needs_cluster = || {
+            Error::Failed("diff against the live objects or the stored release needs a cluster: configure one (--kubeconfig, --context), or compare with a Git ref (--against git:REF --release-file FILE)".into())
+        };
         if let ReleaseSource::ChartDefaults = req.source {
             // The chart alone is compared with the release stored in the cluster's namespace, whatever
             // --against says (as Go cozyhr's diff --plain).
@@ -386,32 +387,30 @@ impl Pipeline {
             let seen = ReleaseCluster::of(home, &hr).await?;
             return renderer.plan(&old, &new, &seen.view()).await;
         };
-        {
-            let namespace = from.namespace.as_deref();
-            let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
-            let new_files = &from.files;
-            let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
-            let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
-            let old_release = match at_ref.old_files()? {
-                Some(old_files) => match old_files.helmrelease(git.name, namespace, default_ns) {
-                    // A HelmRelease added since the ref: nothing of it was there.
-                    Err(ReleaseFileError::NotFound { .. }) => Release::Absent,
-                    hr => {
-                        let hr = hr?;
-                        at_ref.add_values_files(&hr).await?;
-                        Release::File { refs: old_files.values_from(&hr)?, hr: Box::new(hr) }
-                    }
-                },
-                None => Release::Absent,
-            };
-            let new = Side { label: None, chart: Some(&self.chart), release: new_release };
-            let seen = match cluster {
-                Some(home) => Some(ReleaseCluster::of(home, &new_hr).await?),
-                None => None,
-            };
-            let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
-            renderer.plan(&at_ref.side(old_release), &new, &view).await
-        }
+        let namespace = from.namespace.as_deref();
+        let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
+        let new_files = &from.files;
+        let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
+        let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
+        let old_release = match at_ref.old_files()? {
+            Some(old_files) => match old_files.helmrelease(git.name, namespace, default_ns) {
+                // A HelmRelease added since the ref: nothing of it was there.
+                Err(ReleaseFileError::NotFound { .. }) => Release::Absent,
+                hr => {
+                    let hr = hr?;
+                    at_ref.add_values_files(&hr).await?;
+                    Release::File { refs: old_files.values_from(&hr)?, hr: Box::new(hr) }
+                }
+            },
+            None => Release::Absent,
+        };
+        let new = Side { label: None, chart: Some(&self.chart), release: new_release };
+        let seen = match cluster {
+            Some(home) => Some(ReleaseCluster::of(home, &new_hr).await?),
+            None => None,
+        };
+        let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
+        renderer.plan(&at_ref.side(old_release), &new, &view).await
     }
 }
 

@@ -481,6 +481,12 @@ impl HelmRelease {
         self.spec.storage_namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
     }
 
+    /// The namespace a dependsOn entry that names a HelmRelease points into: its own, else this
+    /// release's (as helm-controller reads it).
+    pub fn dependency_namespace<'a>(&'a self, dep: &'a DependencyReference) -> &'a str {
+        dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| self.namespace())
+    }
+
     /// The chart source as `Kind/namespace/name`, for tables.
     pub fn source(&self) -> String {
         let (r, chart) = match (&self.spec.chart_ref, &self.spec.chart) {

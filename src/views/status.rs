@@ -418,8 +418,8 @@ mod tests {
             "metadata": {"name": "app", "namespace": "apps"},
             "spec": {"dependsOn": [{"name": "db"}, {"name": "cni", "namespace": "kube-system"}]}
         }));
-        assert_eq!(crate::views::tree::dependency_namespace(&h, &h.spec.depends_on[0]), "apps");
-        assert_eq!(crate::views::tree::dependency_namespace(&h, &h.spec.depends_on[1]), "kube-system");
+        assert_eq!(h.dependency_namespace(&h.spec.depends_on[0]), "apps");
+        assert_eq!(h.dependency_namespace(&h.spec.depends_on[1]), "kube-system");
     }
 
     #[test]

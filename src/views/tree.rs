@@ -21,12 +21,6 @@ use crate::support::error::{Error, Result};
 use crate::support::output::{self, Paint, Table, Tone};
 use crate::views::get::{self, Format};
 
-/// The namespace an entry that names a HelmRelease points into: its own, else the dependent's (as
-/// helm-controller reads it).
-pub fn dependency_namespace<'a>(dependent: &'a HelmRelease, dep: &'a DependencyReference) -> &'a str {
-    dep.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or_else(|| dependent.namespace())
-}
-
 /// Whether HelmRelease `dep` (the one `entry` of `dependent`'s dependsOn names) lets `dependent` proceed,
 /// as helm-controller's `checkDependencies` decides: by the entry's `readyExpr` when it has one (a CEL
 /// expression over `self`, the dependent, and `dep`; it replaces the built-in rule, as it does unless
@@ -42,7 +36,7 @@ pub fn dependency_verdict(
         return Ok("exists (ready: false: only its existence is checked)".into());
     }
     let Some(source) = entry.ready_expr() else { return dependency_ready(dep) };
-    let named = format!("{}/{}", dependency_namespace(dependent, entry), entry.name);
+    let named = format!("{}/{}", dependent.dependency_namespace(entry), entry.name);
     // A HelmRelease always encodes as JSON; should it not, `dep` is null and the expression says so.
     let them = serde_json::to_value(dep).unwrap_or_default();
     dependency::ready_expr_verdict(dependent, source, &named, &them)

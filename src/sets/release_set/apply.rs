@@ -14,7 +14,6 @@ use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
 use crate::support::error::Result;
 use crate::support::output::{Table, Tone};
-use crate::views::tree::dependency_namespace;
 
 /// What became of one release.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +57,9 @@ pub async fn apply_all(template: &ApplyRequest<'_>, set: &[HelmRelease], plan: &
                     .iter()
                     .filter(|d| d.names_helm_release())
                     .filter_map(|d| {
-                        let at = *index.get(&(dependency_namespace(hr, d).to_string(), d.name.clone()))?;
+                        let at = *index.get(&(hr.dependency_namespace(d).to_string(), d.name.clone()))?;
                         let done = results.lock().ok()?.get(at).cloned().flatten();
-                        (done != Some(Fate::Applied)).then(|| format!("{}/{}", dependency_namespace(hr, d), d.name))
+                        (done != Some(Fate::Applied)).then(|| format!("{}/{}", hr.dependency_namespace(d), d.name))
                     })
                     .collect();
                 let result = if !unfinished.is_empty() {

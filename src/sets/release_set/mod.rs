@@ -17,7 +17,6 @@ use kube::ResourceExt as _;
 use crate::cluster::Cluster;
 use crate::flux::{HelmRelease, Objects};
 use crate::support::error::{Error, Result};
-use crate::views::tree::dependency_namespace;
 
 /// Which HelmReleases of the chart: where, which labels, which names.
 #[derive(Debug, Clone, Default)]
@@ -90,7 +89,7 @@ pub fn waves(set: &[HelmRelease]) -> Result<Vec<Vec<usize>>> {
                 .depends_on
                 .iter()
                 .filter(|d| d.names_helm_release())
-                .filter_map(|d| index.get(&(dependency_namespace(hr, d).to_string(), d.name.clone())).copied())
+                .filter_map(|d| index.get(&(hr.dependency_namespace(d).to_string(), d.name.clone())).copied())
                 .collect()
         })
         .collect();
