@@ -18,6 +18,12 @@ say() { printf '\n'; bold "## $*"; }
 # The command line goes to stderr, so that a pipe after `run ...` gets only the command's output.
 run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
+# A head start: the control-plane tools build in the background while cargo builds the plugins (the
+# first time only; `cluster.sh up` waits for them and builds whatever this failed to, with its error).
+setsid scripts/tools.sh build --flux 2.9 >/dev/null &
+head_start=$!
+trap 'kill -TERM -- "-$head_start" 2>/dev/null || true' EXIT
+
 say "Build the plugins (scripts/build.sh)"
 scripts/build.sh >/dev/null
 

@@ -41,7 +41,16 @@ FLUX_28_SUITES="flux_as_the_cluster_runs_it test_hooks remediation"
 # A run state of its own, so the tests never touch a cluster a developer keeps up for the demo.
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
 export COZYHR_RUN=${COZYHR_TEST_RUN:-$CACHE/run-test-$$}
-cleanup() { scripts/cluster.sh down >/dev/null 2>&1 || true; }
+# A head start: the tools (both Flux sets, the first one first) build in the background while cargo
+# builds and the unit tests run, and the second set while the end-to-end tests run on the first;
+# `cluster.sh up` waits for the tools it needs (tools.sh builds each under a lock of its own) and builds
+# whatever the head start failed to, with its error. A warm cache makes it a no-op.
+setsid scripts/tools.sh build >/dev/null &
+head_start=$!
+cleanup() {
+  kill -TERM -- "-$head_start" 2>/dev/null || true
+  scripts/cluster.sh down >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

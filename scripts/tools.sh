@@ -78,6 +78,18 @@ wrapper() {
   echo "$dir"
 }
 
+# locked NAME CMD...: run CMD holding NAME's lock. Builds may run at once (the two lanes of `build`, a
+# head start in the background beside the `build` of the command that needs the tools): one builds a
+# tool, the others wait for it and then find it built (every build step checks for its output first).
+locked() {
+  local name=$1; shift
+  (
+    exec {fd}>"$CACHE/.lock-$name"
+    flock "$fd"
+    "$@"
+  )
+}
+
 # install_bin TMP DEST: move a freshly built binary into place atomically.
 install_bin() { chmod +x "$1"; mv -f "$1" "$2"; }
 
@@ -147,7 +159,8 @@ for r in json.load(sys.stdin).get("Replace") or []:
 
 # unpack_vendored NAME VERSION: the directory of the vendored source archive NAME-VERSION (without the
 # v), unpacked into the cache after its sha256 is checked.
-unpack_vendored() {
+unpack_vendored() { locked "unpack-$1-${2#v}" unpack_vendored_unlocked "$@"; }
+unpack_vendored_unlocked() {
   local key=$1-${2#v} tgz dir
   tgz=$VENDOR/$key.tar.gz dir=$SRC/vendored/$key
   if [ ! -f "$dir/.unpacked" ]; then
@@ -330,12 +343,37 @@ collect_crds() {
 # build_flux_set SET: everything of one Flux set.
 build_flux_set() {
   flux_set "$1"
-  collect_crds "$1"
-  build_helm_controller "$HC_V"
-  build_source_controller "$SC_V"
-  build_source_watcher "$SW_V"
-  build_sdk_helm "$HC_HELM_V"
-  build_flux "$FLUX_RELEASE"
+  locked "crds-$1" collect_crds "$1"
+  locked "helm-controller-$HC_V" build_helm_controller "$HC_V"
+  locked "source-controller-$SC_V" build_source_controller "$SC_V"
+  locked "source-watcher-$SW_V" build_source_watcher "$SW_V"
+  locked "helm-sdk-$HC_HELM_V" build_sdk_helm "$HC_HELM_V"
+  locked "flux-$FLUX_RELEASE" build_flux "$FLUX_RELEASE"
+}
+
+# The two lanes `build` runs side by side: a Go build is not busy on both cores all the time (module
+# downloads, the single-threaded link of each binary), so the other lane's compile fills the gaps.
+# control_plane_lane: kube-apiserver, kubectl, etcd, the OCI registry, oras, the k9s files, the venv.
+control_plane_lane() {
+  locked kube build_kube
+  locked registry build_registry
+  locked oras build_oras
+  locked k9s fetch_k9s
+  locked venv build_venv
+}
+# helm_lane SET: krew, Helm 3 and 4, and everything of the first Flux set.
+helm_lane() {
+  locked krew build_krew
+  locked "helm-$HELM3_VERSION" build_helm v3 "$HELM3_VERSION"
+  locked "helm-$HELM4_VERSION" build_helm v4 "$HELM4_VERSION"
+  build_flux_set "$1"
+}
+
+# kill_tree PID: stop a lane and the go commands under it (on an early exit of the other lane).
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" || true); do kill_tree "$c"; done
+  kill -TERM "$1" 2>/dev/null || true
 }
 
 # print_env SET: the `export` lines for that Flux set; fails (saying what is missing) if anything is not built.
@@ -402,17 +440,12 @@ case $cmd in
     all=1
     for s in "${sets[@]}"; do print_env "$s" >/dev/null 2>&1 || { all=0; break; }; done
     if [ "$all" = 0 ]; then
-      # One build at a time per cache: parallel runs wait here instead of racing on the same outputs.
-      exec 9>"$CACHE/.lock"; flock 9
-      build_krew
-      build_helm v3 "$HELM3_VERSION"
-      build_helm v4 "$HELM4_VERSION"
-      build_flux_set "${sets[0]}"
-      build_registry
-      build_kube
-      build_oras
-      fetch_k9s
-      build_venv
+      control_plane_lane & lane=$!
+      trap 'kill_tree "$lane"' EXIT
+      helm_lane "${sets[0]}"
+      wait "$lane"
+      trap - EXIT
+      # The other sets after the first is whole: the first is what a cluster needs first.
       for s in "${sets[@]:1}"; do build_flux_set "$s"; done
     fi
     print_env "${SET:-${FLUX_SETS[0]}}" ;;
