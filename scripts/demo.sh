@@ -25,7 +25,7 @@ head_start=$!
 trap 'kill -TERM -- "-$head_start" 2>/dev/null || true' EXIT
 
 say "Build the plugins (scripts/build.sh)"
-scripts/build.sh >/dev/null
+scripts/build.sh --one-profile >/dev/null
 
 say "Start the local control plane (scripts/cluster.sh up; the first time builds the tools, ~40 min)"
 scripts/cluster.sh up
