@@ -233,9 +233,25 @@ async fn render(
 }
 
 /// Helm's message on one line: some span several (a values schema's violations, one per line, under
-/// the chart's name), and an error is one line.
+/// the chart's name), and an error is one line. Helm's log lines before it (Helm 4's `level=INFO
+/// msg="found symbolic link in path: ..."`, Helm 3's `walk.go:74: found symbolic link ...`) are not the
+/// error, and name temporary paths: they are left out (unless nothing else is there).
 fn one_line(text: &str) -> String {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let message: Vec<&str> = lines.iter().copied().filter(|l| !is_log_line(l)).collect();
+    if message.is_empty() { lines.join(" ") } else { message.join(" ") }
+}
+
+/// A line of Helm's logger rather than of its error: slog's text (`level=... msg=...`, with or without
+/// `time=...` first) or Go's standard logger with file and line (`walk.go:74: ...`).
+fn is_log_line(line: &str) -> bool {
+    let slog = line.starts_with("level=") || (line.starts_with("time=") && line.contains(" level="));
+    let go_log = line.split_once(": ").is_some_and(|(at, _)| {
+        at.split_once(".go:").is_some_and(|(file, n)| {
+            !file.is_empty() && !file.contains(' ') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    });
+    slog || go_log
 }
 
 #[cfg(test)]
@@ -248,6 +264,25 @@ mod tests {
         assert_eq!(
             super::one_line(schema),
             "Error: values don't meet the specifications of the schema(s) in the following chart(s): app: - replicas: Invalid type. Expected: integer, given: string"
+        );
+    }
+
+    #[test]
+    fn helms_log_lines_are_not_its_error() {
+        let helm4 = "level=INFO msg=\"found symbolic link in path: /tmp/cozyhr-x/apps/a/charts/lib resolves to /tmp/cozyhr-x/library/lib\"\nError: execution error at (a/templates/ns.yaml:1:4): 'default' is not a valid tenant identifier\n";
+        assert_eq!(
+            super::one_line(helm4),
+            "Error: execution error at (a/templates/ns.yaml:1:4): 'default' is not a valid tenant identifier"
+        );
+        let helm3 = "walk.go:74: found symbolic link in path: /tmp/x/charts/lib resolves to /tmp/lib\nError: boom\n";
+        assert_eq!(super::one_line(helm3), "Error: boom");
+        let timed = "time=2026-12-03T10:00:00Z level=WARN msg=\"x\"\nError: y";
+        assert_eq!(super::one_line(timed), "Error: y");
+        // An error that only looks like a log line is kept rather than lost.
+        assert_eq!(super::one_line("level=ERROR msg=only"), "level=ERROR msg=only");
+        assert_eq!(
+            super::one_line("Error: template: a/templates/x.yaml:3:4: bad"),
+            "Error: template: a/templates/x.yaml:3:4: bad"
         );
     }
 
