@@ -5,6 +5,7 @@
 //! field manager, so server defaulting is not noise and hand edits (drift) show. Objects the stored release
 //! has but the rendering no longer does are removals, compared with what is live.
 
+pub mod attention;
 pub mod diff;
 pub mod drift;
 pub mod two_sides;

@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::compare::attention;
 use crate::compare::diff::{COMMENT_LIMIT, Format, Plan, RenderOptions};
 use crate::support::output::{Paint, Table, Tone};
 
@@ -58,6 +59,9 @@ pub struct Words {
     /// The Markdown cell between the last two `|` of a plan's row when its note is empty: one space for
     /// `diff --all`, two for `review`, as each has always written it (GitHub shows both as an empty cell).
     pub markdown_blank: &'static str,
+    /// Whether what a reviewer must see first ([`attention`](crate::compare::attention)) is shown: the
+    /// note of a changed row counts it, a list after the table says it, and `-o json` carries it.
+    pub attention: bool,
 }
 
 /// The members whose rendering changes, with their plans, in order.
@@ -73,6 +77,7 @@ pub fn errors<M: Member>(members: &[M]) -> usize {
 /// A member's note: nothing, the words for no change, or its error.
 fn note<M: Member>(m: &M) -> String {
     match m.outcome() {
+        Ok(plan) if plan.has_changes() && M::WORDS.attention => attention::of(plan).summary(),
         Ok(plan) if plan.has_changes() => String::new(),
         Ok(_) => M::WORDS.unchanged.to_string(),
         Err(error) => format!("{}{error}", M::WORDS.error),
@@ -104,9 +109,50 @@ pub fn table<M: Member>(members: &[M], color: bool) -> String {
     t.render_styled(Paint(color), |h, c| match h {
         // Only an error's note starts with the error's words (see Words::error).
         _ if h == words.note && !c.is_empty() && c.starts_with(words.error) => Tone::Bad,
+        _ if h == words.note && c.contains("risk") => Tone::Bad,
         "ADD" | "CHANGE" | "REMOVE" if c != "0" && c != "-" => Tone::Warn,
         _ => Tone::Plain,
     })
+}
+
+/// What to see first, member by member (nothing when none has anything): after the table.
+pub fn attention_list<M: Member>(members: &[M]) -> String {
+    let mut out = String::new();
+    for (m, plan) in changed(members) {
+        let lines = attention::of(plan).lines();
+        if lines.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("  {}\n", m.heading()));
+        for line in lines {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    if out.is_empty() { out } else { format!("\nWhat to see first:\n{out}") }
+}
+
+/// What to see first as a Markdown list (nothing when none has anything): after the table.
+fn attention_markdown<M: Member>(members: &[M]) -> String {
+    let code = |t: &str| format!("`{}`", t.replace('`', "'"));
+    let mut out = String::new();
+    for (m, plan) in changed(members) {
+        let [first, second] = m.markdown_who();
+        let a = attention::of(plan);
+        for i in &a.images {
+            let side = |s: &Option<String>| s.as_deref().map_or("(none)".to_string(), code);
+            out.push_str(&format!(
+                "- {first} · {second}: image of {}, container {}: {} → {}\n",
+                code(&i.object),
+                code(&i.container),
+                side(&i.before),
+                side(&i.after)
+            ));
+        }
+        for r in &a.risks {
+            out.push_str(&format!("- {first} · {second}: **risk**: {}: {}\n", code(&r.object), r.what));
+        }
+    }
+    if out.is_empty() { out } else { format!("\n**What to see first**\n\n{out}") }
 }
 
 /// Each changed member's plan as `format` prints it (`-o diff` or `-o summary`), under its heading.
@@ -126,6 +172,11 @@ pub fn json<M: Member>(members: &[M], context: Option<usize>) -> String {
         .iter()
         .map(|m| {
             let mut item = m.json();
+            if let (true, Ok(plan)) = (M::WORDS.attention, m.outcome()) {
+                let a = attention::of(plan);
+                item.insert("images".into(), serde_json::to_value(&a.images).unwrap_or(Value::Null));
+                item.insert("risks".into(), serde_json::to_value(&a.risks).unwrap_or(Value::Null));
+            }
             let (key, value) = match m.outcome() {
                 Ok(plan) => ("plan", serde_json::from_str(&plan.render_json(context)).unwrap_or(Value::Null)),
                 Err(error) => ("error", Value::from(error.as_str())),
@@ -151,6 +202,9 @@ pub fn markdown<M: Member>(head: String, members: &[M], context: Option<usize>, 
         let cell =
             if m.outcome().is_ok() && note.is_empty() { words.markdown_blank.into() } else { format!(" {note} ") };
         out.push_str(&format!("| {first} | {second} | {add} | {change} | {remove} |{cell}|\n"));
+    }
+    if words.attention {
+        out.push_str(&attention_markdown(members));
     }
     let budget = limit.saturating_sub(NOTE_ROOM);
     let sections: Vec<(&M, &Plan)> = changed(members).collect();

@@ -97,6 +97,7 @@ impl printer::Member for Entry {
         unchanged: "",
         error: "",
         markdown_blank: " ",
+        attention: false,
     };
 
     fn outcome(&self) -> &Result<Plan, String> {

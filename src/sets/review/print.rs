@@ -29,9 +29,11 @@ pub fn render(report: &Report, format: Format, options: RenderOptions) -> String
         Format::Markdown => markdown(report, options.context, COMMENT_LIMIT),
         Format::Diff | Format::Summary if report.entries.is_empty() => String::new(),
         Format::Diff => {
-            printer::table(&report.entries, options.color) + &printer::diffs(&report.entries, format, options)
+            printer::table(&report.entries, options.color)
+                + &printer::attention_list(&report.entries)
+                + &printer::diffs(&report.entries, format, options)
         }
-        Format::Summary => printer::table(&report.entries, options.color),
+        Format::Summary => printer::table(&report.entries, options.color) + &printer::attention_list(&report.entries),
     }
 }
 
@@ -107,6 +109,7 @@ impl printer::Member for Entry {
         unchanged: NO_CHANGE,
         error: "error: ",
         markdown_blank: "  ",
+        attention: true,
     };
 
     fn outcome(&self) -> &Result<Plan, String> {
