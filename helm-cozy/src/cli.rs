@@ -458,6 +458,11 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: Option<u16>,
 
+    /// Values for every release at both sides, over each one's own: those the platform injects when it
+    /// installs them (Cozystack's `_cluster` and `_namespace`), for a review without the platform.
+    #[command(flatten)]
+    pub values: ValuesFlags,
+
     #[command(flatten)]
     pub print: DiffPrintFlags,
 

@@ -86,8 +86,9 @@ pub enum Release<'a> {
     /// A HelmRelease of release files as they are at this side, with its sources from the same files:
     /// rendered with the chart's own version and the newest helm-controller's rules.
     File { hr: Box<HelmRelease>, refs: Vec<FetchedRef> },
-    /// The chart alone with its own values, for a release named after it in namespace "default".
-    ChartDefaults,
+    /// The chart alone with its own values (and the user's `-f` and `--set`), for a release named after
+    /// it in `namespace`.
+    ChartDefaults { namespace: &'a str },
     /// Nothing at this side (a HelmRelease added since the ref).
     Absent,
 }
@@ -159,7 +160,7 @@ impl Renderer<'_> {
         let Some(chart) = side.chart else { return Ok(Vec::new()) };
         let objects = match &side.release {
             Release::Absent => return Ok(Vec::new()),
-            Release::ChartDefaults => self.chart_defaults(chart, view).await,
+            Release::ChartDefaults { namespace } => self.chart_defaults(chart, namespace, view).await,
             Release::Cluster { home, hr, refs, controller } => {
                 let version = crate::source::chart_source::lookup(home, hr, &chart.meta.version).await;
                 let made = Made { hr: (*hr).clone(), refs: refs.to_vec(), version, controller: (*controller).clone() };
@@ -174,22 +175,22 @@ impl Renderer<'_> {
         objects.map_err(|e| side.at(e))
     }
 
-    /// The chart alone, with its own values, as `helm template` renders it.
-    async fn chart_defaults(&self, chart: &ChartDir, view: &View<'_>) -> Result<Objects> {
+    /// The chart alone in `namespace`, with its own values and the user's, as `helm template` renders it.
+    async fn chart_defaults(&self, chart: &ChartDir, namespace: &str, view: &View<'_>) -> Result<Objects> {
         let cluster_view = view.of(chart, None);
         let req = TemplateRequest {
             chart_dir: chart.path(),
             release_name: &chart.meta.name,
-            namespace: "default",
+            namespace,
             values_stdin: None,
-            values_files: Vec::new(),
-            sets: Vec::new(),
+            values_files: self.user.files.clone(),
+            sets: self.user.sets.clone(),
             view: &cluster_view,
             include_crds: false,
             skip_schema_validation: false,
         };
         let text = crate::render::template(self.helm, &req, None).await?;
-        super::rendered_objects(&text, "default", &view.scoped())
+        super::rendered_objects(&text, namespace, &view.scoped())
     }
 
     /// A HelmRelease's release at this side, as Flux would make it, rendered through Flux's post-render

@@ -27,12 +27,19 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         .collect();
     let releases = Releases { cluster, files: &files };
     let scope = args.path.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
+    let mut user = args.values.user();
+    // -f is relative to -C too.
+    user.files = user.files.iter().map(|f| if f.is_absolute() { f.clone() } else { dir.join(f) }).collect();
+    // A chart with its own defaults is released in -n's namespace (helm template's).
+    let defaults_namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
     let request = Request {
         dir,
         scope: &scope,
         refs: &args.refs,
         releases,
         offline_view: args.capabilities.view(),
+        user: &user,
+        defaults_namespace: &defaults_namespace,
         options: args.print.plan_options(),
         concurrency: cozyhr::sets::release_set::concurrency(args.concurrency.map(usize::from)),
     };

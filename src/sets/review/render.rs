@@ -134,7 +134,8 @@ async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan>
             ctx.renderer.plan(&old, &new, &offline).await
         }
         _ => {
-            let (old, new) = (ctx.old.side(old, At::ChartDefaults), ctx.new.side(new, At::ChartDefaults));
+            let defaults = || At::ChartDefaults { namespace: ctx.request.defaults_namespace };
+            let (old, new) = (ctx.old.side(old, defaults()), ctx.new.side(new, defaults()));
             ctx.renderer.plan(&old, &new, &offline).await
         }
     }

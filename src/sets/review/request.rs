@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cluster::ClusterOptions;
 use crate::compare::diff::PlanOptions;
+use crate::desired::UserValues;
 use crate::render::ClusterView;
 use crate::sets::release_set::Selection;
 
@@ -19,6 +20,11 @@ pub struct Request<'a> {
     pub releases: Releases<'a>,
     /// What charts see of a cluster when a release is rendered without one.
     pub offline_view: ClusterView,
+    /// Values given to every release at both sides, over its own (`-f`, `--set`): those a platform
+    /// injects when it installs them, for a review without the platform.
+    pub user: &'a UserValues,
+    /// The namespace of the releases shown with their chart's defaults.
+    pub defaults_namespace: &'a str,
     pub options: PlanOptions,
     /// How many releases render at a time.
     pub concurrency: usize,
