@@ -19,6 +19,7 @@ use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 use crate::source::chart::{ChartDir, Checkout};
+use crate::source::generated::{self, Generated};
 use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::source::{FileReleases, ReleaseSource};
 use crate::support::error::{Error, Result};
@@ -390,6 +391,10 @@ impl Pipeline {
         let namespace = from.namespace.as_deref();
         let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
         let new_files = &from.files;
+        if let Some(generated) = Generated::find(new_files, &at_ref.chart_rel, git.name, namespace, default_ns) {
+            let built = BuiltRelease { generated, files: new_files };
+            return self.diff_generated(cluster, &at_ref, built, &renderer, git, (namespace, default_ns)).await;
+        }
         let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
         let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
         let old_release = match at_ref.old_files()? {
@@ -411,6 +416,64 @@ impl Pipeline {
         };
         let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
         renderer.plan(&at_ref.side(old_release), &new, &view).await
+    }
+}
+
+/// A release whose chart is an artifact, and the release files that define it at one side.
+struct BuiltRelease<'f> {
+    generated: Generated,
+    files: &'f ReleaseFiles,
+}
+
+impl Pipeline {
+    /// `diff --against git:REF` of a release whose chart is an artifact ([`Generated`]: an
+    /// ArtifactGenerator's, a PackageSource component's): the artifact built from the work tree with the
+    /// release files as they are, against the artifact built from the ref with the release files as they
+    /// are there (nothing when the ref does not define the release).
+    async fn diff_generated(
+        &self,
+        cluster: Option<&Cluster>,
+        at_ref: &AtRef<'_>,
+        new: BuiltRelease<'_>,
+        renderer: &Renderer<'_>,
+        git: &DiffRequest<'_>,
+        (namespace, default_ns): (Option<&str>, &str),
+    ) -> Result<Plan> {
+        let new_chart = generated::build(&new.generated.artifact, at_ref.repo.top())?;
+        let new_refs = new.files.values_from(&new.generated.hr)?;
+        let old_files = at_ref.old_files()?;
+        let old = old_files.as_ref().and_then(|files| {
+            let generated = Generated::find(files, &at_ref.chart_rel, git.name, namespace, default_ns)?;
+            Some(BuiltRelease { generated, files })
+        });
+        let old_built = match &old {
+            Some(old) => {
+                at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &old.generated.reads()).await?;
+                let chart = generated::build(&old.generated.artifact, at_ref.tree.root())?;
+                Some((chart, old.files.values_from(&old.generated.hr)?))
+            }
+            None => None,
+        };
+        let old_side = match (&old, &old_built) {
+            (Some(old), Some((built, refs))) => Side {
+                label: None,
+                chart: Some(&built.chart),
+                release: Release::File { hr: Box::new(old.generated.hr.clone()), refs: refs.clone() },
+            },
+            _ => Side { label: None, chart: None, release: Release::Absent },
+        };
+        let hr = &new.generated.hr;
+        let new_side = Side {
+            label: None,
+            chart: Some(&new_chart.chart),
+            release: Release::File { hr: Box::new(hr.clone()), refs: new_refs },
+        };
+        let seen = match cluster {
+            Some(home) => Some(ReleaseCluster::of(home, hr).await?),
+            None => None,
+        };
+        let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
+        renderer.plan(&old_side, &new_side, &view).await
     }
 }
 

@@ -1,12 +1,17 @@
 //! Where a release comes from: the chart directory ([`chart`]) and what Helm leaves out of it
 //! ([`helmignore`]), the chart's version as its Flux source gives it ([`chart_source`]), HelmReleases read
 //! from files ([`release_file`]), `chart.spec.valuesFiles` read as source-controller reads them
-//! ([`values_files`]), and a chart as it is at a Git ref ([`gitref`]).
+//! ([`values_files`]), a chart as it is at a Git ref ([`gitref`]), and a chart built as an artifact, as
+//! an ArtifactGenerator builds it ([`artifact`]) for a HelmRelease of the files or a component of
+//! Cozystack's PackageSources ([`package_source`], [`generated`]).
 
+pub mod artifact;
 pub mod chart;
 pub mod chart_source;
+pub mod generated;
 pub mod gitref;
 pub mod helmignore;
+pub mod package_source;
 pub mod release_file;
 pub mod values_files;
 

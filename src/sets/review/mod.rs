@@ -9,7 +9,8 @@
 //! 3. [`affected`]: the charts a changed path can change the rendering of (a README, or a file
 //!    `.helmignore` leaves out, changes nothing); the others are never rendered.
 //! 4. [`releases`]: for each affected chart, the releases to show: the HelmReleases that deploy it in the
-//!    cluster, else the HelmRelease files given (in the repository, read at both sides), else the chart
+//!    cluster, else the HelmRelease files given (in the repository, read at both sides) and the releases
+//!    their PackageSources define (each variant's component that reads what changed), else the chart
 //!    with its own defaults. A HelmRelease file whose release changed brings its chart in too.
 //! 5. [`render`]: each release rendered at both sides, several at a time, into a [`Plan`](crate::compare::diff::Plan); a failure is
 //!    that release's row, the others still shown.
@@ -43,7 +44,8 @@ pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Repo
         Ok((charts, touched))
     };
     let ((charts, touched), files) = tokio::try_join!(found, releases::read(&sides, req.releases.files))?;
-    let jobs = releases::assign(&charts, &touched, req.releases.cluster.as_ref(), files).await?;
+    let reach = releases::Reach { changed: &sides.changed, namespace: req.defaults_namespace };
+    let jobs = releases::assign(&charts, &touched, req.releases.cluster.as_ref(), files, reach).await?;
     let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await;
     sides.close().await;
     let entries = entries?;

@@ -131,9 +131,9 @@ impl printer::Member for Entry {
 
     fn json(&self) -> serde_json::Map<String, serde_json::Value> {
         let (namespace, name) = match &self.release {
-            Release::Cluster { namespace, name } | Release::File { namespace, name } => {
-                (Some(namespace.as_str()), Some(name.as_str()))
-            }
+            Release::Cluster { namespace, name }
+            | Release::File { namespace, name }
+            | Release::Package { namespace, name, .. } => (Some(namespace.as_str()), Some(name.as_str())),
             Release::Defaults => (None, None),
         };
         let mut item = serde_json::Map::new();
@@ -142,6 +142,11 @@ impl printer::Member for Entry {
         item.insert("namespace".into(), json!(namespace));
         item.insert("name".into(), json!(name));
         item.insert("source".into(), json!(self.release.source()));
+        if let Release::Package { key, .. } = &self.release {
+            item.insert("package".into(), json!(key.package));
+            item.insert("variant".into(), json!(key.variant));
+            item.insert("component".into(), json!(key.component));
+        }
         item.insert("changed".into(), json!(self.outcome.as_ref().is_ok_and(Plan::has_changes)));
         if let Ok(plan) = &self.outcome {
             let c = plan.counts();

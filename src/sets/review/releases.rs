@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 
 use super::affected::Touched;
 use super::charts::Chart;
@@ -21,7 +20,9 @@ use super::report::Release;
 use super::sides::{Side, Sides};
 use crate::cluster::Cluster;
 use crate::flux::{HelmRelease, Objects};
+use crate::source::artifact::Artifact;
 use crate::source::gitref::{Listed, is_under};
+use crate::source::package_source::{self, PackageRelease};
 use crate::source::release_file::{ReleaseFiles, is_stdin};
 use crate::support::error::{Error, Result};
 
@@ -41,6 +42,17 @@ pub struct Assigned {
     pub files: Option<(ReleaseFiles, ReleaseFiles)>,
     /// The cluster the releases come from, when they do.
     pub cluster: Option<Cluster>,
+    /// The releases the PackageSources of the files define, at the old and the new side.
+    pub packages: (Vec<PackageRelease>, Vec<PackageRelease>),
+}
+
+/// What decides which releases a change reaches, besides the charts and the files.
+pub struct Reach<'a> {
+    /// Every path that differs between the sides.
+    pub changed: &'a BTreeSet<PathBuf>,
+    /// The namespace of releases without one of their own (a chart's defaults, a component without
+    /// `install`).
+    pub namespace: &'a str,
 }
 
 /// A HelmRelease of the files: `(namespace, name)`.
@@ -91,11 +103,16 @@ pub async fn assign(
     touched: &[Touched],
     cluster: Option<&(crate::cluster::ClusterOptions, crate::sets::release_set::Selection)>,
     files: Option<Files>,
+    reach: Reach<'_>,
 ) -> Result<Assigned> {
-    let (of_files, changed) = files.as_ref().map(|f| file_releases(&f.old, &f.new, f.same, charts)).unwrap_or_default();
+    let (of_files, changed) =
+        files.as_ref().map(|f| file_releases(&f.old, &f.new, f.same, charts, reach.changed)).unwrap_or_default();
+    let packages = files.as_ref().map(|f| package_releases(f, charts, reach.namespace)).unwrap_or_default();
+    let of_packages = reached_packages(&packages, charts, touched, reach.changed);
     let files = files.map(|f| (f.old, f.new));
     let touched_charts: BTreeSet<usize> = touched.iter().map(|t| t.chart).collect();
-    let reviewed: BTreeSet<usize> = touched_charts.iter().chain(changed.keys()).copied().collect();
+    let reviewed: BTreeSet<usize> =
+        touched_charts.iter().chain(changed.keys()).chain(of_packages.keys()).copied().collect();
     let cluster = match cluster {
         Some((options, selection)) if !reviewed.is_empty() => match connect_and_list(options, selection).await {
             Ok(found) => Some(found),
@@ -145,22 +162,93 @@ pub async fn assign(
             release: Release::File { namespace, name },
             helmrelease: None,
         }));
-        if jobs.len() == before {
+        if in_cluster.is_empty() {
+            jobs.extend(of_packages.get(&chart).into_iter().flatten().cloned().map(|release| Job {
+                chart,
+                release,
+                helmrelease: None,
+            }));
+        }
+        // A chart the platform releases has its releases, reached or not: never its defaults.
+        let packaged = packages.0.iter().chain(&packages.1).any(|p| p.chart == charts[chart].path);
+        if jobs.len() == before && !packaged {
             jobs.push(Job { chart, release: Release::Defaults, helmrelease: None });
         }
     }
     jobs.sort_by(|a, b| (a.chart, &a.release).cmp(&(b.chart, &b.release)));
-    Ok(Assigned { jobs, files, cluster: cluster.map(|(c, _)| c) })
+    Ok(Assigned { jobs, files, cluster: cluster.map(|(c, _)| c), packages })
+}
+
+/// The releases the PackageSources of the files define at each side, for the charts of the review.
+fn package_releases(files: &Files, charts: &[Chart], namespace: &str) -> (Vec<PackageRelease>, Vec<PackageRelease>) {
+    let at = |layout: fn(&Chart) -> bool| -> BTreeSet<PathBuf> {
+        charts.iter().filter(|c| layout(c)).map(|c| c.path.clone()).collect()
+    };
+    let (old_charts, new_charts) = (at(|c| c.old.is_some()), at(|c| c.new.is_some()));
+    (
+        package_source::releases(&files.old, &old_charts, namespace),
+        package_source::releases(&files.new, &new_charts, namespace),
+    )
+}
+
+/// The package releases a change reaches, by chart: those whose definition differs between the sides,
+/// and those that read a changed path. A release reads its chart as the chart's rules say (`touched`),
+/// its libraries, and its own values files: not the values files only other variants of the chart name
+/// (`values-hetzner.yaml` is not the azure variant's), nor `values.yaml` when its first values file
+/// replaces it.
+fn reached_packages(
+    (old, new): &(Vec<PackageRelease>, Vec<PackageRelease>),
+    charts: &[Chart],
+    touched: &[Touched],
+    changed: &BTreeSet<PathBuf>,
+) -> BTreeMap<usize, BTreeSet<Release>> {
+    let mut out: BTreeMap<usize, BTreeSet<Release>> = BTreeMap::new();
+    let keys: BTreeSet<&package_source::Key> = old.iter().chain(new).map(|p| &p.key).collect();
+    for key in keys {
+        let (before, after) = (old.iter().find(|p| &p.key == key), new.iter().find(|p| &p.key == key));
+        let Some(release) = after.or(before) else { continue };
+        let Some(chart) = charts.iter().position(|c| c.path == release.chart) else { continue };
+        let redefined = before.map(PackageRelease::definition) != after.map(PackageRelease::definition);
+        let chart_paths: &[PathBuf] = touched.iter().find(|t| t.chart == chart).map_or(&[], |t| &t.paths);
+        let siblings: Vec<&PackageRelease> =
+            old.iter().chain(new).filter(|p| p.chart == release.chart && p.key != *key).collect();
+        let reads = |p: &PathBuf| {
+            [before, after].into_iter().flatten().any(|r| {
+                if r.values_files.contains(p) {
+                    return true;
+                }
+                if is_under(p, &r.chart) {
+                    if p == &r.chart.join("values.yaml") {
+                        return r.values_files.is_empty() && chart_paths.contains(p);
+                    }
+                    let others = siblings.iter().any(|s| s.values_files.contains(p));
+                    return chart_paths.contains(p) && !others;
+                }
+                r.reads().any(|dir| is_under(p, &dir))
+            })
+        };
+        if redefined || changed.iter().any(reads) {
+            out.entry(chart).or_default().insert(Release::Package {
+                namespace: release.namespace.clone(),
+                name: release.name.clone(),
+                key: key.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// The HelmReleases of the files at either side by the chart they deploy, and of those the ones whose
-/// own inputs (the object, its valuesFrom sources) differ between the sides (none when the files are
-/// the `same` at both).
+/// own inputs (the object, its valuesFrom sources, the artifact an ArtifactGenerator of the files builds
+/// as its chart) differ between the sides, or whose artifact copies a `changed` path from outside its
+/// chart (a library, a values file kept elsewhere; what the chart's own directory holds is the chart's
+/// rules' to judge).
 fn file_releases(
     old: &ReleaseFiles,
     new: &ReleaseFiles,
     same: bool,
     charts: &[Chart],
+    changed_paths: &BTreeSet<PathBuf>,
 ) -> (BTreeMap<usize, BTreeSet<Key>>, BTreeMap<usize, BTreeSet<Key>>) {
     let mut all: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
     let mut changed: BTreeMap<usize, BTreeSet<Key>> = BTreeMap::new();
@@ -169,7 +257,11 @@ fn file_releases(
         for hr in files.helmreleases("default") {
             let (ns, name) = (hr.namespace().to_string(), hr.name().to_string());
             let Some(chart) = deployed_chart(files, &hr, charts) else { continue };
-            if !same && inputs(files, &ns, &name) != inputs(other, &ns, &name) {
+            let copies_changed = Artifact::of_helmrelease(files, &hr).is_some_and(|artifact| {
+                let outside = changed_paths.iter().filter(|p| !is_under(p, &charts[chart].path));
+                outside.into_iter().any(|p| artifact.copies.iter().any(|c| is_under(p, &c.reads())))
+            });
+            if copies_changed || (!same && inputs(files, &ns, &name) != inputs(other, &ns, &name)) {
                 changed.entry(chart).or_default().insert((ns.clone(), name.clone()));
             }
             all.entry(chart).or_default().insert((ns, name));
@@ -198,17 +290,18 @@ async fn connect_and_list(
     Ok((cluster, listed))
 }
 
-/// What of HelmRelease `ns/name` decides its rendering besides the chart: the object and its
-/// `valuesFrom` sources (None when the files do not have it; an error is its own value).
+/// What of HelmRelease `ns/name` decides its rendering besides the chart: the object, its `valuesFrom`
+/// sources and the artifact its chart is built as (None when the files do not have it; an error is its own value).
 fn inputs(files: &ReleaseFiles, ns: &str, name: &str) -> Option<String> {
     let hr = files.helmrelease(name, Some(ns), "default").ok()?;
     let refs = files.values_from(&hr).map(|r| r.iter().map(|f| f.data.clone()).collect::<Vec<_>>());
-    Some(format!("{}{:?}", serde_json::to_string(&hr.spec).unwrap_or_default(), refs.map_err(|e| e.to_string())))
+    let artifact = Artifact::of_helmrelease(files, &hr);
+    let spec = serde_json::to_string(&hr.spec).unwrap_or_default();
+    Some(format!("{spec}{:?}{artifact:?}", refs.map_err(|e| e.to_string())))
 }
 
 /// The chart (an index into `charts`) that HelmRelease `hr` of the files deploys.
 fn deployed_chart(files: &ReleaseFiles, hr: &HelmRelease, charts: &[Chart]) -> Option<usize> {
-    let ns = hr.namespace();
     if let Some(template) = &hr.spec.chart {
         let wanted = template.spec.chart.trim();
         if wanted.contains('/') {
@@ -217,34 +310,10 @@ fn deployed_chart(files: &ReleaseFiles, hr: &HelmRelease, charts: &[Chart]) -> O
         }
         return charts.iter().position(|c| c.names().contains(wanted));
     }
-    let chart_ref = hr.spec.chart_ref.as_ref()?;
-    if chart_ref.kind != "ExternalArtifact" {
-        return None;
-    }
-    let ref_ns = chart_ref.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or(ns);
-    let path = generated_from(files, ref_ns, &chart_ref.name)?;
+    // A chartRef to an ExternalArtifact an ArtifactGenerator of the files makes: the directory it copies
+    // into the artifact as its chart.
+    let (_, path) = Artifact::of_helmrelease(files, hr)?.chart()?;
     charts.iter().position(|c| c.path == path)
-}
-
-/// The repository directory an ArtifactGenerator of the files copies into ExternalArtifact `ns/name` as
-/// its chart: the first `copy` whose `from` is a whole directory (`@SOURCE/DIR/**`) and whose `to` is
-/// the artifact's root or one directory of it.
-fn generated_from(files: &ReleaseFiles, ns: &str, artifact: &str) -> Option<PathBuf> {
-    files.objects("source.extensions.fluxcd.io", "ArtifactGenerator").find_map(|ag| {
-        let ag_ns = ag.get("metadata").and_then(|m| m.get("namespace")).and_then(Value::as_str).unwrap_or("default");
-        if ag_ns != ns {
-            return None;
-        }
-        let artifacts = ag.get("spec")?.get("artifacts")?.as_array()?;
-        let entry = artifacts.iter().find(|a| a.get("name").and_then(Value::as_str) == Some(artifact))?;
-        entry.get("copy")?.as_array()?.iter().find_map(|c| {
-            let from = c.get("from")?.as_str()?;
-            let to = c.get("to")?.as_str()?.trim_end_matches('/');
-            let dir = from.strip_prefix('@')?.split_once('/')?.1.strip_suffix("/**")?;
-            let inside = to.strip_prefix("@artifact")?;
-            (inside.matches('/').count() <= 1).then(|| normal(dir))
-        })
-    })
 }
 
 /// A repository path as written in a manifest (`./charts/app/`), by name.
@@ -277,7 +346,9 @@ async fn read_texts(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<Vec
                     .listing
                     .under(&rel)
                     .filter(|(p, l)| **l == Listed::File && (**p == rel || is_yaml(p)))
-                    .filter(|(p, _)| !charts.iter().any(|c| is_under(p, c)))
+                    // Charts under the path given are left out; a path given inside a chart is read
+                    // (Cozystack keeps its PackageSources in its platform chart's `sources/`).
+                    .filter(|(p, _)| !charts.iter().any(|c| is_under(p, c) && is_under(c, &rel) && *c != rel))
                     .map(|(p, _)| p.clone())
                     .collect();
                 let read = sides.read(side, &wanted).await?;
@@ -366,9 +437,21 @@ mod tests {
         let f = files(
             "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: pkgs\n  namespace: cozy-system\nspec:\n  artifacts:\n  - name: other\n    copy:\n    - from: '@pkgs/apps/other/**'\n      to: '@artifact/other/'\n  - name: demo\n    copy:\n    - from: '@pkgs/apps/demo/**'\n      to: '@artifact/demo/'\n    - from: '@pkgs/library/lib/**'\n      to: '@artifact/demo/charts/lib/'\n",
         );
-        assert_eq!(generated_from(&f, "cozy-system", "demo"), Some(PathBuf::from("apps/demo")));
-        assert_eq!(generated_from(&f, "elsewhere", "demo"), None);
-        assert_eq!(generated_from(&f, "cozy-system", "nothing"), None);
+        let chart_of = |ns: &str, chart_ref: serde_json::Value| {
+            let hr: HelmRelease = serde_json::from_value(serde_json::json!({
+                "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": "r", "namespace": ns}, "spec": {"chartRef": chart_ref}
+            }))
+            .expect("a HelmRelease");
+            Artifact::of_helmrelease(&f, &hr).and_then(|a| a.chart()).map(|(_, dir)| dir)
+        };
+        let demo = serde_json::json!({"kind": "ExternalArtifact", "name": "demo", "namespace": "cozy-system"});
+        assert_eq!(chart_of("apps", demo), Some(PathBuf::from("apps/demo")));
+        let here = serde_json::json!({"kind": "ExternalArtifact", "name": "demo"});
+        assert_eq!(chart_of("cozy-system", here.clone()), Some(PathBuf::from("apps/demo")));
+        assert_eq!(chart_of("elsewhere", here), None, "the ExternalArtifact is in the HelmRelease's namespace");
+        let nothing = serde_json::json!({"kind": "ExternalArtifact", "name": "nothing", "namespace": "cozy-system"});
+        assert_eq!(chart_of("apps", nothing), None);
     }
 
     #[test]

@@ -17,10 +17,12 @@ use crate::cluster::Cluster;
 use crate::compare::diff::Plan;
 use crate::compare::two_sides::{self, Caller, Release as At, ReleaseCluster, Renderer, View};
 use crate::controller::Controller;
-use crate::desired::UserValues;
 use crate::flux::HelmRelease;
 use crate::render::Helm;
+use crate::source::artifact::{Artifact, Copy};
 use crate::source::chart::{ChartDir, Checkout};
+use crate::source::generated::{self, BuiltChart};
+use crate::source::package_source::{Key, PackageRelease};
 use crate::source::release_file::ReleaseFiles;
 use crate::support::error::{Error, Result};
 
@@ -42,6 +44,16 @@ struct Context<'a> {
 struct Disk<'a> {
     side: &'a Side,
     on_disk: OnDisk,
+    /// The releases its PackageSources define.
+    packages: Vec<PackageRelease>,
+}
+
+/// A package release's chart, built as its artifact at one side (kept alive beside it), and its
+/// HelmRelease with its `valuesFrom` sources from that side's files.
+struct Built {
+    built: BuiltChart,
+    hr: HelmRelease,
+    refs: Vec<crate::values::FetchedRef>,
 }
 
 /// Renders every job, `request.concurrency` at a time; the entries come back in the jobs' order.
@@ -64,19 +76,27 @@ pub async fn all(
     let outside = values_files_outside(charts, &assigned);
     old_paths.extend(outside.iter().cloned());
     new_paths.extend(outside);
+    let (old_generated, new_generated) = generated_reads(&assigned);
+    old_paths.extend(old_generated);
+    new_paths.extend(new_generated);
+    let (old_packages, new_packages) = assigned.packages;
+    old_paths.extend(old_packages.iter().flat_map(|p| p.reads().collect::<Vec<_>>()));
+    new_paths.extend(new_packages.iter().flat_map(|p| p.reads().collect::<Vec<_>>()));
     let (old, new) = tokio::try_join!(sides.on_disk(&sides.old, &old_paths), sides.on_disk(&sides.new, &new_paths))?;
-    let cluster = assigned.cluster.as_ref().filter(|_| assigned.jobs.iter().any(|j| j.helmrelease.is_some()));
+    // The cluster is asked for its HelmReleases' sources and for the values a platform keeps for its
+    // packages; a review of neither does not ask it anything.
+    let asks = |j: &Job| j.helmrelease.is_some() || matches!(j.release, Release::Package { .. });
+    let cluster = assigned.cluster.as_ref().filter(|_| assigned.jobs.iter().any(asks));
     let controller = match cluster {
         Some(c) => crate::controller::detect(c).await,
         None => Controller::offline(),
     };
-    let user = UserValues::default();
-    let renderer = Renderer::new(helm, self_exe, &user, request.options, Caller::Review);
+    let renderer = Renderer::new(helm, self_exe, request.user, request.options, Caller::Review);
     let ctx = Context {
         renderer,
         charts,
-        old: Disk { side: &sides.old, on_disk: old },
-        new: Disk { side: &sides.new, on_disk: new },
+        old: Disk { side: &sides.old, on_disk: old, packages: old_packages },
+        new: Disk { side: &sides.new, on_disk: new, packages: new_packages },
         files: assigned.files,
         cluster,
         controller,
@@ -85,13 +105,27 @@ pub async fn all(
     let ctx = &ctx;
     let runs = assigned.jobs.into_iter().map(|job| async move {
         let chart = &ctx.charts[job.chart];
-        // One line, for a table row: helm's own errors can run over several.
-        let outcome = render_job(ctx, chart, &job)
-            .await
-            .map_err(|e| e.to_string().split_whitespace().collect::<Vec<_>>().join(" "));
+        let outcome = render_job(ctx, chart, &job).await.map_err(|e| ctx.row_error(&e));
         Entry { chart: chart.path.clone(), release: job.release, outcome }
     });
     Ok(futures::stream::iter(runs).buffered(request.concurrency.max(1)).collect().await)
+}
+
+/// The repository paths the artifacts of the jobs' HelmRelease files read (their chartRef an
+/// ExternalArtifact an ArtifactGenerator of the files builds), at the old and the new side.
+fn generated_reads(assigned: &Assigned) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let Some((old, new)) = &assigned.files else { return Default::default() };
+    let reads = |files: &ReleaseFiles| -> Vec<PathBuf> {
+        let artifacts = assigned.jobs.iter().filter_map(|job| match &job.release {
+            Release::File { namespace, name } => {
+                let hr = files.helmrelease(name, Some(namespace), "default").ok()?;
+                Artifact::of_helmrelease(files, &hr)
+            }
+            _ => None,
+        });
+        artifacts.flat_map(|a| a.copies.iter().map(Copy::reads).collect::<Vec<_>>()).collect()
+    };
+    (reads(old), reads(new))
 }
 
 /// The repository paths of the jobs' valuesFiles that lie outside their charts (a GitRepository's, relative
@@ -113,6 +147,20 @@ fn values_files_outside(charts: &[Chart], assigned: &Assigned) -> Vec<PathBuf> {
 }
 
 async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan> {
+    if let Release::Package { key, .. } = &job.release {
+        let files = ctx.files.as_ref();
+        let mut old = ctx.old.package(key, files.map(|f| &f.0))?;
+        let mut new = ctx.new.package(key, files.map(|f| &f.1))?;
+        if let Some(home) = ctx.cluster {
+            // The values the platform injects, where it keeps them (Cozystack's `cozystack-values` Secret
+            // in the release's namespace), as they are now: the same at both sides.
+            for built in [old.as_mut(), new.as_mut()].into_iter().flatten() {
+                built.refs = crate::desired::fetch_values_from(home, &built.hr).await?;
+            }
+        }
+        let offline = View::Offline(&ctx.request.offline_view);
+        return ctx.renderer.plan(&ctx.old.built_side(old.as_ref()), &ctx.new.built_side(new.as_ref()), &offline).await;
+    }
     let old = open_chart(&ctx.old, chart, chart.old.as_ref())?;
     let new = open_chart(&ctx.new, chart, chart.new.as_ref())?;
     let (old, new) = (old.as_ref().map(|(c, _)| c), new.as_ref().map(|(c, _)| c));
@@ -129,8 +177,17 @@ async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan>
             let Some((old_files, new_files)) = &ctx.files else {
                 return ctx.renderer.plan(&nothing(), &nothing(), &offline).await;
             };
-            let old = ctx.old.side(old, ctx.old.file_release(old_files, (namespace, name), old)?);
-            let new = ctx.new.side(new, ctx.new.file_release(new_files, (namespace, name), new)?);
+            // A HelmRelease whose chart is an ArtifactGenerator's artifact renders the artifact as built.
+            let old_built = if old.is_some() { ctx.old.generated(old_files, (namespace, name))? } else { None };
+            let new_built = if new.is_some() { ctx.new.generated(new_files, (namespace, name))? } else { None };
+            let old = match &old_built {
+                Some(built) => ctx.old.built_side(Some(built)),
+                None => ctx.old.side(old, ctx.old.file_release(old_files, (namespace, name), old)?),
+            };
+            let new = match &new_built {
+                Some(built) => ctx.new.built_side(Some(built)),
+                None => ctx.new.side(new, ctx.new.file_release(new_files, (namespace, name), new)?),
+            };
             ctx.renderer.plan(&old, &new, &offline).await
         }
         _ => {
@@ -138,6 +195,20 @@ async fn render_job(ctx: &Context<'_>, chart: &Chart, job: &Job) -> Result<Plan>
             let (old, new) = (ctx.old.side(old, defaults()), ctx.new.side(new, defaults()));
             ctx.renderer.plan(&old, &new, &offline).await
         }
+    }
+}
+
+impl Context<'_> {
+    /// `error` as a table row says it: on one line (helm's own errors can run over several), and with a
+    /// commit's private copy named by repository paths (`apps/a/...`, not `/tmp/cozyhr-.../apps/a/...`).
+    fn row_error(&self, error: &Error) -> String {
+        let mut line = error.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+        for disk in [&self.old, &self.new] {
+            if let OnDisk::Tree(tree) = &disk.on_disk {
+                line = line.replace(&format!("{}/", tree.root().display()), "");
+            }
+        }
+        line
     }
 }
 
@@ -150,6 +221,43 @@ impl<'a> Disk<'a> {
     /// This side rendering `release` with `chart`, its errors named by the side.
     fn side<'s>(&'s self, chart: Option<&'s ChartDir>, release: At<'s>) -> two_sides::Side<'s> {
         two_sides::Side { label: Some(&self.side.label), chart, release }
+    }
+
+    /// Package release `key` at this side, its chart built as its artifact: None when it is not there.
+    fn package(&self, key: &Key, files: Option<&ReleaseFiles>) -> Result<Option<Built>> {
+        let Some(release) = self.packages.iter().find(|p| &p.key == key) else { return Ok(None) };
+        let hr = release.helmrelease().ok_or_else(|| {
+            at(self, Error::Failed(format!("PackageSource {}: its HelmRelease cannot be made", key.package)))
+        })?;
+        let refs = match files {
+            Some(files) => files.values_from(&hr).map_err(|e| at(self, e.into()))?,
+            None => Vec::new(),
+        };
+        self.build(&release.artifact, hr, refs).map(Some)
+    }
+
+    /// HelmRelease `namespace/name` of this side's release files, its chart built as the artifact an
+    /// ArtifactGenerator of the files makes: None when the HelmRelease is not there or its chart is not
+    /// such an artifact.
+    fn generated(&self, files: &ReleaseFiles, (namespace, name): (&str, &str)) -> Result<Option<Built>> {
+        let Ok(hr) = files.helmrelease(name, Some(namespace), "default") else { return Ok(None) };
+        let Some(artifact) = Artifact::of_helmrelease(files, &hr) else { return Ok(None) };
+        let refs = files.values_from(&hr).map_err(|e| at(self, e.into()))?;
+        self.build(&artifact, hr, refs).map(Some)
+    }
+
+    /// `artifact` built from this side's files, its errors named by the side.
+    fn build(&self, artifact: &Artifact, hr: HelmRelease, refs: Vec<crate::values::FetchedRef>) -> Result<Built> {
+        let built = generated::build(artifact, self.on_disk.root()).map_err(|e| at(self, e))?;
+        Ok(Built { built, hr, refs })
+    }
+
+    /// This side rendering a built package release (nothing when it is not there).
+    fn built_side<'s>(&'s self, built: Option<&'s Built>) -> two_sides::Side<'s> {
+        match built {
+            Some(b) => self.side(Some(&b.built.chart), At::File { hr: Box::new(b.hr.clone()), refs: b.refs.clone() }),
+            None => self.side(None, At::Absent),
+        }
     }
 
     /// HelmRelease `namespace/name` of this side's release files with its sources: nothing when the chart

@@ -11,24 +11,32 @@ pub enum Release {
     Cluster { namespace: String, name: String },
     /// A HelmRelease of the files given.
     File { namespace: String, name: String },
+    /// A component of a variant of a PackageSource of the files given, released as the platform releases
+    /// it ([`crate::source::package_source`]).
+    Package { namespace: String, name: String, key: crate::source::package_source::Key },
     /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
     Defaults,
 }
 
 impl Release {
-    /// `namespace/name`, or `(chart defaults)`.
+    /// `namespace/name` (a package's variant other than `default` after it), or `(chart defaults)`.
     pub fn label(&self) -> String {
         match self {
             Release::Cluster { namespace, name } | Release::File { namespace, name } => format!("{namespace}/{name}"),
+            Release::Package { namespace, name, key } if key.variant != "default" => {
+                format!("{namespace}/{name} (variant {})", key.variant)
+            }
+            Release::Package { namespace, name, .. } => format!("{namespace}/{name}"),
             Release::Defaults => "(chart defaults)".into(),
         }
     }
 
-    /// Where it was found: `cluster`, `file` or `defaults`.
+    /// Where it was found: `cluster`, `file`, `package` or `defaults`.
     pub fn source(&self) -> &'static str {
         match self {
             Release::Cluster { .. } => "cluster",
             Release::File { .. } => "file",
+            Release::Package { .. } => "package",
             Release::Defaults => "defaults",
         }
     }
