@@ -59,6 +59,10 @@ const NOT_RUN: &[(&str, &str)] = &[
         "builds Helm from its module (minutes); scripts/tools.sh builds the Helm each helm-controller embeds the same way",
     ),
     ("scripts/demo.sh", "starts a cluster of its own and leaves it up; CI (.ci/run) runs it"),
+    (
+        "helm cozy review git:origin/main...HEAD packages --release-file packages/core/platform/sources -f platform-values.yaml -n tenant-root --offline",
+        "runs in a checkout of Cozystack's repository; review_platform.rs (helm-cozy and e2e) runs it on a repository shaped like it, and examples/ci/review-cozystack.yml's step the same way",
+    ),
     ("scripts/test.sh", "the test command itself, which runs this test"),
     (
         "kubectl krew install --manifest=krew-manifest.yaml --archive=kubectl-cozyhr_0.1.0_linux_amd64.tar.gz",
