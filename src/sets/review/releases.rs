@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-
 use super::affected::Touched;
 use super::charts::Chart;
 use super::report::Release;
@@ -228,10 +227,16 @@ fn reached_packages(
             })
         };
         if redefined || changed.iter().any(reads) {
+            let shared = old.iter().chain(new).any(|p| {
+                p.chart == release.chart
+                    && p.key.package != key.package
+                    && (&p.namespace, &p.name) == (&release.namespace, &release.name)
+            });
             out.entry(chart).or_default().insert(Release::Package {
                 namespace: release.namespace.clone(),
                 name: release.name.clone(),
                 key: key.clone(),
+                shared,
             });
         }
     }

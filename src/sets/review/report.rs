@@ -13,20 +13,30 @@ pub enum Release {
     File { namespace: String, name: String },
     /// A component of a variant of a PackageSource of the files given, released as the platform releases
     /// it ([`crate::source::package_source`]).
-    Package { namespace: String, name: String, key: crate::source::package_source::Key },
+    /// `shared`: another PackageSource releases the same namespace and name from this chart (Cozystack's
+    /// computeplane and kubernetes applications both release `kubernetes`), so the label names the
+    /// package.
+    Package { namespace: String, name: String, key: crate::source::package_source::Key, shared: bool },
     /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
     Defaults,
 }
 
 impl Release {
-    /// `namespace/name` (a package's variant other than `default` after it), or `(chart defaults)`.
+    /// `namespace/name` (after it a package's name when another releases the same, and its variant when
+    /// not `default`), or `(chart defaults)`.
     pub fn label(&self) -> String {
         match self {
             Release::Cluster { namespace, name } | Release::File { namespace, name } => format!("{namespace}/{name}"),
-            Release::Package { namespace, name, key } if key.variant != "default" => {
-                format!("{namespace}/{name} (variant {})", key.variant)
+            Release::Package { namespace, name, key, shared } => {
+                let package = shared.then(|| format!("package {}", key.package));
+                let variant = (key.variant != "default").then(|| format!("variant {}", key.variant));
+                let about: Vec<String> = package.into_iter().chain(variant).collect();
+                if about.is_empty() {
+                    format!("{namespace}/{name}")
+                } else {
+                    format!("{namespace}/{name} ({})", about.join(", "))
+                }
             }
-            Release::Package { namespace, name, .. } => format!("{namespace}/{name}"),
             Release::Defaults => "(chart defaults)".into(),
         }
     }
@@ -75,5 +85,35 @@ impl Report {
         let mut charts: Vec<&PathBuf> = self.entries.iter().map(|e| &e.chart).collect();
         charts.dedup();
         charts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Release;
+    use crate::source::package_source::Key;
+
+    #[test]
+    fn a_package_release_says_its_variant_and_its_package_where_another_shares_its_name() {
+        let package = |variant: &str, shared| Release::Package {
+            namespace: "tenant-root".into(),
+            name: "kubernetes".into(),
+            key: Key {
+                package: "cozystack.kubernetes-application".into(),
+                variant: variant.into(),
+                component: "kubernetes".into(),
+            },
+            shared,
+        };
+        assert_eq!(package("default", false).label(), "tenant-root/kubernetes");
+        assert_eq!(package("kubevirt", false).label(), "tenant-root/kubernetes (variant kubevirt)");
+        assert_eq!(
+            package("kubevirt", true).label(),
+            "tenant-root/kubernetes (package cozystack.kubernetes-application, variant kubevirt)"
+        );
+        assert_eq!(
+            package("default", true).label(),
+            "tenant-root/kubernetes (package cozystack.kubernetes-application)"
+        );
     }
 }
