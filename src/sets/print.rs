@@ -59,7 +59,7 @@ pub struct Words {
     /// The Markdown cell between the last two `|` of a plan's row when its note is empty: one space for
     /// `diff --all`, two for `review`, as each has always written it (GitHub shows both as an empty cell).
     pub markdown_blank: &'static str,
-    /// Whether what a reviewer must see first ([`attention`](crate::compare::attention)) is shown: the
+    /// Whether what a reviewer must see first ([`attention`]) is shown: the
     /// note of a changed row counts it, a list after the table says it, and `-o json` carries it.
     pub attention: bool,
 }
