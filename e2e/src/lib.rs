@@ -957,3 +957,43 @@ pub fn flux() -> &'static Flux {
         }
     })
 }
+
+// ---------------------------------------------------------------------------------------------------
+// The CI workflows of examples/ci/, run as GitHub runs a step.
+
+/// A GitHub Actions workflow of the checkout (`examples/ci/NAME`), read with PyYAML (the test ground's
+/// venv) as JSON.
+pub fn workflow(name: &str) -> Value {
+    let path = repo().join("examples/ci").join(name);
+    let mut c = Command::new(python());
+    c.args(["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"]).arg(&path);
+    serde_json::from_str(&run(c).ok().stdout).expect("the workflow as JSON")
+}
+
+/// The `run` script of step `name` of the workflow's job `review` (empty when there is none).
+pub fn workflow_step(wf: &Value, name: &str) -> String {
+    let steps = wf["jobs"]["review"]["steps"].as_array().cloned().unwrap_or_default();
+    steps.iter().find(|s| s["name"] == name).and_then(|s| s["run"].as_str()).unwrap_or_default().to_string()
+}
+
+/// Runs `script` as GitHub runs a step (bash -e) in the checkout `work` of a pull request against
+/// `main`, with the workflow's env, and Helm 4 with the plugin installed and kubectl on PATH (linked into
+/// `bin`); asserts it succeeds.
+pub fn run_workflow_step(wf: &Value, script: &str, work: &Path, bin: &Path) -> Run {
+    std::fs::create_dir_all(bin).expect("mkdir");
+    std::os::unix::fs::symlink(&env().helm4, bin.join("helm")).expect("link helm");
+    std::os::unix::fs::symlink(&env().kubectl, bin.join("kubectl")).expect("link kubectl");
+    let mut sh = Command::new("bash");
+    sh.args(["-e", "-c", script]).current_dir(work);
+    for (k, v) in cozy_home(Helm::V4).command().get_envs() {
+        if let Some(v) = v {
+            sh.env(k, v);
+        }
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    sh.env("PATH", path).env("GITHUB_BASE_REF", "main");
+    for (k, v) in wf["env"].as_object().cloned().unwrap_or_default() {
+        sh.env(k, v.as_str().unwrap_or_default());
+    }
+    run(sh).ok()
+}

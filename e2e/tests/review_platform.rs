@@ -77,21 +77,10 @@ fn with_a_cluster_a_package_release_reads_the_platform_values_from_its_secret() 
     assert!(error.contains("_cluster.root-host is the platform's"), "{rows:?}");
 }
 
-/// examples/ci/review-cozystack.yml, read with PyYAML (the test ground's venv) as JSON.
-fn workflow() -> Value {
-    let path = cozyhr_e2e::repo().join("examples/ci/review-cozystack.yml");
-    let mut c = Command::new(cozyhr_e2e::python());
-    c.args(["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"]).arg(&path);
-    serde_json::from_str(&run(c).ok().stdout).expect("the workflow as JSON")
-}
-
 #[test]
 fn the_cozystack_workflows_review_step_reviews_a_pull_request_as_the_platform_installs_it() {
-    let wf = workflow();
-    let steps = wf["jobs"]["review"]["steps"].as_array().cloned().unwrap_or_default();
-    let step = |name: &str| -> String {
-        steps.iter().find(|s| s["name"] == name).and_then(|s| s["run"].as_str()).unwrap_or_default().to_string()
-    };
+    let wf = cozyhr_e2e::workflow("review-cozystack.yml");
+    let step = |name: &str| cozyhr_e2e::workflow_step(&wf, name);
     let script = step("review");
     let env = |k: &str| wf["env"][k].as_str().unwrap_or_default().to_string();
 
@@ -118,23 +107,7 @@ fn the_cozystack_workflows_review_step_reviews_a_pull_request_as_the_platform_in
 
     // The step's script as GitHub runs it (bash -e), with the workflow's env, Helm 4 with the plugin and
     // kubectl on PATH.
-    let bin = world.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
-    std::os::unix::fs::symlink(&cozyhr_e2e::env().helm4, bin.join("helm")).expect("link helm");
-    std::os::unix::fs::symlink(&cozyhr_e2e::env().kubectl, bin.join("kubectl")).expect("link kubectl");
-    let mut sh = Command::new("bash");
-    sh.args(["-e", "-c", &script]).current_dir(&work);
-    for (k, v) in cozy_home(Helm::V4).command().get_envs() {
-        if let Some(v) = v {
-            sh.env(k, v);
-        }
-    }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    sh.env("PATH", path).env("GITHUB_BASE_REF", "main");
-    for (k, v) in wf["env"].as_object().cloned().unwrap_or_default() {
-        sh.env(k, v.as_str().unwrap_or_default());
-    }
-    run(sh).ok();
+    cozyhr_e2e::run_workflow_step(&wf, &script, &work, &world.path().join("bin"));
     let md = std::fs::read_to_string(work.join("review.md")).expect("review.md");
     let tenant = env("TENANT");
     // The hetzner release alone of the autoscaler's; both releases that read cozy-lib; no error.

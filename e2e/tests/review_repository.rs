@@ -170,21 +170,10 @@ fn a_chart_deployed_three_times_is_three_releases_with_their_own_values() {
     );
 }
 
-/// examples/ci/review.yml, read with PyYAML (the test ground's venv) as JSON.
-fn workflow() -> Value {
-    let path = cozyhr_e2e::repo().join("examples/ci/review.yml");
-    let mut c = Command::new(cozyhr_e2e::python());
-    c.args(["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"]).arg(&path);
-    serde_json::from_str(&run(c).ok().stdout).expect("the workflow as JSON")
-}
-
 #[test]
 fn the_ci_workflows_review_step_reviews_a_pull_request() {
-    let wf = workflow();
-    let steps = wf["jobs"]["review"]["steps"].as_array().cloned().unwrap_or_default();
-    let step = |name: &str| -> String {
-        steps.iter().find(|s| s["name"] == name).and_then(|s| s["run"].as_str()).unwrap_or_default().to_string()
-    };
+    let wf = cozyhr_e2e::workflow("review.yml");
+    let step = |name: &str| cozyhr_e2e::workflow_step(&wf, name);
     let script = step("review");
     assert!(script.contains("helm cozy review \"git:origin/$GITHUB_BASE_REF...HEAD\""), "{script}");
     assert!(step("install helm cozy").contains("--keyring cozyhr-keyring.gpg"), "the install verifies the release");
@@ -230,24 +219,7 @@ fn the_ci_workflows_review_step_reviews_a_pull_request() {
 
     // The step's script as GitHub runs it (bash -e), with the workflow's env, Helm 4 with the plugin
     // and kubectl on PATH.
-    let bin = world.path().join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
-    std::os::unix::fs::symlink(&cozyhr_e2e::env().helm4, bin.join("helm")).expect("link helm");
-    std::os::unix::fs::symlink(&cozyhr_e2e::env().kubectl, bin.join("kubectl")).expect("link kubectl");
-    let helm = cozy_home(Helm::V4).command();
-    let mut sh = Command::new("bash");
-    sh.args(["-e", "-c", &script]).current_dir(&work);
-    for (k, v) in helm.get_envs() {
-        if let Some(v) = v {
-            sh.env(k, v);
-        }
-    }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    sh.env("PATH", path).env("GITHUB_BASE_REF", "main");
-    for (k, v) in wf["env"].as_object().cloned().unwrap_or_default() {
-        sh.env(k, v.as_str().unwrap_or_default());
-    }
-    run(sh).ok();
+    cozyhr_e2e::run_workflow_step(&wf, &script, &work, &world.path().join("bin"));
     let md = std::fs::read_to_string(work.join("review.md")).expect("review.md");
     assert!(
         md.starts_with("#### `helm cozy review`: the merge base of git:origin/main and git:HEAD → git:HEAD\n"),
