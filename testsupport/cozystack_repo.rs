@@ -68,7 +68,25 @@ pub fn write(root: &Path) {
     }
     w(&format!("{SOURCES}/bucket-application.yaml"), BUCKET_SOURCE);
     w(&format!("{GENERATED}/autoscaler-azure.yaml"), AUTOSCALER_AZURE_GENERATED);
+    // The bucket application's definition, in a chart of its own as Cozystack keeps them: Cozystack's
+    // API releases a bucket `bucket-NAME`.
+    w("packages/system/bucket-rd/Chart.yaml", "apiVersion: v2\nname: bucket-rd\nversion: 1.0.0\n");
+    w("packages/system/bucket-rd/templates/cozyrd.yaml", "{{ .Files.Get \"cozyrds/bucket.yaml\" }}\n");
+    w("packages/system/bucket-rd/cozyrds/bucket.yaml", BUCKET_DEFINITION);
 }
+
+/// The bucket's ApplicationDefinition: its releases are named `bucket-` and the application's name.
+pub const BUCKET_DEFINITION: &str = "\
+apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata:
+  name: bucket
+spec:
+  application: {kind: Bucket, singular: bucket, plural: buckets}
+  release:
+    prefix: bucket-
+    chartRef: {kind: ExternalArtifact, name: cozystack-bucket-application-default-bucket, namespace: cozy-system}
+";
 
 /// Where the ArtifactGenerator and HelmRelease files are: the azure autoscaler as a Flux repository
 /// without Cozystack's operator would write it.

@@ -60,7 +60,7 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     ("scripts/demo.sh", "starts a cluster of its own and leaves it up; CI (.ci/run) runs it"),
     (
-        "helm cozy review git:origin/main...HEAD packages --release-file packages/core/platform/sources -f platform-values.yaml -n tenant-root --offline",
+        "helm cozy review git:origin/main...HEAD packages --release-file packages -f platform-values.yaml -n tenant-root --offline",
         "runs in a checkout of Cozystack's repository; review_platform.rs (helm-cozy and e2e) runs it on a repository shaped like it, and examples/ci/review-cozystack.yml's step the same way",
     ),
     ("scripts/test.sh", "the test command itself, which runs this test"),

@@ -114,7 +114,8 @@ fn the_cozystack_workflows_review_step_reviews_a_pull_request_as_the_platform_in
     for row in [
         "| `packages/system/autoscaler` | `cozy-autoscaler-hetzner/autoscaler-hetzner` | 0 | 1 | 0 | 1 image |"
             .to_string(),
-        format!("| `packages/apps/bucket` | `{tenant}/bucket` | 0 | 1 | 0 |"),
+        // An application under its ApplicationDefinition's prefix (packages/system/bucket-rd).
+        format!("| `packages/apps/bucket` | `{tenant}/bucket-bucket` | 0 | 1 | 0 |"),
         "| `packages/system/operator` | `cozy-system/bucket-operator` | 0 | 1 | 0 |".into(),
     ] {
         assert!(md.contains(&row), "{row} not in:\n{md}");

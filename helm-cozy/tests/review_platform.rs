@@ -375,3 +375,21 @@ fn diff_against_git_builds_the_release_as_review_does() {
     assert_eq!(out.code, Some(1), "{out:?}");
     assert_eq!(out.stderr.lines().count(), 1, "{out:?}");
 }
+
+/// `--release-file packages`: the PackageSources in the platform chart's sources/ and the
+/// ApplicationDefinitions in the -rd charts are read from inside their charts (nothing else of a chart
+/// is), and an application is released under its definition's prefix.
+#[test]
+fn an_application_is_released_under_its_definitions_prefix() {
+    let f = Fixture::new(Helm::V4);
+    f.repo.edit("packages/apps/bucket/values.yaml", "10Gi", "20Gi");
+    let (keys, rows) = f.rows_of("packages", &PLATFORM);
+    assert_eq!(keys, [key("packages/apps/bucket", "tenant-root/bucket-bucket")], "{rows:?}");
+    assert_eq!(rows[0]["name"].as_str(), Some("bucket-bucket"));
+    let diff = rows[0]["plan"]["changes"][0]["diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("name: bucket-bucket"), "{diff}");
+    // The definition's prefix changes the release.
+    f.repo.edit("packages/system/bucket-rd/cozyrds/bucket.yaml", "prefix: bucket-", "prefix: b-");
+    let (keys, _) = f.rows_of("packages", &PLATFORM);
+    assert!(keys.contains(&key("packages/apps/bucket", "tenant-root/b-bucket")), "{keys:?}");
+}

@@ -13,7 +13,7 @@
 //! A component without `install` (Cozystack's apps, released by its API in tenant namespaces) is
 //! released under its own name in the namespace given for charts without a release (`-n`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -25,6 +25,10 @@ use crate::flux::HelmRelease;
 /// The API group and kind of a PackageSource.
 pub const GROUP: &str = "cozystack.io";
 pub const KIND: &str = "PackageSource";
+
+/// The kind of the objects that make of a component without `install` an application Cozystack's API
+/// releases in a tenant's namespace, named with the definition's `release.prefix`.
+pub const APPLICATION_KIND: &str = "ApplicationDefinition";
 
 /// The namespace of the artifacts the operator's ArtifactGenerators make.
 const ARTIFACTS_NAMESPACE: &str = "cozy-system";
@@ -80,6 +84,7 @@ impl PackageRelease {
 /// Every component of every variant of the PackageSources of `files`, whose chart is one of `charts`
 /// (repository directories); a component without `install` is released in `namespace`.
 pub fn releases(files: &ReleaseFiles, charts: &BTreeSet<PathBuf>, namespace: &str) -> Vec<PackageRelease> {
+    let prefixes = application_prefixes(files);
     let mut out = Vec::new();
     for source in files.objects(GROUP, KIND) {
         let name = source.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
@@ -95,7 +100,7 @@ pub fn releases(files: &ReleaseFiles, charts: &BTreeSet<PathBuf>, namespace: &st
             continue;
         };
         for variant in spec.get("variants").and_then(Value::as_array).into_iter().flatten() {
-            let made = Made { package: name, skip_values, root: &root, namespace };
+            let made = Made { package: name, skip_values, root: &root, namespace, prefixes: &prefixes };
             out.extend(made.variant(variant));
         }
     }
@@ -111,6 +116,22 @@ struct Made<'a> {
     root: &'a Path,
     /// Where a component without `install` is released.
     namespace: &'a str,
+    /// The release prefix of each artifact an ApplicationDefinition releases.
+    prefixes: &'a BTreeMap<String, String>,
+}
+
+/// The `release.prefix` of each ApplicationDefinition of the files, by the name of the artifact (the
+/// ExternalArtifact of its `release.chartRef`) it releases.
+fn application_prefixes(files: &ReleaseFiles) -> BTreeMap<String, String> {
+    files
+        .objects(GROUP, APPLICATION_KIND)
+        .filter_map(|definition| {
+            let release = definition.get("spec")?.get("release")?;
+            let chart_ref = release.get("chartRef")?;
+            let artifact = str_of(chart_ref, "name")?;
+            Some((artifact.to_string(), str_of(release, "prefix").unwrap_or("").to_string()))
+        })
+        .collect()
 }
 
 impl Made<'_> {
@@ -166,14 +187,21 @@ impl Made<'_> {
         }
         let install = c.get("install").filter(|i| i.is_object());
         let namespace = install.and_then(|i| str_of(i, "namespace")).unwrap_or(self.namespace).to_string();
-        let name = install.and_then(|i| str_of(i, "releaseName")).filter(|n| !n.is_empty()).unwrap_or(component);
+        // An application (no `install`) is released by Cozystack's API under its ApplicationDefinition's
+        // prefix: shown as an application named after the component.
+        let application = self.prefixes.get(&artifact_name).map(|prefix| format!("{prefix}{component}"));
+        let name = match install.and_then(|i| str_of(i, "releaseName")).filter(|n| !n.is_empty()) {
+            Some(name) => name.to_string(),
+            None if install.is_none() => application.unwrap_or_else(|| component.to_string()),
+            None => component.to_string(),
+        };
         let files_annotation: Vec<&str> =
             c.get("valuesFiles").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-        let helmrelease = self.helmrelease(&namespace, name, &artifact_name, install, &files_annotation);
+        let helmrelease = self.helmrelease(&namespace, &name, &artifact_name, install, &files_annotation);
         Some(PackageRelease {
             key,
             namespace,
-            name: name.to_string(),
+            name,
             installed: install.is_some(),
             chart,
             artifact: Artifact { name: artifact_name, copies },

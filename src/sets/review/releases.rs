@@ -347,19 +347,26 @@ async fn read_texts(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<Vec
                     .filter(|p| p.file_name().is_some_and(|n| n == "Chart.yaml"))
                     .filter_map(|p| p.parent().map(Path::to_path_buf))
                     .collect();
-                let wanted: Vec<PathBuf> = side
+                // The chart a path lies in under the path given (a path given inside a chart is read
+                // whole: Cozystack keeps its PackageSources in its platform chart's `sources/`).
+                let chart_of =
+                    |p: &Path| charts.iter().filter(|c| is_under(p, c) && is_under(c, &rel) && **c != rel).max();
+                let wanted: Vec<(PathBuf, bool)> = side
                     .listing
                     .under(&rel)
                     .filter(|(p, l)| **l == Listed::File && (**p == rel || is_yaml(p)))
-                    // Charts under the path given are left out; a path given inside a chart is read
-                    // (Cozystack keeps its PackageSources in its platform chart's `sources/`).
-                    .filter(|(p, _)| !charts.iter().any(|c| is_under(p, c) && is_under(c, &rel) && *c != rel))
-                    .map(|(p, _)| p.clone())
+                    .filter_map(|(p, _)| match chart_of(p) {
+                        None => Some((p.clone(), false)),
+                        Some(chart) => platform_file(p, chart).then(|| (p.clone(), true)),
+                    })
                     .collect();
-                let read = sides.read(side, &wanted).await?;
-                for p in wanted {
-                    if let Some(bytes) = read.get(&p) {
-                        texts.push((p.display().to_string(), String::from_utf8_lossy(bytes).into_owned()));
+                let paths: Vec<PathBuf> = wanted.iter().map(|(p, _)| p.clone()).collect();
+                let read = sides.read(side, &paths).await?;
+                for (p, in_chart) in wanted {
+                    let Some(bytes) = read.get(&p) else { continue };
+                    let text = String::from_utf8_lossy(bytes).into_owned();
+                    if !in_chart || defines_platform_objects(&text) {
+                        texts.push((p.display().to_string(), text));
                     }
                 }
             }
@@ -367,6 +374,29 @@ async fn read_texts(sides: &Sides, side: &Side, paths: &[PathBuf]) -> Result<Vec
         }
     }
     Ok(texts)
+}
+
+/// Whether `path`, inside `chart`, may hold a platform's own objects rather than what Helm renders: not
+/// in `templates/`, `crds/` or `charts/`, and not the chart's `Chart.yaml`, `Chart.lock` or values files.
+/// (Cozystack keeps its PackageSources in its platform chart's `sources/`, its ApplicationDefinitions in
+/// each `*-rd` chart's `cozyrds/`.)
+fn platform_file(path: &Path, chart: &Path) -> bool {
+    let Ok(inside) = path.strip_prefix(chart) else { return false };
+    let mut parts = inside.components();
+    let first = parts.next().map(|c| c.as_os_str().to_string_lossy().into_owned()).unwrap_or_default();
+    if parts.next().is_none() {
+        return !(first == "Chart.yaml" || first == "Chart.lock" || first.starts_with("values"));
+    }
+    !matches!(first.as_str(), "templates" | "crds" | "charts")
+}
+
+/// Whether a file inside a chart defines a platform's objects that define releases (PackageSources,
+/// ApplicationDefinitions): only those are read from inside a chart, the chart's other files being its own.
+fn defines_platform_objects(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_end();
+        l == format!("kind: {}", package_source::KIND) || l == format!("kind: {}", package_source::APPLICATION_KIND)
+    })
 }
 
 /// The release files of `texts`, leaving out those that are not YAML (see [`ReleaseFiles::parse_each`]).
