@@ -393,3 +393,19 @@ fn an_application_is_released_under_its_definitions_prefix() {
     let (keys, _) = f.rows_of("packages", &PLATFORM);
     assert!(keys.contains(&key("packages/apps/bucket", "tenant-root/b-bucket")), "{keys:?}");
 }
+
+/// A values file that cannot be read or is not YAML is one line and exit 1 before anything renders,
+/// even when nothing would.
+#[test]
+fn a_bad_values_file_is_one_line_before_anything_renders() {
+    let f = Fixture::new(Helm::V4);
+    f.repo.write("broken.yaml", "a: [\n");
+    for (file, says) in [("missing.yaml", "cannot read"), ("broken.yaml", "broken.yaml")] {
+        let out = f.review(&["-f", file]);
+        assert_eq!(out.code, Some(1), "{out:?}");
+        assert_eq!(out.stdout, "", "{out:?}");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{out:?}");
+        assert!(lines[0].contains(file) && lines[0].contains(says), "{out:?}");
+    }
+}

@@ -34,6 +34,17 @@ pub struct UserValues {
     pub sets: Vec<String>,
 }
 
+impl UserValues {
+    /// Every `-f` file read and parsed, so that a command that renders many releases (or none) says
+    /// what is wrong with one before it starts, rather than once per release or never.
+    pub fn check_files(&self) -> Result<()> {
+        for file in &self.files {
+            read_values_file(file, &file.display().to_string())?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug)]
 pub struct Desired {
     pub hr: HelmRelease,

@@ -30,6 +30,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
     let mut user = args.values.user();
     // -f is relative to -C too.
     user.files = user.files.iter().map(|f| if f.is_absolute() { f.clone() } else { dir.join(f) }).collect();
+    user.check_files()?;
     // A chart with its own defaults is released in -n's namespace (helm template's).
     let defaults_namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
     let request = Request {
