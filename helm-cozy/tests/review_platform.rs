@@ -409,3 +409,33 @@ fn a_bad_values_file_is_one_line_before_anything_renders() {
         assert!(lines[0].contains(file) && lines[0].contains(says), "{out:?}");
     }
 }
+
+/// A chart that draws values anew at every render (a password, a checksum of one: kept by `lookup` in a
+/// cluster, drawn again offline at each side) is reviewed for what the commit changed, not for the draws.
+#[test]
+fn values_drawn_anew_at_every_render_are_no_change() {
+    let f = Fixture::new(Helm::V4);
+    let chart = "packages/system/vault";
+    f.repo.write(&format!("{chart}/Chart.yaml"), "apiVersion: v2\nname: vault\nversion: 1.0.0\n");
+    f.repo.write(
+        &format!("{chart}/templates/secret.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: vault\n  annotations:\n    checksum: {{ randAlphaNum 16 | sha256sum }}\nstringData:\n  password: {{ randAlphaNum 16 }}\n  user: admin\n",
+    );
+    f.repo.write(
+        &format!("{chart}/templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vault\ndata:\n  level: info\n",
+    );
+    f.repo.commit_all("vault");
+    f.repo.edit(&format!("{chart}/templates/cm.yaml"), "level: info", "level: debug");
+    let kinds = |rows: &[Value]| -> Vec<String> {
+        let changes = rows[0]["plan"]["changes"].as_array().cloned().unwrap_or_default();
+        changes.iter().map(|c| c["kind"].as_str().unwrap_or("").to_string()).collect()
+    };
+    let (keys, rows) = f.rows(&PLATFORM);
+    assert_eq!(keys, [key(chart, "-")], "{rows:?}");
+    assert_eq!(kinds(&rows), ["ConfigMap"], "the Secret's draws are no change: {rows:?}");
+    // What is not drawn is compared as always: a change to it shows.
+    f.repo.edit(&format!("{chart}/templates/secret.yaml"), "user: admin", "user: root");
+    let (_, rows) = f.rows(&PLATFORM);
+    assert_eq!(kinds(&rows), ["ConfigMap", "Secret"], "{rows:?}");
+}

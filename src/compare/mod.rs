@@ -7,6 +7,7 @@
 
 pub mod attention;
 pub mod diff;
+pub mod drawn;
 pub mod drift;
 pub mod two_sides;
 

@@ -151,8 +151,27 @@ impl Renderer<'_> {
     /// against the old.
     pub async fn plan(&self, old: &Side<'_>, new: &Side<'_>, view: &View<'_>) -> Result<Plan> {
         let (old_objects, new_objects) = tokio::try_join!(self.objects(old, view), self.objects(new, view))?;
+        let new_objects = self.pin_drawn(old, &old_objects, new_objects, view).await?;
         super::diff::plan_with(new_objects, old_objects, self.options)
             .map_err(|e| Error::Invalid { what: self.caller.command().into(), reason: e.to_string() })
+    }
+
+    /// `new_objects` with the values the old side's chart draws anew at every render taken from
+    /// `old_objects` ([`super::drawn`]): found by rendering the old side a second time, only when the two
+    /// sides differ and its chart may draw such values.
+    async fn pin_drawn(
+        &self,
+        old: &Side<'_>,
+        old_objects: &Objects,
+        new_objects: Objects,
+        view: &View<'_>,
+    ) -> Result<Objects> {
+        let draws = old.chart.is_some_and(ChartDir::may_draw_anew);
+        if !draws || old_objects.is_empty() || !super::drawn::any_differs(&new_objects, old_objects) {
+            return Ok(new_objects);
+        }
+        let again = self.objects(old, view).await?;
+        Ok(super::drawn::pin(old_objects, &again, new_objects))
     }
 
     /// One side's objects: none when its chart or release is not there.

@@ -69,7 +69,7 @@ impl ChartDir {
     /// packaged ones in charts/) may call `lookup`. Only those need helm to talk to the cluster while
     /// rendering; a mention in a comment just costs that. An unreadable file counts as a yes.
     pub fn may_use_lookup(&self) -> bool {
-        mentions(&self.path, b"lookup", 0)
+        mentions(&self.path, &[b"lookup"], 0)
     }
 
     /// Whether the chart or a subchart (a directory, linked or not, or an archive in charts/) has a
@@ -82,7 +82,14 @@ impl ChartDir {
     /// helper often does, for the `helm.sh/chart` label). Only then does the version a source gives the
     /// chart change what is rendered.
     pub fn may_use_chart_version(&self) -> bool {
-        mentions(&self.path, b"Chart.Version", 0)
+        mentions(&self.path, &[b"Chart.Version"], 0)
+    }
+
+    /// Whether a template of the chart or of its subcharts may draw a value anew at every render: Sprig's
+    /// random strings, keys and certificates, UUIDs, the time (kept across upgrades, if at all, by a
+    /// `lookup` that finds nothing without a cluster). Only then can two renders of the same inputs differ.
+    pub fn may_draw_anew(&self) -> bool {
+        mentions(&self.path, DRAWN_ANEW, 0)
     }
 
     /// The chart's own values.yaml text ("" when absent).
@@ -95,15 +102,32 @@ impl ChartDir {
     }
 }
 
+/// What a template that draws a value anew at every render names (`randAlpha` is also randAlphaNum's
+/// start; the `gen` functions make keys and certificates; `now` as a pipeline starts or a call).
+const DRAWN_ANEW: &[&[u8]] = &[
+    b"randAlpha",
+    b"randNumeric",
+    b"randAscii",
+    b"randBytes",
+    b"randInt",
+    b"uuidv4",
+    b"genCA",
+    b"genPrivateKey",
+    b"genSelfSignedCert",
+    b"genSignedCert",
+    b"now |",
+    b"(now",
+];
+
 /// How deep subcharts may nest before we stop looking (and assume lookup): symlink loops end here.
 const MAX_DEPTH: usize = 16;
 
-/// Whether a template of the chart at `chart` or of its subcharts contains `needle`.
-fn mentions(chart: &Path, needle: &[u8], depth: usize) -> bool {
+/// Whether a template of the chart at `chart` or of its subcharts contains one of `needles`.
+fn mentions(chart: &Path, needles: &[&[u8]], depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }
-    if tree_mentions(&chart.join("templates"), needle, depth) {
+    if tree_mentions(&chart.join("templates"), needles, depth) {
         return true;
     }
     let Ok(entries) = std::fs::read_dir(chart.join("charts")) else { return false };
@@ -111,15 +135,15 @@ fn mentions(chart: &Path, needle: &[u8], depth: usize) -> bool {
         let path = e.path();
         // metadata() follows symlinks: a library chart linked into charts/ is read where it lives.
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => mentions(&path, needle, depth + 1),
-            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path, needle),
+            Ok(m) if m.is_dir() => mentions(&path, needles, depth + 1),
+            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path, needles),
             Ok(_) => false,
             Err(_) => true,
         }
     })
 }
 
-fn tree_mentions(dir: &Path, needle: &[u8], depth: usize) -> bool {
+fn tree_mentions(dir: &Path, needles: &[&[u8]], depth: usize) -> bool {
     if depth > MAX_DEPTH {
         return true;
     }
@@ -127,8 +151,8 @@ fn tree_mentions(dir: &Path, needle: &[u8], depth: usize) -> bool {
     entries.flatten().any(|e| {
         let path = e.path();
         match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => tree_mentions(&path, needle, depth + 1),
-            Ok(_) => std::fs::read(&path).map_or(true, |bytes| contains(&bytes, needle)),
+            Ok(m) if m.is_dir() => tree_mentions(&path, needles, depth + 1),
+            Ok(_) => std::fs::read(&path).map_or(true, |bytes| contains(&bytes, needles)),
             Err(_) => true,
         }
     })
@@ -146,25 +170,27 @@ fn has_crds(chart: &Path, depth: usize) -> bool {
             Ok(m) if m.is_dir() => has_crds(&path, depth + 1),
             // A tar header names each file: a crds/ entry shows as "/crds/" (a mention elsewhere costs
             // only the flag).
-            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => archive_mentions(&path, b"/crds/"),
+            Ok(m) if m.is_file() && path.extension().is_some_and(|x| x == "tgz") => {
+                archive_mentions(&path, &[b"/crds/"])
+            }
             Ok(_) => false,
             Err(_) => true,
         }
     })
 }
 
-fn archive_mentions(path: &Path, needle: &[u8]) -> bool {
+fn archive_mentions(path: &Path, needles: &[&[u8]]) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else { return true };
     let mut bytes = Vec::new();
     match flate2::read::GzDecoder::new(file).read_to_end(&mut bytes) {
-        Ok(_) => contains(&bytes, needle),
+        Ok(_) => contains(&bytes, needles),
         Err(_) => true,
     }
 }
 
-fn contains(bytes: &[u8], needle: &[u8]) -> bool {
-    bytes.windows(needle.len()).any(|w| w == needle)
+fn contains(bytes: &[u8], needles: &[&[u8]]) -> bool {
+    needles.iter().any(|needle| bytes.windows(needle.len()).any(|w| w == *needle))
 }
 
 /// A private temporary copy of a chart directory (symlinked subcharts copied as directories, `.git`
@@ -234,7 +260,7 @@ fn copy_tree(from: &Path, to: &Path, depth: usize) -> std::io::Result<()> {
 /// of `.Release.Revision` and `$.Release.Revision`. Other spellings (`$root.Release.Revision`, inside
 /// `with .Release`) and packaged subcharts are not reached (docs/design.md, known gaps).
 pub fn at_revision(dir: &Path, revision: i64) -> std::io::Result<Option<tempfile::TempDir>> {
-    if !mentions(dir, b"Revision", 0) {
+    if !mentions(dir, &[b"Revision"], 0) {
         return Ok(None);
     }
     let copy = private_copy(dir)?;
