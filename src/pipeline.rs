@@ -19,7 +19,7 @@ use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
 use crate::source::chart::{ChartDir, Checkout};
-use crate::source::generated::{self, Generated};
+use crate::source::generated::{Built, Generated};
 use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::source::{FileReleases, ReleaseSource};
 use crate::support::error::{Error, Result};
@@ -392,8 +392,8 @@ impl Pipeline {
         let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
         let new_files = &from.files;
         if let Some(generated) = Generated::find(new_files, &at_ref.chart_rel, git.name, namespace, default_ns) {
-            let built = BuiltRelease { generated, files: new_files };
-            return self.diff_generated(cluster, &at_ref, built, &renderer, git, (namespace, default_ns)).await;
+            let new = generated.build(at_ref.repo.top(), new_files)?;
+            return self.diff_generated(cluster, &at_ref, new, &renderer, git, (namespace, default_ns)).await;
         }
         let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
         let new_release = Release::File { refs: new_files.values_from(&new_hr)?, hr: Box::new(new_hr.clone()) };
@@ -419,61 +419,49 @@ impl Pipeline {
     }
 }
 
-/// A release whose chart is an artifact, and the release files that define it at one side.
-struct BuiltRelease<'f> {
-    generated: Generated,
-    files: &'f ReleaseFiles,
-}
-
 impl Pipeline {
     /// `diff --against git:REF` of a release whose chart is an artifact ([`Generated`]: an
-    /// ArtifactGenerator's, a PackageSource component's): the artifact built from the work tree with the
-    /// release files as they are, against the artifact built from the ref with the release files as they
-    /// are there (nothing when the ref does not define the release).
+    /// ArtifactGenerator's, a PackageSource component's), `new` as the work tree builds it: against the
+    /// artifact built from the ref with the release files as they are there (nothing when the ref does
+    /// not define the release).
     async fn diff_generated(
         &self,
         cluster: Option<&Cluster>,
         at_ref: &AtRef<'_>,
-        new: BuiltRelease<'_>,
+        new: Built,
         renderer: &Renderer<'_>,
         git: &DiffRequest<'_>,
         (namespace, default_ns): (Option<&str>, &str),
     ) -> Result<Plan> {
-        let new_chart = generated::build(&new.generated.artifact, at_ref.repo.top())?;
-        let new_refs = new.files.values_from(&new.generated.hr)?;
         let old_files = at_ref.old_files()?;
-        let old = old_files.as_ref().and_then(|files| {
-            let generated = Generated::find(files, &at_ref.chart_rel, git.name, namespace, default_ns)?;
-            Some(BuiltRelease { generated, files })
-        });
-        let old_built = match &old {
-            Some(old) => {
-                at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &old.generated.reads()).await?;
-                let chart = generated::build(&old.generated.artifact, at_ref.tree.root())?;
-                Some((chart, old.files.values_from(&old.generated.hr)?))
+        let old = match old_files
+            .as_ref()
+            .map(|f| (Generated::find(f, &at_ref.chart_rel, git.name, namespace, default_ns), f))
+        {
+            Some((Some(generated), files)) => {
+                at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &generated.reads()).await?;
+                Some(generated.build(at_ref.tree.root(), files)?)
             }
-            None => None,
-        };
-        let old_side = match (&old, &old_built) {
-            (Some(old), Some((built, refs))) => Side {
-                label: None,
-                chart: Some(&built.chart),
-                release: Release::File { hr: Box::new(old.generated.hr.clone()), refs: refs.clone() },
-            },
-            _ => Side { label: None, chart: None, release: Release::Absent },
-        };
-        let hr = &new.generated.hr;
-        let new_side = Side {
-            label: None,
-            chart: Some(&new_chart.chart),
-            release: Release::File { hr: Box::new(hr.clone()), refs: new_refs },
+            _ => None,
         };
         let seen = match cluster {
-            Some(home) => Some(ReleaseCluster::of(home, hr).await?),
+            Some(home) => Some(ReleaseCluster::of(home, &new.hr).await?),
             None => None,
         };
         let view = seen.as_ref().map_or(View::Offline(&git.offline_view), ReleaseCluster::view);
-        renderer.plan(&old_side, &new_side, &view).await
+        renderer.plan(&built_side(old.as_ref()), &built_side(Some(&new)), &view).await
+    }
+}
+
+/// One side of a diff rendering `built` (nothing when it is not there).
+fn built_side(built: Option<&Built>) -> Side<'_> {
+    match built {
+        Some(b) => Side {
+            label: None,
+            chart: Some(&b.chart),
+            release: Release::File { hr: Box::new(b.hr.clone()), refs: b.refs.clone() },
+        },
+        None => Side { label: None, chart: None, release: Release::Absent },
     }
 }
 

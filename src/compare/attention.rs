@@ -110,11 +110,12 @@ fn containers(kind: &str, object: Option<&Value>) -> Vec<(String, String)> {
 fn images(entry: &Entry, object: &str) -> Vec<ImageChange> {
     let kind = entry.id.kind.as_str();
     let (before, after) = (containers(kind, entry.old.as_ref()), containers(kind, entry.new.as_ref()));
-    let mut names: Vec<&String> = before.iter().chain(&after).map(|(n, _)| n).collect();
-    names.dedup();
+    // Each container once, in the order the two sides name them.
     let mut seen = std::collections::BTreeSet::new();
-    names
-        .into_iter()
+    before
+        .iter()
+        .chain(&after)
+        .map(|(n, _)| n)
         .filter(|n| seen.insert(n.as_str()))
         .filter_map(|name| {
             let find = |side: &[(String, String)]| side.iter().find(|(n, _)| n == name).map(|(_, i)| i.clone());

@@ -11,7 +11,9 @@
 //! unless `to` ends in `/` or is a directory already. `strategy: Merge` lays a YAML file over the one
 //! already there, maps merged key by key and anything else replaced (a file not there yet is copied).
 //! Here every alias is the repository's top (the GitRepository of the files); links are followed, as a
-//! review's copy of a commit follows them.
+//! review's copy of a commit follows them. What source-watcher can do and this does not (`exclude`
+//! patterns, the `Extract` strategy for tarballs, `pathPattern` placeholders) makes the artifact refuse
+//! to build, saying which, rather than build something source-watcher would not.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -19,6 +21,7 @@ use serde_json::{Map, Value};
 
 use super::release_file::ReleaseFiles;
 use crate::flux::HelmRelease;
+use crate::values::{Values, merge_maps};
 
 /// The API group and kind of source-watcher's ArtifactGenerator.
 pub const GENERATOR_GROUP: &str = "source.extensions.fluxcd.io";
@@ -53,6 +56,8 @@ pub struct Copy {
 pub struct Artifact {
     pub name: String,
     pub copies: Vec<Copy>,
+    /// What of its generator's copies cannot be done here (see the module's docs): building refuses.
+    refused: Vec<String>,
 }
 
 impl Copy {
@@ -81,13 +86,36 @@ impl Copy {
 }
 
 impl Artifact {
+    /// An artifact made of `copies`.
+    pub fn new(name: impl Into<String>, copies: Vec<Copy>) -> Artifact {
+        Artifact { name: name.into(), copies, refused: Vec::new() }
+    }
+
     /// Artifact `name` of an ArtifactGenerator object (`spec.artifacts[].copy`), None when it has none of
     /// that name.
     pub fn of_generator(generator: &Map<String, Value>, name: &str) -> Option<Artifact> {
         let artifacts = generator.get("spec")?.get("artifacts")?.as_array()?;
         let entry = artifacts.iter().find(|a| a.get("name").and_then(Value::as_str) == Some(name))?;
-        let copies = entry.get("copy")?.as_array()?.iter().filter_map(Copy::parse).collect();
-        Some(Artifact { name: name.to_string(), copies })
+        let mut artifact = Artifact::new(name, Vec::new());
+        if entry.get("pathPattern").is_some() {
+            artifact.refused.push("pathPattern".into());
+        }
+        for op in entry.get("copy")?.as_array()? {
+            let from = op.get("from").and_then(Value::as_str).unwrap_or("?");
+            if op.get("exclude").and_then(Value::as_array).is_some_and(|e| !e.is_empty()) {
+                artifact.refused.push(format!("the exclude patterns of the copy from {from}"));
+            }
+            if op.get("strategy").and_then(Value::as_str) == Some("Extract") {
+                artifact.refused.push(format!("the Extract strategy of the copy from {from}"));
+            }
+            match Copy::parse(op) {
+                Some(copy) => artifact.copies.push(copy),
+                None => artifact
+                    .refused
+                    .push(format!("the copy from {from}, not of the form @ALIAS/PATH to @artifact/PATH")),
+            }
+        }
+        Some(artifact)
     }
 
     /// The artifact HelmRelease `hr` installs as its chart when its `chartRef` names an ExternalArtifact
@@ -114,6 +142,13 @@ impl Artifact {
 
     /// Runs the copies in order, reading the repository at `top`, into the empty directory `into`.
     pub fn build(&self, top: &Path, into: &Path) -> Result<(), ArtifactError> {
+        if !self.refused.is_empty() {
+            return Err(ArtifactError::Copy {
+                artifact: self.name.clone(),
+                what: format!("{} cannot be built here", self.refused.join(", ")),
+                reason: "helm cozy builds an ArtifactGenerator's copies without exclude, Extract or pathPattern; render this release from the cluster instead".into(),
+            });
+        }
         for copy in &self.copies {
             run(copy, top, into).map_err(|reason| ArtifactError::Copy {
                 artifact: self.name.clone(),
@@ -236,23 +271,13 @@ fn place(from: &Path, dest: &Path, strategy: Strategy) -> Result<(), String> {
 }
 
 /// YAML `over` laid over `base`, as source-watcher's Merge does: maps merge key by key, any other value
-/// of `over` replaces `base`'s. The result is written as JSON, which is YAML.
+/// of `over` replaces `base`'s (Flux's `MergeMaps`, which its merge is). The result is written as JSON,
+/// which is YAML.
 pub fn merge_yaml(base: &str, over: &str, over_name: &str) -> Result<String, String> {
-    let mut base = crate::values::parse_values(base, "the values so far").map_err(|e| e.to_string())?;
+    let base: Values = crate::values::parse_values(base, "the values so far").map_err(|e| e.to_string())?;
     let over = crate::values::parse_values(over, over_name).map_err(|e| e.to_string())?;
-    merge_maps(&mut base, over);
-    serde_json::to_string_pretty(&Value::Object(base)).map(|s| s + "\n").map_err(|e| e.to_string())
-}
-
-fn merge_maps(base: &mut Map<String, Value>, over: Map<String, Value>) {
-    for (key, value) in over {
-        match (base.get_mut(&key), value) {
-            (Some(Value::Object(b)), Value::Object(o)) => merge_maps(b, o),
-            (_, value) => {
-                base.insert(key, value);
-            }
-        }
-    }
+    let merged = merge_maps(&base, &over);
+    serde_json::to_string_pretty(&Value::Object(merged)).map(|s| s + "\n").map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -285,15 +310,15 @@ mod tests {
                 ("packages/library/lib/templates/_h.tpl", "{{/* */}}"),
             ],
         );
-        let artifact = Artifact {
-            name: "a".into(),
-            copies: vec![
+        let artifact = Artifact::new(
+            "a",
+            vec![
                 op("packages/system/ca/**", "ca/", Strategy::Overwrite),
                 op("packages/library/lib/**", "ca/charts/lib/", Strategy::Overwrite),
                 op("packages/system/ca/values.yaml", "ca/values.yaml", Strategy::Overwrite),
                 op("packages/system/ca/values-azure.yaml", "ca/values.yaml", Strategy::Merge),
             ],
-        };
+        );
         let out = tempfile::tempdir().unwrap();
         artifact.build(repo.path(), out.path()).unwrap();
         assert!(out.path().join("ca/templates/x.yaml").is_file());
@@ -312,24 +337,41 @@ mod tests {
         let repo = tempfile::tempdir().unwrap();
         write(repo.path(), &[("d/a.yaml", "a: 1\n"), ("d/b.txt", "b"), ("d/sub/c.yaml", "c: 1\n")]);
         let out = tempfile::tempdir().unwrap();
-        let artifact = Artifact {
-            name: "x".into(),
-            copies: vec![
+        let artifact = Artifact::new(
+            "x",
+            vec![
                 op("d/*.yaml", "globbed/", Strategy::Overwrite),
                 op("d/sub", "dir/", Strategy::Overwrite),
                 op("d/b.txt", "renamed.txt", Strategy::Overwrite),
                 op("d/a.yaml", "into/", Strategy::Overwrite),
                 op("d/sub/c.yaml", "fresh.yaml", Strategy::Merge),
             ],
-        };
+        );
         artifact.build(repo.path(), out.path()).unwrap();
         for path in ["globbed/d/a.yaml", "dir/sub/c.yaml", "renamed.txt", "into/a.yaml", "fresh.yaml"] {
             assert!(out.path().join(path).is_file(), "{path}");
         }
         assert!(!out.path().join("globbed/d/b.txt").exists(), "*.yaml takes no .txt");
-        let missing = Artifact { name: "y".into(), copies: vec![op("nothing/**", "n/", Strategy::Overwrite)] };
+        let missing = Artifact::new("y", vec![op("nothing/**", "n/", Strategy::Overwrite)]);
         let err = missing.build(repo.path(), out.path()).unwrap_err().to_string();
         assert!(err.contains("no files match pattern nothing/**"), "{err}");
+    }
+
+    #[test]
+    fn what_cannot_be_built_here_is_refused_by_name() {
+        let generator = serde_json::json!({"spec": {"artifacts": [{"name": "a", "copy": [
+            {"from": "@pkgs/apps/demo/**", "to": "@artifact/demo/", "exclude": ["*.md"]},
+            {"from": "@pkgs/charts/*.tgz", "to": "@artifact/", "strategy": "Extract"},
+        ]}]}});
+        let artifact = Artifact::of_generator(generator.as_object().unwrap(), "a").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let err = artifact.build(out.path(), out.path()).unwrap_err().to_string();
+        assert!(err.contains("the exclude patterns of the copy from @pkgs/apps/demo/**"), "{err}");
+        assert!(err.contains("the Extract strategy of the copy from @pkgs/charts/*.tgz"), "{err}");
+        assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "nothing is copied");
+        let plain = serde_json::json!({"spec": {"artifacts": [{"name": "a", "copy": [
+            {"from": "@pkgs/apps/demo/**", "to": "@artifact/demo/"}]}]}});
+        assert!(Artifact::of_generator(plain.as_object().unwrap(), "a").unwrap().refused.is_empty());
     }
 
     #[test]

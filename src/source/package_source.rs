@@ -204,7 +204,7 @@ impl Made<'_> {
             name,
             installed: install.is_some(),
             chart,
-            artifact: Artifact { name: artifact_name, copies },
+            artifact: Artifact::new(artifact_name, copies),
             values_files,
             helmrelease,
         })

@@ -21,7 +21,7 @@ use crate::flux::HelmRelease;
 use crate::render::Helm;
 use crate::source::artifact::{Artifact, Copy};
 use crate::source::chart::{ChartDir, Checkout};
-use crate::source::generated::{self, BuiltChart};
+use crate::source::generated::{Built, Generated};
 use crate::source::package_source::{Key, PackageRelease};
 use crate::source::release_file::ReleaseFiles;
 use crate::support::error::{Error, Result};
@@ -46,14 +46,6 @@ struct Disk<'a> {
     on_disk: OnDisk,
     /// The releases its PackageSources define.
     packages: Vec<PackageRelease>,
-}
-
-/// A package release's chart, built as its artifact at one side (kept alive beside it), and its
-/// HelmRelease with its `valuesFrom` sources from that side's files.
-struct Built {
-    built: BuiltChart,
-    hr: HelmRelease,
-    refs: Vec<crate::values::FetchedRef>,
 }
 
 /// Renders every job, `request.concurrency` at a time; the entries come back in the jobs' order.
@@ -226,36 +218,31 @@ impl<'a> Disk<'a> {
     /// Package release `key` at this side, its chart built as its artifact: None when it is not there.
     fn package(&self, key: &Key, files: Option<&ReleaseFiles>) -> Result<Option<Built>> {
         let Some(release) = self.packages.iter().find(|p| &p.key == key) else { return Ok(None) };
+        // PackageSources come from the release files: a side with packages has files.
+        let Some(files) = files else { return Ok(None) };
         let hr = release.helmrelease().ok_or_else(|| {
             at(self, Error::Failed(format!("PackageSource {}: its HelmRelease cannot be made", key.package)))
         })?;
-        let refs = match files {
-            Some(files) => files.values_from(&hr).map_err(|e| at(self, e.into()))?,
-            None => Vec::new(),
-        };
-        self.build(&release.artifact, hr, refs).map(Some)
+        self.build(Generated { hr, artifact: release.artifact.clone() }, files).map(Some)
     }
 
     /// HelmRelease `namespace/name` of this side's release files, its chart built as the artifact an
     /// ArtifactGenerator of the files makes: None when the HelmRelease is not there or its chart is not
     /// such an artifact.
     fn generated(&self, files: &ReleaseFiles, (namespace, name): (&str, &str)) -> Result<Option<Built>> {
-        let Ok(hr) = files.helmrelease(name, Some(namespace), "default") else { return Ok(None) };
-        let Some(artifact) = Artifact::of_helmrelease(files, &hr) else { return Ok(None) };
-        let refs = files.values_from(&hr).map_err(|e| at(self, e.into()))?;
-        self.build(&artifact, hr, refs).map(Some)
+        let Some(generated) = Generated::of_file(files, name, Some(namespace), "default") else { return Ok(None) };
+        self.build(generated, files).map(Some)
     }
 
-    /// `artifact` built from this side's files, its errors named by the side.
-    fn build(&self, artifact: &Artifact, hr: HelmRelease, refs: Vec<crate::values::FetchedRef>) -> Result<Built> {
-        let built = generated::build(artifact, self.on_disk.root()).map_err(|e| at(self, e))?;
-        Ok(Built { built, hr, refs })
+    /// `generated` built from this side's files, its errors named by the side.
+    fn build(&self, generated: Generated, files: &ReleaseFiles) -> Result<Built> {
+        generated.build(self.on_disk.root(), files).map_err(|e| at(self, e))
     }
 
-    /// This side rendering a built package release (nothing when it is not there).
+    /// This side rendering a built release (nothing when it is not there).
     fn built_side<'s>(&'s self, built: Option<&'s Built>) -> two_sides::Side<'s> {
         match built {
-            Some(b) => self.side(Some(&b.built.chart), At::File { hr: Box::new(b.hr.clone()), refs: b.refs.clone() }),
+            Some(b) => self.side(Some(&b.chart), At::File { hr: Box::new(b.hr.clone()), refs: b.refs.clone() }),
             None => self.side(None, At::Absent),
         }
     }
