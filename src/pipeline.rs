@@ -15,6 +15,7 @@ use crate::compare::Against;
 use crate::compare::diff::{Plan, PlanOptions};
 use crate::compare::two_sides::{Caller, Release, ReleaseCluster, Renderer, Side, View};
 use crate::controller::Controller;
+use crate::desired::which_chart::OtherChart;
 use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
 use crate::render::{ClusterView, Helm, TemplateRequest};
@@ -30,6 +31,9 @@ pub struct Pipeline {
     pub helm: Helm,
     /// This executable, which Helm runs as the post-renderer when the chain cannot run in process.
     pub self_exe: PathBuf,
+    /// What to do when the chart is not the one the HelmRelease deploys (see
+    /// [`crate::desired::which_chart`]): refused unless a command says otherwise.
+    pub other_chart: OtherChart,
 }
 
 impl Pipeline {
@@ -42,12 +46,15 @@ impl Pipeline {
                 "cannot find this program's own path ({e}), which Helm runs as Flux's post-renderer: run it by its full path"
             ))
         })?;
-        Ok(Pipeline { chart, helm, self_exe })
+        Ok(Pipeline { chart, helm, self_exe, other_chart: OtherChart::Refuse })
     }
 
-    /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart.
+    /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart (said in
+    /// one line when it is not the HelmRelease's chart).
     pub async fn desired(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<Desired> {
         let hr = helmrelease(cluster, name).await?;
+        // `values` only reads: another chart is said, not refused.
+        crate::desired::which_chart::check(&hr, &self.chart, OtherChart::Warn)?;
         self.resolve(cluster, hr, user).await
     }
 
@@ -149,6 +156,7 @@ impl Pipeline {
                 Some(from) => from.files.helmrelease(name, from.namespace.as_deref(), &cluster.namespace)?,
                 None => helmrelease(cluster, name).await?,
             };
+            crate::desired::which_chart::check(&hr, &self.chart, self.other_chart)?;
             let target = crate::desired::target::resolve(cluster, &hr).await?;
             let (storage_ns, release) = (hr.storage_namespace().to_string(), hr.release_name());
             let next = crate::cluster::helmstore::next_action(&target.cluster, &storage_ns, &release);
@@ -292,6 +300,27 @@ impl Pipeline {
     }
 }
 
+/// Whether the live objects of HelmRelease `name` differ from its stored release (helm-controller's
+/// drift detection's comparison, [`crate::compare::drift`]), in words for [`DiffRequest::no_differences`].
+async fn live_against_release(cluster: &Cluster, name: &str) -> String {
+    let command = crate::support::output::chart_command();
+    let compared = async {
+        let hr = helmrelease(cluster, name).await?;
+        crate::compare::drift::detect(cluster, &hr, Default::default()).await
+    };
+    match compared.await {
+        Ok(report) if report.has_drift() => {
+            let c = report.counts();
+            format!(
+                "but the live objects differ from it ({} drifted, {} missing): {command} diff {name} shows what apply would change",
+                c.drifted, c.missing
+            )
+        }
+        Ok(_) => "the live objects match it".into(),
+        Err(e) => format!("the live objects were not compared with it ({e})"),
+    }
+}
+
 /// What `diff` compares the rendering with.
 #[derive(Clone, Copy, Debug)]
 pub enum DiffAgainst<'a> {
@@ -324,29 +353,46 @@ impl DiffRequest<'_> {
     }
 
     /// Prints `plan` as `format` asks on stdout; a plan without changes is also said in words on stderr
-    /// when people read the output.
-    pub fn print(
+    /// when people read the output, naming what was compared ([`Self::no_differences`]).
+    pub async fn print(
         &self,
         plan: &Plan,
         format: crate::compare::diff::Format,
         options: crate::compare::diff::RenderOptions,
+        cluster: Option<&Cluster>,
     ) -> std::result::Result<(), crate::support::output::StdoutError> {
         crate::support::output::write_stdout(plan.render(format, options, &self.title()))?;
         if !plan.has_changes() && format.for_people() {
-            match self.against {
-                DiffAgainst::Git(git_ref) => {
-                    crate::support::output::stderr_line(format_args!("No differences against git:{git_ref}."))
-                }
-                DiffAgainst::Cluster(_) => crate::support::output::stderr_line(format_args!(
-                    "No differences: {} apply {} would change nothing.",
-                    crate::support::output::chart_command(),
-                    self.name
-                )),
-            }
+            let line = self.no_differences(cluster).await;
+            crate::support::output::stderr_line(format_args!("{line}"));
         }
         Ok(())
     }
 
+    /// The closing line of a diff without changes, saying only what was compared: "apply would change
+    /// nothing" after a comparison with the live objects alone. Against the stored release, the live
+    /// objects are compared with that release too (as helm-controller's drift detection compares them),
+    /// so that a live edit is not hidden behind "no differences".
+    async fn no_differences(&self, cluster: Option<&Cluster>) -> String {
+        let command = crate::support::output::chart_command();
+        if let ReleaseSource::ChartDefaults = self.source {
+            // --plain compares the chart alone with the stored release, and reads no HelmRelease.
+            return format!("No differences from the stored Helm release {}.", self.name);
+        }
+        match (self.against, cluster) {
+            (DiffAgainst::Git(git_ref), _) => format!("No differences against git:{git_ref}."),
+            (DiffAgainst::Cluster(Against::Live), _) => {
+                format!("No differences: {command} apply {} would change nothing.", self.name)
+            }
+            (DiffAgainst::Cluster(Against::Release), None) => {
+                "No differences from the stored Helm release (the live objects were not compared).".into()
+            }
+            (DiffAgainst::Cluster(Against::Release), Some(cluster)) => {
+                let live = live_against_release(cluster, self.name).await;
+                format!("No differences from the stored Helm release; {live}.")
+            }
+        }
+    }
     /// What was compared, in Markdown: the first line of `-o markdown`.
     fn title(&self) -> String {
         let against = match self.against {

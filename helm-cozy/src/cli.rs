@@ -97,12 +97,14 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render the chart as Flux would install it for HelmRelease NAME.
+    #[command(alias = "template")]
     Show(ShowArgs),
     /// Print the values Flux would compose for HelmRelease NAME, and where each key came from.
     Values(ValuesArgs),
     /// Show what `apply` would change in the cluster (or in the stored Helm release).
     Diff(DiffArgs),
     /// Suspend HelmRelease NAME, install the chart as Flux would, and record the result as Flux does.
+    #[command(aliases = ["install", "upgrade"])]
     Apply(ApplyArgs),
     /// Suspend HelmRelease NAME and uninstall its Helm release; the HelmRelease stays suspended.
     Delete(DeleteArgs),
@@ -133,6 +135,26 @@ pub struct ValuesFlags {
 impl ValuesFlags {
     pub fn user(&self) -> cozyhr::desired::UserValues {
         cozyhr::desired::UserValues { files: self.values.clone(), sets: self.set.clone() }
+    }
+}
+
+/// What `apply`, `diff` and `delete` do with a chart directory that is not the HelmRelease's chart (see
+/// cozyhr::desired::which_chart).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ChartCheckFlags {
+    /// Go ahead although the chart directory's chart is not the one the HelmRelease deploys (its
+    /// HelmRepository's chart, else its last release's), which is otherwise refused as a slip with
+    /// nothing changed: a chart renamed on purpose (helm-controller then uninstalls and installs again
+    /// unless spec.upgrade.chartNameChangeStrategy is InPlaceUpdate), or a delete from another chart's
+    /// directory (outside a chart directory, delete compares no chart).
+    #[arg(long = "other-chart")]
+    pub other_chart: bool,
+}
+
+impl ChartCheckFlags {
+    pub fn policy(&self) -> cozyhr::desired::which_chart::OtherChart {
+        use cozyhr::desired::which_chart::OtherChart;
+        if self.other_chart { OtherChart::Allow } else { OtherChart::Refuse }
     }
 }
 
@@ -230,7 +252,10 @@ pub struct ValuesArgs {
     /// The HelmRelease.
     pub name: String,
 
-    /// Also print which source set each top-level key (chart default, values file, valuesFrom, inline, -f, --set).
+    /// Instead of the values, list each leaf (a key path such as image.tag; a list is one leaf) with its
+    /// value and the source that set it (chart values.yaml, valuesFiles FILE, ConfigMap/NAME[KEY],
+    /// Secret/NAME[KEY], spec.values, -f FILE, --set EXPR): a YAML list of {path, value, source}, or JSON
+    /// with -o json. Values from a Secret are masked.
     #[arg(long)]
     pub sources: bool,
 
@@ -269,6 +294,9 @@ pub struct DiffArgs {
     /// NAME stored in the namespace, as Go cozyhr's diff --plain compares them.
     #[arg(long, conflicts_with_all = ["all", "release_file", "watch", "kube_version", "api_versions"])]
     pub plain: bool,
+
+    #[command(flatten)]
+    pub chart_check: ChartCheckFlags,
 
     #[command(flatten)]
     pub print: DiffPrintFlags,
@@ -368,6 +396,9 @@ pub struct ApplyArgs {
     /// With --all: go on applying the others after a release fails (without it, no new apply starts).
     #[arg(long = "keep-going", requires = "all")]
     pub keep_going: bool,
+
+    #[command(flatten)]
+    pub chart_check: ChartCheckFlags,
 
     /// Resume the HelmRelease after a successful apply, handing it back to Flux.
     #[arg(long)]
@@ -485,6 +516,9 @@ fn parse_review_refs(value: &str) -> Result<String, String> {
 pub struct DeleteArgs {
     /// The HelmRelease.
     pub name: String,
+
+    #[command(flatten)]
+    pub chart_check: ChartCheckFlags,
 
     /// How long helm uninstall may take (default: spec.uninstall.timeout, else spec.timeout, else 5m).
     #[arg(long, value_parser = cozyhr::support::duration::parse, value_name = "DURATION")]

@@ -69,6 +69,7 @@ pub enum Command {
     /// Ask helm-controller to reconcile a HelmRelease now and wait for the result.
     Reconcile(ReconcileArgs),
     /// Show one HelmRelease in one screen: conditions, history, failures, dependencies, dependents, events.
+    #[command(alias = "describe")]
     Status(StatusArgs),
     /// Show the dependsOn graph around a HelmRelease: what it depends on and what depends on it.
     Tree(TreeArgs),

@@ -12,19 +12,32 @@ use std::time::Duration;
 
 use crate::apply::install::{Release, uninstall};
 use crate::cluster::Cluster;
+use crate::desired::which_chart::OtherChart;
 use crate::flux::HelmRelease;
 use crate::flux::verbs::Objects;
 use crate::render::Helm;
+use crate::source::chart::ChartDir;
 use crate::support::error::{Error, Result};
 use crate::support::output::progress;
 
-/// Uninstalls the release of HelmRelease `name` and leaves the HelmRelease suspended; `timeout`
-/// (`--timeout`) overrides the HelmRelease's.
-pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<Duration>) -> Result<()> {
+/// Uninstalls the release of HelmRelease `name` and leaves the HelmRelease suspended, its status saying so
+/// ([`crate::apply::deleted`]); `timeout` (`--timeout`) overrides the HelmRelease's. `chart`: the chart
+/// directory it is run from, if any, and what to do when that is not the HelmRelease's chart (see
+/// [`crate::desired::which_chart`]).
+pub async fn delete(
+    cluster: &Cluster,
+    helm: &Helm,
+    name: &str,
+    timeout: Option<Duration>,
+    chart: Option<(&ChartDir, OtherChart)>,
+) -> Result<()> {
     // Listening from the start: SIGINT or SIGTERM no longer kill the process half-way (say, with Helm's
     // storage moved to the release namespace); helm is stopped gracefully and the storage put back.
     let interrupted = crate::support::process::interrupted();
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).get(name).await?;
+    if let Some((chart, policy)) = chart {
+        crate::desired::which_chart::check(&hr, chart, policy)?;
+    }
     let release = recorded_release(&hr);
     // What spec.uninstall asks for is checked before anything changes.
     let args = crate::apply::install::uninstall_args(helm.major, &hr, &release, timeout)?;
@@ -39,6 +52,7 @@ pub async fn delete(cluster: &Cluster, helm: &Helm, name: &str, timeout: Option<
         super::take_over::take_over(cluster, release_cluster, name, &release, timeout, why).await?;
         let uninstalling = Uninstalling { release_cluster, helm, name, release: &release, args: &args, keep_history };
         uninstalling.run(interrupted).await?;
+        super::deleted::record(cluster, name, &release).await?;
         progress::success(format!(
             "helmrelease {name} stays suspended, so Flux will not reinstall it; to hand it back: {} {name} -n {}",
             crate::support::output::lifecycle_command("resume"),

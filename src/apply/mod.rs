@@ -31,6 +31,7 @@
 
 mod action;
 mod delete;
+pub mod deleted;
 mod dry_run;
 mod events;
 pub mod field_managers;

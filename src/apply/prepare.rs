@@ -37,6 +37,8 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
         return Ok(None);
     }
     let chart = &req.pipeline.chart;
+    // Before anything is read or changed: the wrong directory would uninstall the application.
+    crate::desired::which_chart::check(&hr, chart, req.pipeline.other_chart)?;
     let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
     if voice.says() {
         crate::desired::notes::recorded_version(&desired, chart);

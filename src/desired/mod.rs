@@ -7,6 +7,7 @@ pub mod crds;
 pub mod notes;
 pub mod release_target;
 pub mod target;
+pub mod which_chart;
 
 use std::path::{Path, PathBuf};
 

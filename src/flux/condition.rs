@@ -87,6 +87,24 @@ pub fn verdict(conditions: &[Condition]) -> Readiness {
     }
 }
 
+/// Ready=False reasons helm-controller reports before it attempts anything, and does not leave by itself:
+/// the source object missing or its artifact unreadable (`ArtifactFailed`), values it cannot compose
+/// (`ValuesError`), a Helm configuration it cannot build (`InitFailed`). It retries them on an interval,
+/// but only a change (the source created, the values fixed) ends them.
+const UNRECOVERABLE_REASONS: [&str; 3] = ["ArtifactFailed", "ValuesError", "InitFailed"];
+
+/// A failure the controller does not get out of by itself, as `reason: message`: Stalled=True (with
+/// Ready's account, as [`verdict`] gives it), or Ready=False for one of [`UNRECOVERABLE_REASONS`]. A wait
+/// that reads it ends at once instead of at its timeout.
+pub fn unrecoverable(conditions: &[Condition]) -> Option<String> {
+    let ready = find(conditions, READY).filter(|c| c.status == "False");
+    if let Some(stalled) = find(conditions, STALLED).filter(|c| c.status == "True") {
+        let said = ready.filter(|r| !r.message.is_empty()).unwrap_or(stalled);
+        return Some(format!("{}: {}", said.reason, said.message));
+    }
+    ready.filter(|c| UNRECOVERABLE_REASONS.contains(&c.reason.as_str())).map(|c| format!("{}: {}", c.reason, c.message))
+}
+
 /// The verdict on a reconcile request the controller has recorded as handled: [`verdict`], except while
 /// Reconciling=True stands beside a Ready that is not False. helm-controller records the request at the
 /// end of every attempt, also of one it ends by asking to be requeued at once (a finalizer added, a
@@ -160,6 +178,20 @@ mod tests {
 
     fn cond(t: &str, s: &str, msg: &str) -> Condition {
         Condition { type_: t.into(), status: s.into(), message: msg.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn a_missing_source_or_a_stall_ends_a_wait_and_a_dependency_does_not() {
+        let because = |reason: &str| Condition { reason: reason.into(), ..cond(READY, "False", "why") };
+        let missing = [because("ArtifactFailed")];
+        assert_eq!(unrecoverable(&missing).as_deref(), Some("ArtifactFailed: why"));
+        assert_eq!(unrecoverable(&[because("ValuesError")]).as_deref(), Some("ValuesError: why"));
+        assert_eq!(unrecoverable(&[because("DependencyNotReady")]), None, "a dependency may become ready");
+        assert_eq!(unrecoverable(&[because("SourceNotReady")]), None, "a source may become ready");
+        let stalled =
+            [Condition { reason: "RetriesExceeded".into(), ..cond(STALLED, "True", "") }, because("UpgradeFailed")];
+        assert_eq!(unrecoverable(&stalled).as_deref(), Some("UpgradeFailed: why"));
+        assert_eq!(unrecoverable(&[cond(READY, "True", "ok")]), None);
     }
 
     #[test]

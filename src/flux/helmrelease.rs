@@ -326,6 +326,10 @@ pub struct HelmReleaseStatus {
     pub extra: Extra,
 }
 
+/// The reason `helm cozy delete` writes on Ready and Released: helm-controller's word for an uninstall
+/// that succeeded.
+pub const DELETED_REASON: &str = "UninstallSucceeded";
+
 /// One entry of `status.history`: what helm-controller recorded about a Helm release revision.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -517,6 +521,18 @@ impl HelmRelease {
             Some(s) if !s.chart_name.is_empty() => s.chart_name == chart,
             _ => self.spec.chart.as_ref().is_some_and(|t| t.spec.chart == chart),
         }
+    }
+
+    /// Whether the status says `helm cozy delete` uninstalled the release and nothing installed it since:
+    /// Ready and Released both False with [`DELETED_REASON`] (helm-controller's own uninstall, a
+    /// remediation, leaves Released on the failure that caused it).
+    pub fn deleted_by_delete(&self) -> bool {
+        let Some(status) = &self.status else { return false };
+        let said = |type_: &str| {
+            crate::flux::condition::find(&status.reconcile.conditions, type_)
+                .is_some_and(|c| c.status == "False" && c.reason == DELETED_REASON)
+        };
+        said(crate::flux::condition::READY) && said("Released")
     }
 
     pub fn latest_snapshot(&self) -> Option<&Snapshot> {

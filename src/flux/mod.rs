@@ -10,6 +10,7 @@ pub mod dependency;
 pub mod events;
 pub mod helmrelease;
 pub mod kind;
+pub mod near;
 pub mod object;
 pub mod reconcile;
 pub mod release_name;

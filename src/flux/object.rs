@@ -54,9 +54,16 @@ pub trait FluxObject:
 
     /// For a wait on the current generation (after resume): settled like [`FluxObject::readiness`], or
     /// failed as soon as the controller has attempted this generation and failed, since a failed attempt
-    /// never advances observedGeneration.
+    /// never advances observedGeneration; or failed as soon as the controller reports a failure it does
+    /// not get out of by itself ([`condition::unrecoverable`]: a missing source, bad values, Stalled),
+    /// which it reports without attempting anything.
     fn generation_verdict(&self) -> Readiness {
         let readiness = self.readiness();
+        if matches!(readiness, Readiness::Progressing(_))
+            && let Some(message) = condition::unrecoverable(self.conditions())
+        {
+            return Readiness::Failed(message);
+        }
         let generation = self.meta().generation.unwrap_or_default();
         if matches!(readiness, Readiness::Progressing(_))
             && self.last_attempted_generation().is_some_and(|g| g >= generation)

@@ -226,10 +226,31 @@ async fn render(
         // Helm 4 reports only "plugin exited with error": put the post-renderer's own message first.
         Err(RenderError::Failed { stderr, .. }) => match post_render.and_then(|p| p.error_log()) {
             Some(log) => Err(RenderError::Failed { program: "helm".into(), stderr: format!("{log}\n{stderr}") }),
-            None => Err(RenderError::Failed { program: "helm".into(), stderr: one_line(&stderr) }),
+            None => Err(template_error(&stderr)),
         },
         Err(e) => Err(e),
     }
+}
+
+/// Helm's hint after a render error, for its own `--debug` flag: helm cozy takes no such flag (`helm
+/// --debug cozy` times its steps), so it is replaced by how to see the rendered YAML.
+const HELMS_DEBUG_HINT: &str = "Use --debug flag to render out invalid YAML";
+
+/// A chart that does not render, as one line: Helm's message without its `Error: ` (the line starts
+/// with `error: ` already) and without its `--debug` hint, which is replaced by one that works here.
+pub fn template_error(stderr: &str) -> RenderError {
+    let line = one_line(stderr);
+    let had_hint = line.contains(HELMS_DEBUG_HINT);
+    let message = line.replace(HELMS_DEBUG_HINT, "");
+    let message = message.trim();
+    let message = message.strip_prefix("Error: ").unwrap_or(message).trim_end();
+    if !had_hint {
+        return RenderError::Template(message.to_string());
+    }
+    let command = crate::support::output::chart_command();
+    RenderError::Template(format!(
+        "{message} (to see the YAML the templates make: {command} values NAME > values.yaml, then helm template . -f values.yaml --debug)"
+    ))
 }
 
 /// Helm's message on one line: some span several (a values schema's violations, one per line, under
@@ -265,6 +286,16 @@ mod tests {
             super::one_line(schema),
             "Error: values don't meet the specifications of the schema(s) in the following chart(s): app: - replicas: Invalid type. Expected: integer, given: string"
         );
+    }
+
+    #[test]
+    fn a_render_error_is_helms_message_with_a_hint_that_works_here() {
+        let helm3 = "Error: parse error at (app/templates/cm.yaml:3): unexpected \"}\" in operand\nUse --debug flag to render out invalid YAML\n";
+        assert_eq!(
+            super::template_error(helm3).to_string(),
+            "parse error at (app/templates/cm.yaml:3): unexpected \"}\" in operand (to see the YAML the templates make: helm cozy values NAME > values.yaml, then helm template . -f values.yaml --debug)"
+        );
+        assert_eq!(super::template_error("Error: boom\n").to_string(), "boom");
     }
 
     #[test]

@@ -73,6 +73,12 @@ pub enum Error {
     #[error("invalid {what}: {reason}")]
     Invalid { what: String, reason: String },
 
+    /// A chart directory whose chart is not the one the HelmRelease deploys ([`crate::desired::which_chart`]).
+    #[error(
+        "{dir} holds chart {found:?}, but helmrelease {hr} deploys chart {deployed:?} ({known_from}), so nothing was changed: run from {deployed}'s chart directory (or -C DIR), or pass --other-chart if the chart is renamed on purpose"
+    )]
+    OtherChart { dir: String, found: String, hr: String, deployed: String, known_from: String },
+
     #[error("kubernetes API error: {}", describe(.0))]
     Kube(kube::Error),
 
@@ -189,10 +195,10 @@ pub enum DriftError {
     Target { rule: usize, field: &'static str, value: String, what: &'static str, reason: String },
 
     #[error(
-        "helmrelease {hr} has no Helm release {release} in namespace {storage}{}: helm-controller has not installed it (yet), so there is no drift to look for",
+        "helmrelease {hr} has no Helm release {release} in namespace {storage}{}: {why}, so there is no drift to look for",
         if *remote { " of the release's own cluster" } else { "" }
     )]
-    NoRelease { hr: String, release: String, storage: String, remote: bool },
+    NoRelease { hr: String, release: String, storage: String, remote: bool, why: String },
 
     #[error("the stored manifest of Helm release {release} cannot be read: {reason}")]
     Manifest { release: String, reason: String },
@@ -371,6 +377,12 @@ pub enum RenderError {
 
     #[error("{program} failed: {stderr}")]
     Failed { program: String, stderr: String },
+
+    /// The chart does not render: Helm's own message, on one line, without its `Error: ` and its
+    /// `--debug` hint (which `helm cozy` does not take), with how to see the YAML instead
+    /// ([`crate::render::template_error`]).
+    #[error("{0}")]
+    Template(String),
 
     /// Not `source`: the reason is in the line already, and a source would print it a second time.
     #[error("cannot run {program}: {reason}")]

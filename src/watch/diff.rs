@@ -45,7 +45,7 @@ impl Round for DiffRound<'_> {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
-        match self.request.print(&plan, self.format, self.options) {
+        match self.request.print(&plan, self.format, self.options, Some(self.cluster)).await {
             Ok(()) => Outcome::Done(format!("diff printed: {}", plan_words(&plan))),
             Err(e) if e.is_reader_gone() => Outcome::End(Why::ReaderGone),
             Err(e) => Outcome::Failed(e.to_string()),

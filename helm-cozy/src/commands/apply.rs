@@ -13,7 +13,8 @@ use cozyhr_shell::{ClusterFlags, Exit};
 use crate::cli::ApplyArgs;
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let pipeline = Pipeline::open(chart_dir).await?;
+    let mut pipeline = Pipeline::open(chart_dir).await?;
+    pipeline.other_chart = args.chart_check.policy();
     let cluster = flags.connect_for(&args.target).await?;
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
@@ -26,11 +27,12 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &Apply
         return run_all(&cluster, &pipeline, args, request).await;
     }
     if args.watch {
-        let ended = cozyhr::watch::apply(request).await?;
+        let ended =
+            super::or_what_is_there(cozyhr::watch::apply(request).await, &cluster, Some(&pipeline.chart)).await?;
         // A second Ctrl-C stopped helm half-way.
         return Ok(if ended.cut_off { Exit::Interrupted.into() } else { ExitCode::SUCCESS });
     }
-    apply(request).await?;
+    super::or_what_is_there(apply(request).await, &cluster, Some(&pipeline.chart)).await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,10 +9,11 @@ use cozyhr::source::ReleaseSource;
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::{AgainstArg, DiffArgs};
-use crate::commands::{helmrelease_hint, note_offline_lookup};
+use crate::commands::{note_offline_lookup, or_what_is_there};
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let pipeline = Pipeline::open(chart_dir).await?;
+    let mut pipeline = Pipeline::open(chart_dir).await?;
+    pipeline.other_chart = args.chart_check.policy();
     if args.set.all {
         return run_all(flags, &pipeline, args).await;
     }
@@ -34,11 +35,16 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     if args.watch
         && let Some(cluster) = &cluster
     {
-        cozyhr::watch::diff(&pipeline, cluster, &request, format, options).await.map_err(helmrelease_hint)?;
+        let watched = cozyhr::watch::diff(&pipeline, cluster, &request, format, options).await;
+        or_what_is_there(watched, cluster, Some(&pipeline.chart)).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = pipeline.diff_request(cluster.as_ref(), &request).await.map_err(helmrelease_hint)?;
-    request.print(&plan, format, options)?;
+    let plan = pipeline.diff_request(cluster.as_ref(), &request).await;
+    let plan = match &cluster {
+        Some(c) => or_what_is_there(plan, c, Some(&pipeline.chart)).await?,
+        None => plan?,
+    };
+    request.print(&plan, format, options, cluster.as_ref()).await?;
     Ok(args.print.exit_code(plan.has_changes()))
 }
 

@@ -23,7 +23,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) if args.watch => diff::run(cluster, chart_dir, args).await,
         Command::Diff(args) => stop_on_signal(diff::run(cluster, chart_dir, args)).await,
         Command::Apply(args) => apply::run(cluster, chart_dir, args).await,
-        Command::Delete(args) => delete::run(cluster, args).await,
+        Command::Delete(args) => delete::run(cluster, chart_dir, args).await,
         Command::Review(args) => stop_on_signal(review::run(cluster, chart_dir, args)).await,
         Command::PostRender => {
             cozyhr::render::postrender::main_post_render().await?;
@@ -59,6 +59,31 @@ fn helmrelease_hint(e: cozyhr::Error) -> anyhow::Error {
             anyhow::anyhow!("{e} (to render the chart without a HelmRelease, use --plain)")
         }
         e => e.into(),
+    }
+}
+
+/// `result`, with what is there said after a HelmRelease that is not (see [`cozyhr::flux::near`]): close
+/// names, the namespaces that have it, the HelmReleases of `chart` here; else, from a chart directory,
+/// that --plain renders the chart without one.
+async fn or_what_is_there<T>(
+    result: cozyhr::Result<T>,
+    cluster: &cozyhr::cluster::Cluster,
+    chart: Option<&cozyhr::source::chart::ChartDir>,
+) -> anyhow::Result<T> {
+    match result {
+        Err(e @ cozyhr::Error::NotFound { kind: "helmrelease", .. }) => {
+            let name = match &e {
+                cozyhr::Error::NotFound { name, .. } => name.clone(),
+                _ => String::new(),
+            };
+            let chart_name = chart.map(|c| c.meta.name.as_str());
+            match cozyhr::flux::near::hint(cluster, &name, chart_name).await {
+                Some(hint) => Err(anyhow::anyhow!("{e}; {hint}")),
+                None if chart.is_some() => Err(helmrelease_hint(e)),
+                None => Err(e.into()),
+            }
+        }
+        other => Ok(other?),
     }
 }
 

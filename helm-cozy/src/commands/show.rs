@@ -8,11 +8,13 @@ use cozyhr::source::ReleaseSource;
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::ShowArgs;
-use crate::commands::{helmrelease_hint, note_offline_lookup};
+use crate::commands::{note_offline_lookup, or_what_is_there};
 
 pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
-    let pipeline = Pipeline::open(chart_dir).await?;
+    let mut pipeline = Pipeline::open(chart_dir).await?;
+    // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
+    pipeline.other_chart = cozyhr::desired::which_chart::OtherChart::Warn;
     let user = args.inputs.values.user();
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
@@ -21,7 +23,8 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowA
         }
         ReleaseSource::Cluster => {
             let cluster = flags.connect_for(&args.inputs.target).await?;
-            pipeline.show(&cluster, &args.name, &user).await.map_err(helmrelease_hint)?
+            let shown = pipeline.show(&cluster, &args.name, &user).await;
+            or_what_is_there(shown, &cluster, Some(&pipeline.chart)).await?
         }
         ReleaseSource::ChartDefaults => render_plain(flags, &pipeline, args, &user).await?,
     };

@@ -232,6 +232,17 @@ async fn latest_release(target: &Target, hr: &HelmRelease) -> Result<StoredRelea
             release: release_name,
             storage,
             remote: !target.shares_discovery_with_home(),
+            why: if hr.deleted_by_delete() {
+                let resume = crate::support::output::lifecycle_command("resume");
+                format!(
+                    "it was uninstalled by {} delete ({resume} {} -n {} lets Flux install it again)",
+                    crate::support::output::chart_command(),
+                    hr.name(),
+                    hr.namespace()
+                )
+            } else {
+                "helm-controller has not installed it (yet)".into()
+            },
         }
         .into());
     };
