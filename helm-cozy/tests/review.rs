@@ -321,14 +321,27 @@ fn offline_show_takes_helms_capability_flags_and_says_lookup_finds_nothing() {
     assert!(out.stdout.contains("found: \"no\""), "{}", out.stdout);
     assert_eq!(out.stderr, "helm cozy: rendering without a cluster: lookup finds nothing (the chart calls lookup)\n");
 
-    // values reads the same files.
-    let values = repo.cozy(&["values", HR_NAME, "--release-file", "repo/deploy/release.yaml", "--sources"]);
-    let table = values.printed();
-    assert!(
-        table.contains("ConfigMap/app-values[values.yaml]")
-            && table.contains("Secret/app-secret[password] at auth.password"),
-        "{table}"
+    // values reads the same files: each leaf with its source, the Secret's value masked.
+    let args = ["values", HR_NAME, "--release-file", "repo/deploy/release.yaml", "--sources"];
+    assert_eq!(
+        repo.cozy(&args).printed(),
+        "- path: auth.password\n  value: \"*** (Secret apps/app-secret key password)\"\n  \
+         source: Secret/app-secret[password] at auth.password\n\
+         - path: color\n  value: blue\n  source: ConfigMap/app-values[values.yaml]\n"
     );
+    // With the chart's defaults, the leaves only the chart sets; as JSON with -o json.
+    let json = repo.cozy(&[&args[..], &["--with-defaults", "-o", "json"]].concat());
+    let rows: serde_json::Value = serde_json::from_str(json.printed()).expect("values --sources -o json is JSON");
+    assert_eq!(
+        rows,
+        serde_json::json!([
+            {"path": "auth.password", "value": "*** (Secret apps/app-secret key password)",
+             "source": "Secret/app-secret[password] at auth.password"},
+            {"path": "color", "value": "blue", "source": "ConfigMap/app-values[values.yaml]"},
+            {"path": "port", "value": 80, "source": "chart values.yaml"},
+        ])
+    );
+    assert!(!json.stdout.contains(PASSWORD), "{}", json.stdout);
 }
 
 #[test]

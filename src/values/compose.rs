@@ -10,7 +10,8 @@
 //!
 //! The result is what Helm stores as `release.Config`: chart defaults are *not* in it (Helm coalesces them at
 //! render time). `valuesFiles` replace the chart's values.yaml as the defaults; [`Composed::coalesced`] shows
-//! defaults and values together for `helm cozy values --sources`.
+//! defaults and values together, and [`Composed::leaves`] where each of their leaves came from (for `helm cozy
+//! values --sources`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,6 +21,7 @@ use serde_json::Value;
 use super::gov::{GoMap, GoVal, map_from_json, map_get, map_to_json, new_map};
 use super::merge::{coalesce_with_defaults, merge_go, merge_maps};
 use super::model::{Values, ValuesError};
+use super::provenance::Provenance;
 use super::strvals::{parse_into_go, replace_path_go};
 use super::yaml::parse_values;
 use crate::flux::helmrelease::ValuesReference;
@@ -55,7 +57,7 @@ pub struct Inputs {
     pub user_sets: Vec<String>,
 }
 
-/// Where a top-level key got its value.
+/// Where a value came from: a top-level key ([`Composed::sources`]) or a leaf ([`Composed::leaves`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     ChartDefaults,
@@ -97,14 +99,16 @@ pub struct Composed {
     pub coalesced_sources: BTreeMap<String, Source>,
     /// The integers of `values` as `--set` expressions (see `integer_sets`).
     pub integer_sets: Vec<String>,
+    /// The inputs, kept to tell where each leaf came from ([`Composed::leaves`]).
+    pub provenance: Provenance,
 }
 
 /// The HelmRelease-side part of a ref's label, e.g. `ConfigMap ns/x key values.yaml`, used in errors.
-fn ref_label(namespace: &str, r: &ValuesReference) -> String {
+pub(super) fn ref_label(namespace: &str, r: &ValuesReference) -> String {
     format!("{} {}/{} key {}", r.kind, namespace, r.name, r.key())
 }
 
-fn ref_source(r: &ValuesReference) -> Source {
+pub(super) fn ref_source(r: &ValuesReference) -> Source {
     Source::ValuesFrom {
         kind: r.kind.clone(),
         name: r.name.clone(),
@@ -146,7 +150,8 @@ pub fn compose(inputs: &Inputs) -> Result<Composed, ValuesError> {
     // The user's additions, the way the Helm CLI applies them: files merged in order, then each --set.
     let result = merge_user_files(result, &inputs.user_files, &mut sources);
     apply_user_sets(&result, &inputs.user_sets, &mut sources)?;
-    Ok(composed(inputs, result, sources))
+    let provenance = Provenance::of(inputs)?;
+    Ok(composed(inputs, result, sources, provenance))
 }
 
 /// Flux's loop over `valuesFrom`, starting from an empty `result`: each entry in order, a missing one
@@ -254,7 +259,7 @@ fn apply_user_sets(
 /// What the composition hands on: `result` as JSON with the sources of the keys it holds, the defaults
 /// Helm coalesces under it ([`effective_defaults`]) and the two coalesced with their sources, and the
 /// integers strvals wrote ([`integer_sets_of`]).
-fn composed(inputs: &Inputs, result: GoMap, mut sources: BTreeMap<String, Source>) -> Composed {
+fn composed(inputs: &Inputs, result: GoMap, mut sources: BTreeMap<String, Source>, provenance: Provenance) -> Composed {
     let values_out = map_to_json(&result);
     sources.retain(|k, _| values_out.contains_key(k));
 
@@ -266,7 +271,7 @@ fn composed(inputs: &Inputs, result: GoMap, mut sources: BTreeMap<String, Source
         .collect();
     let mut integer_sets = Vec::new();
     integer_sets_of(&GoVal::Map(result), "", &mut integer_sets);
-    Composed { values: values_out, sources, defaults, coalesced, coalesced_sources, integer_sets }
+    Composed { values: values_out, sources, defaults, coalesced, coalesced_sources, integer_sets, provenance }
 }
 
 /// `--set PATH=N` for every integer in the composed values, the ones strvals wrote (a `targetPath`, a
@@ -293,7 +298,7 @@ fn integer_sets_of(v: &GoVal, path: &str, out: &mut Vec<String>) {
 }
 
 /// A map key as a strvals path segment: the characters strvals reads as syntax escaped.
-fn strvals_key(key: &str) -> String {
+pub(super) fn strvals_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len());
     for c in key.chars() {
         if matches!(c, '.' | '[' | ']' | ',' | '=' | '\\') {

@@ -8,6 +8,7 @@
 //! - [`merge`]: Flux `MergeMaps` and Helm's coalescing of chart defaults.
 //! - [`strvals`]: Helm's `--set` syntax, used by Flux for `targetPath`.
 //! - [`compose()`]: the whole Flux algorithm plus the user's `-f`/`--set`, with per-key provenance.
+//! - [`provenance`]: the source of each leaf of the composed values (`values --sources`).
 //! - [`digest`]: Flux `DigestValues` (go-yaml v2 bytes, sha256).
 //!
 //! Values are `serde_json::Value`. Numbers follow what Go holds after the YAML → JSON → `interface{}` round
@@ -19,6 +20,7 @@ pub mod digest;
 mod gov;
 pub mod merge;
 pub mod model;
+pub mod provenance;
 pub mod strvals;
 pub mod yaml;
 
@@ -26,6 +28,7 @@ pub use compose::{Composed, Inputs, RefData, Source, compose};
 pub use digest::{digest_values, encode_values};
 pub use merge::{coalesce_with_defaults, merge_maps};
 pub use model::{FetchedRef, Values, ValuesError};
+pub use provenance::{Leaf, sources_document};
 pub use yaml::parse_values;
 
 /// Values as indented JSON the way Helm prints them (`helm get values -o json`): Helm holds every number
