@@ -627,8 +627,21 @@ fn a_renamed_chart_as_the_controller_handles_it() {
         }
         // helm-controller: the source now serves the renamed chart.
         renamed.publish(&format!("a-{i}"), &ns);
-        // helm cozy: the renamed chart from its directory.
-        cozy(Helm::V4, Renders::PluginsHelm, renamed.path(), &ns, &["apply", &cozy_hr]).ok();
+        // helm cozy: the renamed chart from its directory, refused as a slip of the directory unless the
+        // rename is said to be meant; refused, nothing changes.
+        let before = get_json("helmrelease", &ns, &cozy_hr).unwrap_or_default();
+        let slip = cozy(Helm::V4, Renders::PluginsHelm, renamed.path(), &ns, &["apply", &cozy_hr]).code(1);
+        let line = slip.stderr.trim_end();
+        assert!(
+            line.contains("holds chart \"second-name\"")
+                && line.contains("deploys chart \"first-name\"")
+                && !line.contains('\n'),
+            "one line naming both charts: {line}"
+        );
+        let after = get_json("helmrelease", &ns, &cozy_hr).unwrap_or_default();
+        assert_eq!(after["spec"]["suspend"], before["spec"]["suspend"], "not suspended by the refusal");
+        assert_eq!(after["status"]["history"], before["status"]["history"], "the release is untouched");
+        cozy(Helm::V4, Renders::PluginsHelm, renamed.path(), &ns, &["apply", &cozy_hr, "--other-chart"]).ok();
         let latest = |name: &str| {
             let hr = get_json("helmrelease", &ns, name).unwrap_or_default();
             let h = &hr["status"]["history"][0];
