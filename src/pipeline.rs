@@ -22,6 +22,7 @@ use crate::render::{ClusterView, Helm, TemplateRequest};
 use crate::source::chart::{ChartDir, Checkout};
 use crate::source::generated::{Built, Generated};
 use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
+use crate::source::served::{ChartPlace, Served};
 use crate::source::{FileReleases, ReleaseSource};
 use crate::support::error::{Error, Result};
 
@@ -34,6 +35,9 @@ pub struct Pipeline {
     /// What to do when the chart is not the one the HelmRelease deploys (see
     /// [`crate::desired::which_chart`]): refused unless a command says otherwise.
     pub other_chart: OtherChart,
+    /// The chart as the HelmRelease's source serves it, when there is no chart directory: kept while the
+    /// pipeline lives (its unpacked files are removed with it).
+    pub served: Option<std::sync::Arc<Served>>,
 }
 
 impl Pipeline {
@@ -41,12 +45,31 @@ impl Pipeline {
     pub async fn open(chart_dir: &Path) -> Result<Pipeline> {
         let chart = ChartDir::open(chart_dir)?;
         let helm = Helm::locate().await?;
-        let self_exe = std::env::current_exe().map_err(|e| {
-            Error::Failed(format!(
-                "cannot find this program's own path ({e}), which Helm runs as Flux's post-renderer: run it by its full path"
-            ))
-        })?;
-        Ok(Pipeline { chart, helm, self_exe, other_chart: OtherChart::Refuse })
+        Ok(Pipeline { chart, helm, self_exe: self_exe()?, other_chart: OtherChart::Refuse, served: None })
+    }
+
+    /// What can be had of a pipeline at `place` before the cluster is asked: the chart directory opened
+    /// and helm found, or (no chart directory) helm alone, the chart to come from the HelmRelease's
+    /// source ([`Opened::for_release`]). Bad input is found here, before any cluster is reached.
+    pub async fn open_place(place: &ChartPlace) -> Result<Opened> {
+        match place {
+            ChartPlace::Directory(dir) => Ok(Opened::Ready(Pipeline::open(dir).await?)),
+            ChartPlace::Source => {
+                self_exe()?;
+                Ok(Opened::FromSource(Helm::locate().await?))
+            }
+        }
+    }
+
+    /// A pipeline rendering `served` with `helm`.
+    pub fn with_served(helm: Helm, served: Served) -> Result<Pipeline> {
+        Ok(Pipeline {
+            chart: served.chart.clone(),
+            helm,
+            self_exe: self_exe()?,
+            other_chart: OtherChart::Refuse,
+            served: Some(std::sync::Arc::new(served)),
+        })
     }
 
     /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart (said in
@@ -321,6 +344,46 @@ async fn live_against_release(cluster: &Cluster, name: &str) -> String {
     }
 }
 
+/// A pipeline as far as it can be opened without a cluster ([`Pipeline::open_place`]).
+pub enum Opened {
+    /// A chart directory's.
+    Ready(Pipeline),
+    /// Helm, found; the chart is the one the HelmRelease's source serves.
+    FromSource(Helm),
+}
+
+impl Opened {
+    /// The pipeline of HelmRelease `name`: the directory's, or one with the chart its source serves in
+    /// `cluster` ([`crate::source::served`], said in one line on stderr).
+    pub async fn for_release(self, cluster: &Cluster, name: &str) -> Result<Pipeline> {
+        match self {
+            Opened::Ready(pipeline) => Ok(pipeline),
+            Opened::FromSource(helm) => {
+                let hr = helmrelease(cluster, name).await?;
+                let served = crate::source::served::fetch(cluster, &hr).await?;
+                let line = served.describe();
+                crate::support::output::stderr_line(format_args!(
+                    "{}: {line}",
+                    crate::support::output::chart_command()
+                ));
+                Pipeline::with_served(helm, served)
+            }
+        }
+    }
+}
+
+impl Opened {
+    /// The directory's pipeline, for a command that reads no cluster (the source's chart needs one).
+    pub fn for_release_offline(self) -> Result<Pipeline> {
+        match self {
+            Opened::Ready(pipeline) => Ok(pipeline),
+            Opened::FromSource(_) => Err(Error::Failed(
+                "without a chart directory the chart is the one the HelmRelease's source serves in the cluster: configure one, or pass -C DIR".into(),
+            )),
+        }
+    }
+}
+
 /// What `diff` compares the rendering with.
 #[derive(Clone, Copy, Debug)]
 pub enum DiffAgainst<'a> {
@@ -591,6 +654,15 @@ impl<'a> AtRef<'a> {
         }
         Ok(())
     }
+}
+
+/// This executable, which Helm runs as the post-renderer.
+fn self_exe() -> Result<PathBuf> {
+    std::env::current_exe().map_err(|e| {
+        Error::Failed(format!(
+            "cannot find this program's own path ({e}), which Helm runs as Flux's post-renderer: run it by its full path"
+        ))
+    })
 }
 
 /// HelmRelease `name` in the cluster's namespace.

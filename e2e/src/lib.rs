@@ -690,6 +690,14 @@ pub fn cozy(helm: Helm, chart: &Path, ns: &str, args: &[&str]) -> Run {
     run(c)
 }
 
+/// `helm cozy ARGS... -n NS` through the real Helm's plugin dispatch, run in `dir` without `-C`: from a
+/// directory that holds no chart, the chart is the one the HelmRelease's source serves.
+pub fn cozy_in(helm: Helm, dir: &Path, ns: &str, args: &[&str]) -> Run {
+    let mut c = cozy_home(helm).command();
+    c.current_dir(dir).arg("cozy").args(args).args(["-n", ns]);
+    run(c)
+}
+
 /// The API server's version as it reports it (`gitVersion`).
 pub fn server_version() -> String {
     let v = kubectl(["version", "-o", "json"]).ok().json();

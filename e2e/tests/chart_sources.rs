@@ -17,8 +17,8 @@
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, assert_same_objects, cozy, find, helm_get, helm_repo_url, helm_tests, namespace, objects,
-    resume_without_an_upgrade, wait_hr_ready,
+    Chart, Helm, apply, assert_same_objects, cozy, cozy_in, find, helm_get, helm_repo_url, helm_tests, namespace,
+    objects, resume_without_an_upgrade, wait_hr_ready,
 };
 
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
@@ -133,6 +133,20 @@ fn delivered(helm: Helm, how: Delivery) {
     let shown = cozy(helm, chart.path(), &ns, &["show", "app"]).ok();
     assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {how:?} show"));
     assert!(!shown.stderr.contains("rendered with the chart's own version"), "{}", shown.stderr);
+
+    // From a directory that holds no chart: the chart the source serves in the cluster, fetched through
+    // the API server (or from the artifact's address) and checked against its digest, then kept by digest.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let diff = cozy_in(helm, elsewhere.path(), &ns, &["diff", "app", "--detailed-exitcode"]);
+    assert_eq!(diff.code, Some(0), "{helm:?} {how:?}: diff of the source's chart\n{}\n{}", diff.stdout, diff.stderr);
+    assert!(diff.stderr.contains("helm cozy: the chart of ") && diff.stderr.contains(&chart.name), "{}", diff.stderr);
+    let shown = cozy_in(helm, elsewhere.path(), &ns, &["show", "app"]).ok();
+    assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {how:?} show of the source's chart"));
+    assert!(shown.stderr.contains("(cached, "), "a second command fetches nothing: {}", shown.stderr);
+    let applied = cozy_in(helm, elsewhere.path(), &ns, &["apply", "app"]).ok();
+    assert!(applied.stderr.contains(&format!("with chart {}@{version}", chart.name)), "{}", applied.stderr);
+    assert!(!applied.stderr.contains("runs a local chart"), "the source's own chart: {}", applied.stderr);
+    resume_without_an_upgrade(&ns, "app");
 
     // The unchanged chart applied: recorded with the source's version, so Flux finds nothing to redo.
     let applied = cozy(helm, chart.path(), &ns, &["apply", "app"]).ok();
@@ -268,4 +282,53 @@ fn reconcile_with_source_installs_the_new_revision() {
     assert!(source_first.is_some_and(|(s, h)| s < h), "the source is reconciled first:\n{}", run.stderr);
     let hr = cozyhr_e2e::get_json("helmrelease", &ns, "app").expect("the HelmRelease");
     assert!(version(&hr).starts_with("0.3.1+"), "helm-controller installed the new revision: {}", version(&hr));
+}
+
+/// `diff --all` from a directory that holds no chart: every HelmRelease of the namespace, each with the
+/// chart its own source serves (an ExternalArtifact, an OCIRepository, a HelmRepository), as one plan;
+/// a values change to one of them is that release's change alone.
+#[test]
+fn diff_all_without_a_chart_directory_takes_each_releases_own_source() {
+    let ns = namespace("src-all");
+    let names = ["by-artifact", "by-oci", "by-repo"];
+    for (how, name) in
+        [Delivery::ArtifactGenerator, Delivery::OciRepository, Delivery::HelmRepository].into_iter().zip(names)
+    {
+        // A chart name of its own: the Helm repository and the registry are shared and outlive a run.
+        let chart = sourced_chart(&format!("all-{name}-{ns}"));
+        let spec = deliver(how, &chart, &ns);
+        apply(&helmrelease(&ns, &spec).replacen("name: app\n", &format!("name: {name}\n"), 1));
+    }
+    for name in names {
+        wait_hr_ready(&ns, name, READY_TIMEOUT);
+    }
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let clean = cozy_in(Helm::V4, elsewhere.path(), &ns, &["diff", "--all", "--detailed-exitcode"]);
+    assert_eq!(clean.code, Some(0), "right after helm-controller installed them:\n{}\n{}", clean.stdout, clean.stderr);
+    for name in names {
+        assert!(clean.stdout.contains(name), "{name} in the plan:\n{}", clean.stdout);
+    }
+    // A values change held back from helm-controller (suspended in the same write) is by-oci's alone.
+    cozyhr_e2e::kubectl([
+        "-n",
+        &ns,
+        "patch",
+        "helmrelease",
+        "by-oci",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"suspend":true,"values":{"greeting":"changed"}}}"#,
+    ])
+    .ok();
+    let changed = cozy_in(Helm::V4, elsewhere.path(), &ns, &["diff", "--all", "--detailed-exitcode", "-o", "json"]);
+    assert_eq!(changed.code, Some(2), "{}\n{}", changed.stdout, changed.stderr);
+    let entries: serde_json::Value = serde_json::from_str(&changed.stdout).expect("JSON");
+    let with_changes: Vec<&str> = entries
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter(|e| e["plan"]["summary"]["change"].as_u64().unwrap_or_default() > 0)
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(with_changes, ["by-oci"], "{}", changed.stdout);
 }

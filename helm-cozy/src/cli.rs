@@ -24,9 +24,18 @@ pub struct Globals {
     #[command(flatten)]
     pub cluster: ClusterFlags,
 
-    /// The chart directory (default: the current directory).
-    #[arg(short = 'C', long = "chdir", global = true, value_name = "DIR", default_value = ".")]
-    pub chart_dir: PathBuf,
+    /// The chart directory. Without it: the current directory when it holds a Chart.yaml, else the chart
+    /// the HelmRelease's source serves in the cluster (its artifact, fetched and checked as helm-controller
+    /// fetches it). review: the repository directory (default: the current one).
+    #[arg(short = 'C', long = "chdir", global = true, value_name = "DIR")]
+    pub chart_dir: Option<PathBuf>,
+}
+
+impl Globals {
+    /// Where the chart commands take their chart from (see cozyhr::source::served::ChartPlace).
+    pub fn chart_place(&self) -> cozyhr::source::served::ChartPlace {
+        cozyhr::source::served::ChartPlace::choose(self.chart_dir.as_deref())
+    }
 }
 
 impl Cli {

@@ -199,8 +199,16 @@ fn chart_commands_outside_a_chart_fail_in_one_line() {
     let sandbox = with_chart_and_stub_helm();
     let chart_commands = CHART_COMMANDS.iter().filter(|args| args[0] != "delete");
     for args in chart_commands.clone() {
-        // The sandbox root (the working directory) has no Chart.yaml.
-        sandbox.run(BIN, args).one_error_line(&["not a chart directory", "-C DIR"]);
+        // The sandbox root (the working directory) has no Chart.yaml: what renders a directory's chart (the
+        // chart alone, a Git side) says so; the rest takes the chart the HelmRelease's source serves, from
+        // the cluster, which is asked only once everything else is known.
+        let needs_a_directory = args.contains(&"--plain") || args.contains(&"git:HEAD");
+        let out = sandbox.run(BIN, args);
+        if needs_a_directory {
+            out.one_error_line(&["needs a chart directory", "-C DIR"]);
+        } else {
+            out.one_error_line(&["cannot read kubeconfig"]);
+        }
         let out = sandbox.run(BIN, &[&["-C", "no-such-dir"][..], args].concat());
         out.one_error_line(&["no-such-dir", "-C DIR"]);
     }

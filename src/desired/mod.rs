@@ -104,8 +104,15 @@ impl Desired {
         } else {
             source_version
         };
-        let values_files = crate::source::values_files::read(&hr, chart)
-            .map_err(|e| Error::ValuesFiles { hr: format!("{}/{}", hr.namespace(), hr.name()), error: Box::new(e) })?;
+        // A chart as its source packaged it has its valuesFiles merged into values.yaml already.
+        let values_files = if chart.is_packaged() {
+            None
+        } else {
+            crate::source::values_files::read(&hr, chart).map_err(|e| Error::ValuesFiles {
+                hr: format!("{}/{}", hr.namespace(), hr.name()),
+                error: Box::new(e),
+            })?
+        };
         let replaced = values_files.is_some();
         let composed = compose(&hr, chart, values_files, refs, user, rules.values_from_literal)?;
         let values = Value::Object(composed.values.clone());

@@ -22,6 +22,9 @@ pub struct ChartDir {
     /// Where the chart lies in a checkout helm cozy wrote itself (a Git ref's tree); None for a chart
     /// directory of the user's, whose checkout is found from its path (see [`crate::source::values_files`]).
     checkout: Option<Checkout>,
+    /// The chart as source-controller packaged it (fetched from its source: [`crate::source::served`]):
+    /// its `valuesFiles` merged into values.yaml already, its version the one it wrote.
+    packaged: bool,
 }
 
 /// A chart's place in a checkout of its source: what a GitRepository's `valuesFiles` are read from.
@@ -48,7 +51,17 @@ impl ChartDir {
                 reason: "name and version are required".into(),
             });
         }
-        Ok(ChartDir { path, meta, checkout: None })
+        Ok(ChartDir { path, meta, checkout: None, packaged: false })
+    }
+
+    /// This chart, as its source packaged it (see the field).
+    pub fn packaged(self) -> ChartDir {
+        ChartDir { packaged: true, ..self }
+    }
+
+    /// Whether this chart is as its source packaged it: loaded as it is, its `valuesFiles` not read again.
+    pub fn is_packaged(&self) -> bool {
+        self.packaged
     }
 
     /// This chart, known to lie at `checkout` (a Git ref's tree helm cozy wrote).

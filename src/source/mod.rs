@@ -8,11 +8,13 @@
 pub mod artifact;
 pub mod chart;
 pub mod chart_source;
+pub mod fetch;
 pub mod generated;
 pub mod gitref;
 pub mod helmignore;
 pub mod package_source;
 pub mod release_file;
+pub mod served;
 pub mod values_files;
 
 use std::path::PathBuf;

@@ -95,7 +95,8 @@ impl Round for DiffAllRound<'_> {
             Ok(set) => set,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
-        let entries = diff_all(self.pipeline, self.cluster, &set, self.common, self.concurrency).await;
+        let charts = crate::sets::release_set::diff::Charts::Directory(self.pipeline);
+        let entries = diff_all(charts, self.cluster, &set, self.common, self.concurrency).await;
         match print(&entries, self.format, self.options) {
             Ok(()) => {
                 let changed = entries.iter().filter(|e| e.outcome.as_ref().is_ok_and(|p| p.has_changes())).count();

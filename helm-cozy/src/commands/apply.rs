@@ -6,16 +6,30 @@ use std::process::ExitCode;
 use cozyhr::apply::install::UpgradeOptions;
 use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
-use cozyhr::pipeline::Pipeline;
+use cozyhr::pipeline::{Opened, Pipeline};
+use cozyhr::source::served::ChartPlace;
 
 use cozyhr_shell::{ClusterFlags, Exit};
 
 use crate::cli::ApplyArgs;
 
-pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let mut pipeline = Pipeline::open(chart_dir).await?;
-    pipeline.other_chart = args.chart_check.policy();
+pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let opened = if args.plain || args.watch || args.set.all {
+        // The chart alone, the loop that follows a directory's files, a chart's set: a directory's.
+        let what = if args.plain {
+            "apply --plain"
+        } else if args.watch {
+            "apply --watch"
+        } else {
+            "apply --all"
+        };
+        Opened::Ready(Pipeline::open(place.directory(what)?).await?)
+    } else {
+        Pipeline::open_place(place).await?
+    };
     let cluster = flags.connect_for(&args.target).await?;
+    let mut pipeline = super::or_what_is_there(opened.for_release(&cluster, args.name()).await, &cluster, None).await?;
+    pipeline.other_chart = args.chart_check.policy();
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
         let out = pipeline.apply_plain(&cluster, args.name(), &user, args.dry_run, take).await?;

@@ -1,17 +1,20 @@
 //! `helm cozy delete NAME`: uninstall the release and keep Flux from reinstalling it.
 
-use std::path::Path;
 use std::process::ExitCode;
 
+use cozyhr::source::served::ChartPlace;
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::DeleteArgs;
 
-pub async fn run(cluster: &ClusterFlags, chart_dir: &Path, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
     let helm = cozyhr::render::Helm::locate().await?;
     // Run from a chart directory, delete names a release of that chart (a slip of the directory or the
     // name is refused); from anywhere else no chart is compared.
-    let chart = cozyhr::source::chart::ChartDir::open(chart_dir).ok();
+    let chart = match place {
+        ChartPlace::Directory(dir) => cozyhr::source::chart::ChartDir::open(dir).ok(),
+        ChartPlace::Source => None,
+    };
     let policy = args.chart_check.policy();
     let cluster = cluster.connect_for(&args.target).await?;
     let deleted =

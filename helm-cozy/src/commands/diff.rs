@@ -3,19 +3,18 @@
 use std::process::ExitCode;
 
 use cozyhr::compare::Against;
-use cozyhr::pipeline::{DiffAgainst, DiffRequest, Pipeline};
+use cozyhr::pipeline::{DiffAgainst, DiffRequest, Opened, Pipeline};
 use cozyhr::source::ReleaseSource;
+use cozyhr::source::served::ChartPlace;
 
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::{AgainstArg, DiffArgs};
 use crate::commands::{note_offline_lookup, or_what_is_there};
 
-pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let mut pipeline = Pipeline::open(chart_dir).await?;
-    pipeline.other_chart = args.chart_check.policy();
+pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     if args.set.all {
-        return run_all(flags, &pipeline, args).await;
+        return run_all(flags, place, args).await;
     }
     let user = args.inputs.values.user();
     let source = args.inputs.release.source(args.plain, flags.options().namespace)?;
@@ -23,14 +22,29 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     let options = args.layout.render_options();
     // --watch excludes release files, offline capabilities, --plain and git: refs (see cli.rs): it needs
     // a cluster. The chart alone (--plain) is compared with the release stored in the cluster's namespace.
+    // The source's chart is the cluster's: what is rendered beside it (a Git side, the chart alone, its
+    // --watch) is a directory's.
+    let from_source = matches!((&source, &request.against), (ReleaseSource::Cluster, DiffAgainst::Cluster(_)));
+    let opened = if from_source && !args.watch {
+        Pipeline::open_place(place).await?
+    } else {
+        Opened::Ready(Pipeline::open(place.directory(what_needs_a_directory(args))?).await?)
+    };
     let cluster = if matches!(source, ReleaseSource::ChartDefaults) {
         Some(flags.connect().await?)
     } else if request.needs_cluster() {
         Some(flags.connect_for(&args.inputs.target).await?)
     } else {
-        note_offline_lookup(&[&pipeline.chart]);
         None
     };
+    let mut pipeline = match &cluster {
+        Some(cluster) => or_what_is_there(opened.for_release(cluster, args.name()).await, cluster, None).await?,
+        None => opened.for_release_offline()?,
+    };
+    pipeline.other_chart = args.chart_check.policy();
+    if cluster.is_none() {
+        note_offline_lookup(&[&pipeline.chart]);
+    }
     let format = args.print.format();
     if args.watch
         && let Some(cluster) = &cluster
@@ -48,28 +62,64 @@ pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &DiffA
     Ok(args.print.exit_code(plan.has_changes()))
 }
 
-/// `diff --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), a summary table, then the diffs.
-async fn run_all(flags: &ClusterFlags, pipeline: &Pipeline, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    use cozyhr::sets::release_set::diff::{Common, any_change, any_error, diff_all, print};
+/// The diff that needs a chart directory, in its flags' words.
+fn what_needs_a_directory(args: &DiffArgs) -> &'static str {
+    if args.watch {
+        "diff --watch"
+    } else if args.plain {
+        "diff --plain"
+    } else if matches!(args.against, AgainstArg::Git(_)) {
+        "diff --against git:REF"
+    } else {
+        "diff --release-file"
+    }
+}
+
+/// `diff --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), a summary table, then the
+/// diffs; without a chart directory, every selected HelmRelease with its own source's chart.
+async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    use cozyhr::sets::release_set::diff::{Charts, Common, diff_all};
     let cluster = flags.connect_for(&args.inputs.target).await?;
     let selection = args.set.selection(&args.names);
     let user = args.inputs.values.user();
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
     let common = Common { user: &user, against, options: args.print.plan_options() };
     let (options, format) = (args.layout.render_options(), args.print.format());
+    let mut pipeline = match place {
+        ChartPlace::Directory(dir) => Pipeline::open(dir).await?,
+        ChartPlace::Source if args.watch => Pipeline::open(place.directory("diff --all --watch")?).await?,
+        ChartPlace::Source => {
+            let helm = cozyhr::render::Helm::locate().await?;
+            let set = cozyhr::sets::release_set::select_any(&cluster, &selection).await?;
+            let entries = diff_all(Charts::Sources(&helm), &cluster, &set, &common, args.set.concurrency()).await;
+            return finish_all(&entries, args, format, options);
+        }
+    };
+    pipeline.other_chart = args.chart_check.policy();
     if args.watch {
-        cozyhr::watch::diff_all(pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
+        cozyhr::watch::diff_all(&pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
             .await?;
         return Ok(ExitCode::SUCCESS);
     }
     let set = cozyhr::sets::release_set::select(&cluster, &pipeline.chart.meta.name, &selection).await?;
-    let entries = diff_all(pipeline, &cluster, &set, &common, args.set.concurrency()).await;
-    print(&entries, format, options)?;
-    if any_error(&entries) {
+    let entries = diff_all(Charts::Directory(&pipeline), &cluster, &set, &common, args.set.concurrency()).await;
+    finish_all(&entries, args, format, options)
+}
+
+/// Prints the set's diffs; exit 1 when any failed, else as --detailed-exitcode says.
+fn finish_all(
+    entries: &[cozyhr::sets::release_set::diff::Entry],
+    args: &DiffArgs,
+    format: cozyhr::compare::diff::Format,
+    options: cozyhr::compare::diff::RenderOptions,
+) -> anyhow::Result<ExitCode> {
+    use cozyhr::sets::release_set::diff::{any_change, any_error, print};
+    print(entries, format, options)?;
+    if any_error(entries) {
         let failed = entries.iter().filter(|e| e.outcome.is_err()).count();
         anyhow::bail!("{failed} of {} releases could not be diffed (see their rows above)", entries.len());
     }
-    Ok(args.print.exit_code(any_change(&entries)))
+    Ok(args.print.exit_code(any_change(entries)))
 }
 
 /// The diff the flags ask for, of the release from `source`.

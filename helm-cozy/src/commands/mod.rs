@@ -15,16 +15,19 @@ use cozyhr_shell::completion;
 use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (cluster, chart_dir) = (&cli.globals.cluster, &cli.globals.chart_dir);
+    let (cluster, place) = (&cli.globals.cluster, &cli.globals.chart_place());
     match &cli.command {
-        Command::Show(args) => stop_on_signal(show::run(cluster, chart_dir, args)).await,
-        Command::Values(args) => stop_on_signal(values::run(cluster, chart_dir, args)).await,
+        Command::Show(args) => stop_on_signal(show::run(cluster, place, args)).await,
+        Command::Values(args) => stop_on_signal(values::run(cluster, place, args)).await,
         // The watch loop handles Ctrl-C itself: it ends between rounds.
-        Command::Diff(args) if args.watch => diff::run(cluster, chart_dir, args).await,
-        Command::Diff(args) => stop_on_signal(diff::run(cluster, chart_dir, args)).await,
-        Command::Apply(args) => apply::run(cluster, chart_dir, args).await,
-        Command::Delete(args) => delete::run(cluster, chart_dir, args).await,
-        Command::Review(args) => stop_on_signal(review::run(cluster, chart_dir, args)).await,
+        Command::Diff(args) if args.watch => diff::run(cluster, place, args).await,
+        Command::Diff(args) => stop_on_signal(diff::run(cluster, place, args)).await,
+        Command::Apply(args) => apply::run(cluster, place, args).await,
+        Command::Delete(args) => delete::run(cluster, place, args).await,
+        Command::Review(args) => {
+            let dir = cli.globals.chart_dir.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
+            stop_on_signal(review::run(cluster, &dir, args)).await
+        }
         Command::PostRender => {
             cozyhr::render::postrender::main_post_render().await?;
             Ok(ExitCode::SUCCESS)

@@ -4,29 +4,35 @@ use std::process::ExitCode;
 
 use cozyhr::pipeline::Pipeline;
 use cozyhr::source::ReleaseSource;
+use cozyhr::source::served::ChartPlace;
 
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::ShowArgs;
 use crate::commands::{note_offline_lookup, or_what_is_there};
 
-pub async fn run(flags: &ClusterFlags, chart_dir: &std::path::Path, args: &ShowArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
-    let mut pipeline = Pipeline::open(chart_dir).await?;
-    // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
-    pipeline.other_chart = cozyhr::desired::which_chart::OtherChart::Warn;
     let user = args.inputs.values.user();
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
+            let pipeline = Pipeline::open(place.directory("show --release-file")?).await?;
             note_offline_lookup(&[&pipeline.chart]);
             pipeline.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }
         ReleaseSource::Cluster => {
+            let opened = Pipeline::open_place(place).await?;
             let cluster = flags.connect_for(&args.inputs.target).await?;
+            let pipeline = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
+            // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
+            let pipeline = Pipeline { other_chart: cozyhr::desired::which_chart::OtherChart::Warn, ..pipeline };
             let shown = pipeline.show(&cluster, &args.name, &user).await;
             or_what_is_there(shown, &cluster, Some(&pipeline.chart)).await?
         }
-        ReleaseSource::ChartDefaults => render_plain(flags, &pipeline, args, &user).await?,
+        ReleaseSource::ChartDefaults => {
+            let pipeline = Pipeline::open(place.directory("show --plain")?).await?;
+            render_plain(flags, &pipeline, args, &user).await?
+        }
     };
     cozyhr::support::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
     Ok(ExitCode::SUCCESS)

@@ -3,15 +3,10 @@
 
 use std::path::PathBuf;
 
-use http_body_util::BodyExt as _;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::desired::Desired;
-use crate::flux::HelmRelease;
-use crate::flux::kind::Kind;
-use crate::flux::source::FluxSource;
-use crate::flux::verbs::Objects;
 
 /// Whether the local chart is the source's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,62 +21,6 @@ pub enum Sameness {
     Unknown {
         why: String,
     },
-}
-
-/// The artifact `hr`'s chart source offers now: (URL, digest, `Kind ns/name at REVISION`).
-async fn artifact(cluster: &Cluster, hr: &HelmRelease) -> Result<(String, String, String), String> {
-    let (kind_name, ns, name) = crate::flux::sources::chart_source(hr).map_err(|e| e.to_string())?;
-    let k = Kind::lookup(&kind_name).ok_or_else(|| format!("a source of kind {kind_name} is not known"))?;
-    let source = Objects::<FluxSource>::namespaced_with(cluster, &ns, k)
-        .get_opt(&name)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{kind_name} {ns}/{name} does not exist"))?;
-    let artifact =
-        source.status.and_then(|s| s.artifact).ok_or_else(|| format!("{kind_name} {ns}/{name} has no artifact"))?;
-    let url = artifact.extra.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
-    let digest = artifact.digest.clone().unwrap_or_default();
-    if url.is_empty() || digest.is_empty() {
-        return Err(format!("{kind_name} {ns}/{name}'s artifact has no URL or digest"));
-    }
-    Ok((url, digest, format!("{kind_name} {ns}/{name} at {}", artifact.revision)))
-}
-
-/// `name.namespace` of an in-cluster Service address (`name.namespace.svc[.cluster.local][.]`).
-fn service_of(host: &str) -> Option<(&str, &str)> {
-    let host = host.trim_end_matches('.');
-    let rest = host.strip_suffix(".svc.cluster.local").or_else(|| host.strip_suffix(".svc"))?;
-    rest.split_once('.').filter(|(n, ns)| !n.is_empty() && !ns.is_empty() && !ns.contains('.'))
-}
-
-/// The bytes at `url`: through the API server's service proxy for a Service address, else by HTTP.
-async fn fetch(cluster: &Cluster, url: &str) -> Result<Vec<u8>, String> {
-    let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-    let host = uri.host().unwrap_or_default();
-    let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-    if let Some((name, ns)) = service_of(host) {
-        let port = uri.port_u16().unwrap_or(80);
-        let proxied = format!("/api/v1/namespaces/{ns}/services/http:{name}:{port}/proxy{path}");
-        let request = http::Request::get(proxied).body(Vec::new()).map_err(|e| e.to_string())?;
-        let response = cluster.client.send(request.map(kube::client::Body::from)).await.map_err(|e| e.to_string())?;
-        if !response.status().is_success() {
-            return Err(format!("the service proxy answered {} for {url}", response.status()));
-        }
-        let body = response.into_body().collect().await.map_err(|e| e.to_string())?;
-        return Ok(body.to_bytes().to_vec());
-    }
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("{url}: only http:// artifact addresses are fetched"));
-    }
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
-    let request =
-        http::Request::get(uri).body(http_body_util::Empty::<&'static [u8]>::new()).map_err(|e| e.to_string())?;
-    let response = client.request(request).await.map_err(|e| format!("{url}: {}", crate::support::error::cause(&e)))?;
-    if !response.status().is_success() {
-        return Err(format!("{url} answered {}", response.status()));
-    }
-    let body = response.into_body().collect().await.map_err(|e| e.to_string())?;
-    Ok(body.to_bytes().to_vec())
 }
 
 /// A chart's files by path (the top chart's directory stripped), as compared.
@@ -277,17 +216,15 @@ fn differences(ours: &Files, theirs: &Files) -> Vec<String> {
 /// Compares the local chart of `desired` with the one its source offers now (see the module docs).
 pub async fn compare(cluster: &Cluster, desired: &Desired) -> Sameness {
     let unknown = |why: String| Sameness::Unknown { why };
-    let (url, digest, source) = match artifact(cluster, &desired.hr).await {
+    let artifact = match crate::source::fetch::artifact(cluster, &desired.hr).await {
         Ok(a) => a,
         Err(why) => return unknown(why),
     };
-    let bytes = match fetch(cluster, &url).await {
+    let source = artifact.describe();
+    let bytes = match artifact.bytes(cluster).await {
         Ok(b) => b,
-        Err(why) => return unknown(format!("cannot fetch the chart of {source}: {why}")),
+        Err(why) => return unknown(why),
     };
-    if crate::go::digest::sha256(&bytes) != digest {
-        return unknown(format!("the archive fetched for {source} is not its digest {digest}"));
-    }
     let theirs = match archive_files(&bytes) {
         Ok(f) => f,
         Err(why) => return unknown(format!("{source}: {why}")),
@@ -341,16 +278,5 @@ mod tests {
         assert!(ignore.ignores("README.md", false) && ignore.ignores("docs/x.md", false));
         assert!(ignore.ignores("ci", true) && !ignore.ignores("ci", false));
         assert!(ignore.ignores("templates/.hidden", false) && !ignore.ignores("templates/cm.yaml", false));
-    }
-
-    #[test]
-    fn service_addresses_go_through_the_proxy() {
-        assert_eq!(
-            service_of("source-controller.flux-system.svc.cluster.local."),
-            Some(("source-controller", "flux-system"))
-        );
-        assert_eq!(service_of("source-watcher.flux-system.svc"), Some(("source-watcher", "flux-system")));
-        assert_eq!(service_of("127.0.0.1"), None);
-        assert_eq!(service_of("example.com"), None);
     }
 }

@@ -30,7 +30,7 @@ pub struct Common<'a> {
 
 /// Diffs every release of `set`, `concurrency` at a time; the entries come back in the set's order.
 pub async fn diff_all(
-    pipeline: &Pipeline,
+    charts: Charts<'_>,
     cluster: &Cluster,
     set: &[HelmRelease],
     common: &Common<'_>,
@@ -47,10 +47,29 @@ pub async fn diff_all(
             offline_view: Default::default(),
             options: common.options,
         };
-        let outcome = pipeline.diff_request(Some(&here), &request).await.map_err(|e| e.to_string());
-        Entry { namespace, name, outcome }
+        let outcome = match charts {
+            Charts::Directory(pipeline) => pipeline.diff_request(Some(&here), &request).await,
+            Charts::Sources(helm) => match crate::source::served::fetch(&here, hr).await {
+                Ok(served) => match Pipeline::with_served(helm.clone(), served) {
+                    Ok(pipeline) => pipeline.diff_request(Some(&here), &request).await,
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(e),
+            },
+        };
+        Entry { namespace, name, outcome: outcome.map_err(|e| e.to_string()) }
     });
     futures::stream::iter(runs).buffered(concurrency.max(1)).collect().await
+}
+
+/// Where each release of a set takes its chart from.
+#[derive(Clone, Copy)]
+pub enum Charts<'a> {
+    /// One chart directory for all (the set is the HelmReleases of its chart).
+    Directory(&'a Pipeline),
+    /// Each release the chart its own source serves in the cluster ([`crate::source::served`]), rendered
+    /// with this helm.
+    Sources(&'a crate::render::Helm),
 }
 
 /// Whether any release failed to diff.

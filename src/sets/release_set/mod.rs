@@ -71,6 +71,34 @@ pub async fn select(cluster: &Cluster, chart: &str, selection: &Selection) -> Re
     Ok(set)
 }
 
+/// Every HelmRelease `selection` names, whatever its chart (each with its own source's chart: `diff --all`
+/// without a chart directory); an error when none is there.
+pub async fn select_any(cluster: &Cluster, selection: &Selection) -> Result<Vec<HelmRelease>> {
+    let objects = if selection.all_namespaces {
+        Objects::<HelmRelease>::all(cluster)
+    } else {
+        Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace)
+    };
+    let wanted: BTreeSet<&str> = selection.names.iter().map(String::as_str).collect();
+    let set: Vec<HelmRelease> = objects
+        .list(selection.selector.as_deref())
+        .await?
+        .into_iter()
+        .filter(|hr| wanted.is_empty() || wanted.contains(hr.name_any().as_str()))
+        .collect();
+    if set.is_empty() {
+        let scope = if selection.all_namespaces {
+            "any namespace".to_string()
+        } else {
+            format!("namespace {}", cluster.namespace)
+        };
+        return Err(Error::Failed(format!(
+            "no HelmRelease in {scope} matches the selection (-l, names): look elsewhere with -n NAMESPACE or -A"
+        )));
+    }
+    Ok(set)
+}
+
 /// `namespace/name` of a HelmRelease.
 pub fn key(hr: &HelmRelease) -> (String, String) {
     (hr.namespace().to_string(), hr.name_any())

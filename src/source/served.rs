@@ -1,0 +1,209 @@
+//! The chart a HelmRelease's source serves in the cluster: the very archive helm-controller installs,
+//! for commands run without a chart directory.
+//!
+//! The artifact its source names (`chartRef`'s OCIRepository, HelmChart or ExternalArtifact, or the
+//! HelmChart helm-controller made for `spec.chart` from a HelmRepository, GitRepository or Bucket) is
+//! fetched as [`crate::source::fetch`] fetches it and checked against its digest, then unpacked as Helm
+//! loads an archive (every file below the archive's top directory) into a private temporary directory,
+//! removed when the [`Served`] is dropped. The archive is what source-controller built: `valuesFiles`
+//! are merged into its values.yaml already and its version is the one it wrote, so the chart is loaded as
+//! it is ([`ChartDir::packaged`]).
+//!
+//! Archives are kept in the cache directory by digest (`charts/<algorithm>-<hex>.tgz`): a second command
+//! on the same artifact fetches nothing, and an entry whose bytes are not its digest any more is fetched
+//! again.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use crate::cluster::Cluster;
+use crate::flux::HelmRelease;
+use crate::source::chart::ChartDir;
+use crate::source::fetch::Artifact;
+use crate::support::error::{Error, Result};
+
+/// Where a command takes its chart from, chosen once from `-C` ([`ChartPlace::choose`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartPlace {
+    /// A chart directory: `-C DIR`, else the current directory when it holds a Chart.yaml.
+    Directory(PathBuf),
+    /// No chart directory: the chart the HelmRelease's source serves in the cluster.
+    Source,
+}
+
+impl ChartPlace {
+    /// `-C DIR` when given; else the current directory when it holds a Chart.yaml; else the source's chart.
+    pub fn choose(chart_dir: Option<&Path>) -> ChartPlace {
+        match chart_dir {
+            Some(dir) => ChartPlace::Directory(dir.to_path_buf()),
+            None if Path::new("Chart.yaml").is_file() => ChartPlace::Directory(PathBuf::from(".")),
+            None => ChartPlace::Source,
+        }
+    }
+
+    /// The chart directory `what` needs (a render without a cluster, the chart alone, a Git side): an
+    /// error that says so when there is none.
+    pub fn directory(&self, what: &str) -> Result<&Path> {
+        match self {
+            ChartPlace::Directory(dir) => Ok(dir),
+            ChartPlace::Source => Err(Error::Failed(format!(
+                "{what} needs a chart directory, and . holds no Chart.yaml: run it from the chart's directory or pass -C DIR (without one, {} takes the chart the HelmRelease's source serves in the cluster)",
+                crate::support::output::chart_command()
+            ))),
+        }
+    }
+}
+
+/// A chart as its source serves it, unpacked.
+#[derive(Debug)]
+pub struct Served {
+    pub chart: ChartDir,
+    pub artifact: Artifact,
+    /// Whether the archive was read from the cache rather than fetched.
+    pub cached: bool,
+    /// The unpacked chart's directory, removed when this is dropped.
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    /// One line for people: which chart, from where.
+    pub fn describe(&self) -> String {
+        let how = if self.cached { "cached" } else { "fetched from the cluster" };
+        format!(
+            "the chart of {}: {}@{} ({how}, {})",
+            self.artifact.describe(),
+            self.chart.meta.name,
+            self.chart.meta.version,
+            short(&self.artifact.digest)
+        )
+    }
+}
+
+/// `sha256:0123456789ab` of a digest, for messages.
+fn short(digest: &str) -> &str {
+    let end = digest.find(':').map_or(0, |i| i + 13).min(digest.len());
+    &digest[..end]
+}
+
+/// The chart `hr`'s source serves in `cluster` (see the module docs).
+pub async fn fetch(cluster: &Cluster, hr: &HelmRelease) -> Result<Served> {
+    let what = || format!("the chart of helmrelease {}/{}", hr.namespace(), hr.name());
+    let artifact = crate::source::fetch::artifact(cluster, hr).await.map_err(|why| {
+        Error::Failed(format!(
+            "{} cannot be had from its source: {why} (or run from the chart's directory, -C DIR)",
+            what()
+        ))
+    })?;
+    let cache = cache_file(&artifact.digest);
+    let (bytes, cached) = match cache.as_deref().and_then(|f| std::fs::read(f).ok()).filter(|b| artifact.matches(b)) {
+        Some(bytes) => (bytes, true),
+        None => {
+            let bytes = artifact.bytes(cluster).await.map_err(|why| Error::Failed(format!("{}: {why}", what())))?;
+            if let Some(file) = &cache {
+                crate::support::cache::write(file, &bytes);
+            }
+            (bytes, false)
+        }
+    };
+    let dir = crate::support::process::private_dir("cozyhr-served-")?;
+    let top = unpack(&bytes, dir.path())
+        .map_err(|why| Error::Failed(format!("{} ({}) cannot be unpacked: {why}", what(), artifact.describe())))?;
+    let chart = ChartDir::open(&top)?.packaged();
+    Ok(Served { chart, artifact, cached, _dir: dir })
+}
+
+/// Where the archive of `digest` is kept; None without a cache directory or for a digest that is not
+/// `<algorithm>:<hex>`.
+fn cache_file(digest: &str) -> Option<PathBuf> {
+    let (algorithm, hex) = digest.split_once(':')?;
+    let plain = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric());
+    (plain(algorithm) && plain(hex))
+        .then(|| crate::support::cache::dir().map(|d| d.join("charts").join(format!("{algorithm}-{hex}.tgz"))))
+        .flatten()
+}
+
+/// Unpacks the regular files of a gzipped tar archive into `dir`, as Helm loads an archive: the files
+/// below its top directory. Returns that directory. Paths that would leave `dir` are refused.
+fn unpack(archive: &[u8], dir: &Path) -> std::result::Result<PathBuf, String> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    let mut top: Option<String> = None;
+    for entry in tar.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry.path().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
+        let path = path.trim_start_matches("./");
+        let Some((first, rel)) = path.split_once('/') else { continue };
+        let safe = !rel.is_empty() && Path::new(rel).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !safe {
+            return Err(format!("the archive names {path:?}, outside its directory"));
+        }
+        let top = top.get_or_insert_with(|| first.to_string());
+        let dest = dir.join(top.as_str()).join(rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| e.to_string())?;
+        std::fs::write(&dest, data).map_err(|e| format!("{}: {e}", dest.display()))?;
+    }
+    top.map(|t| dir.join(t)).ok_or_else(|| "it holds no chart".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn archive(files: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+        for (path, text) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(text.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder.append_data(&mut header, path, text.as_bytes()).expect("append");
+        }
+        builder.into_inner().expect("tar").finish().expect("gzip")
+    }
+
+    #[test]
+    fn an_archive_unpacks_as_helm_loads_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bytes = archive(&[
+            ("podinfo/Chart.yaml", "apiVersion: v2\nname: podinfo\nversion: 6.5.0\n"),
+            ("podinfo/templates/cm.yaml", "kind: ConfigMap\n"),
+        ]);
+        let top = unpack(&bytes, dir.path()).expect("unpacked");
+        assert_eq!(top, dir.path().join("podinfo"));
+        let chart = ChartDir::open(&top).expect("a chart");
+        assert_eq!((chart.meta.name.as_str(), chart.meta.version.as_str()), ("podinfo", "6.5.0"));
+        assert!(top.join("templates/cm.yaml").is_file());
+    }
+
+    #[test]
+    fn a_path_out_of_the_archive_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut raw = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+        let mut header = tar::Header::new_gnu();
+        let text = b"x";
+        header.set_size(1);
+        header.set_mode(0o644);
+        // set_path refuses "..": write the name into the header as a hostile archive would.
+        header.as_old_mut().name[..15].copy_from_slice(b"chart/../../evi");
+        header.set_cksum();
+        raw.append(&header, &text[..]).expect("append");
+        let bytes = raw.into_inner().expect("tar").finish().expect("gzip");
+        assert!(unpack(&bytes, dir.path()).is_err());
+        assert!(unpack(&archive(&[]), dir.path()).is_err(), "an empty archive holds no chart");
+    }
+
+    #[test]
+    fn archives_are_kept_by_digest() {
+        let file = cache_file("sha256:abc123").expect("a place");
+        assert!(file.ends_with("charts/sha256-abc123.tgz"), "{}", file.display());
+        assert_eq!(cache_file("sha256:../../x"), None);
+        assert_eq!(cache_file("nodigest"), None);
+        assert_eq!(short("sha256:0123456789abcdef"), "sha256:0123456789ab");
+    }
+}
