@@ -88,8 +88,14 @@ impl Controller {
         }
     }
 
-    /// One line when the version is not known, for commands that follow its rules.
+    /// One line when the version is not known, or newer than any this build knows (Flux 2.10's
+    /// helm-controller v1.7), for commands that follow its rules.
     pub fn unknown_line(&self) -> Option<String> {
+        if let Some(v) = self.version.filter(|v| *v > NEWEST_KNOWN) {
+            return Some(format!(
+                "helm-controller {v} is newer than any this build knows: following helm-controller {NEWEST_KNOWN}'s rules (what changed since is not checked)"
+            ));
+        }
         match &self.found {
             Found::Unknown { why } if self.version.is_none() && why != "no cluster was asked" => Some(format!(
                 "helm-controller's version is unknown ({why}): following helm-controller {NEWEST_KNOWN}'s rules"
@@ -109,5 +115,14 @@ mod tests {
         assert_eq!(c.effective_version(), NEWEST_KNOWN);
         assert!(c.unknown_line().unwrap().contains("unknown (x)"));
         assert_eq!(Controller::offline().unknown_line(), None);
+    }
+
+    #[test]
+    fn a_newer_controller_is_said_and_follows_the_newest_rules() {
+        let found = Found::FluxLabel { flux: "v2.10.1".into() };
+        let c = Controller { version: Some(Version::new(1, 7, 1)), found, feature_gates: vec![] };
+        assert_eq!(c.rules(), Controller { version: Some(NEWEST_KNOWN), ..c.clone() }.rules());
+        let line = c.unknown_line().expect("said");
+        assert!(line.starts_with("helm-controller v1.7.1 is newer than any this build knows"), "{line}");
     }
 }

@@ -52,6 +52,10 @@ pub fn for_flux(flux: &Version) -> Option<Version> {
         (2, 9, 1..=2) => v(6, 2),
         (2, 9, 3..=4) => v(6, 3),
         (2, 9, _) => v(6, 4),
+        // Flux 2.10's (its api module is served; the controller itself cannot be built here to check its
+        // rules, which are taken from NEWEST_KNOWN's: see Controller::newer_line).
+        (2, 10, 0) => v(7, 0),
+        (2, 10, _) => v(7, 1),
         _ => None,
     }
 }
@@ -97,6 +101,8 @@ mod tests {
         assert_eq!(hc("v2.8.9").as_deref(), Some("v1.5.5"));
         assert_eq!(hc("v2.9.6").as_deref(), Some("v1.6.4"));
         assert_eq!(hc("v2.7.0"), None);
-        assert_eq!(hc("v2.10.0"), None);
+        assert_eq!(hc("v2.10.0").as_deref(), Some("v1.7.0"));
+        assert_eq!(hc("v2.10.1").as_deref(), Some("v1.7.1"));
+        assert_eq!(hc("v2.11.0"), None);
     }
 }

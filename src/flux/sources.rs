@@ -37,7 +37,7 @@ pub(crate) fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)>
         return Ok((r.kind.clone(), ns.to_string(), r.name.clone()));
     }
     if let Some(t) = &hr.spec.chart {
-        let made = hr.status.as_ref().and_then(|s| s.helm_chart.as_deref()).and_then(|s| s.split_once('/'));
+        let made = hr.status.as_ref().and_then(|s| s.helm_chart.as_deref()).and_then(helm_chart_reference);
         let (ns, name) = match made {
             Some((ns, name)) => (ns.to_string(), name.to_string()),
             None => {
@@ -48,6 +48,16 @@ pub(crate) fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)>
         return Ok((kind::HELM_CHART.kind.to_string(), ns, name));
     }
     Err(Error::Invalid { what: "HelmRelease".into(), reason: "it has neither spec.chart nor spec.chartRef".into() })
+}
+
+/// `status.helmChart` as `(namespace, name)`: `namespace/name` as helm-controller up to v1.6 writes it, or
+/// `Kind/namespace/name` as v1.7 (Flux 2.10) writes it.
+pub(crate) fn helm_chart_reference(text: &str) -> Option<(&str, &str)> {
+    let parts: Vec<&str> = text.split('/').collect();
+    match parts.as_slice() {
+        [ns, name] | [_, ns, name] if !ns.is_empty() && !name.is_empty() => Some((ns, name)),
+        _ => None,
+    }
 }
 
 /// The source steps for `hr`, in the order they must run.
@@ -210,6 +220,14 @@ async fn find_generator(cluster: &Cluster, ea: &FluxSource, ns: &str, name: &str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_helm_chart_reads_as_either_version_writes_it() {
+        assert_eq!(helm_chart_reference("flux-system/apps-podinfo"), Some(("flux-system", "apps-podinfo")));
+        assert_eq!(helm_chart_reference("HelmChart/flux-system/apps-podinfo"), Some(("flux-system", "apps-podinfo")));
+        assert_eq!(helm_chart_reference("podinfo"), None);
+        assert_eq!(helm_chart_reference("a/b/c/d"), None);
+    }
 
     #[test]
     fn chart_versions_from_source_revisions() {
