@@ -51,6 +51,34 @@ use serde_json::Value;
 /// it is read (comment cut, words joined by one space) and covers every place it appears.
 const NOT_RUN: &[(&str, &str)] = &[
     (
+        "source ~/.cache/cozyhr-e2e/run/demo/env",
+        "the demo's environment (scripts/demo.sh writes it); the suites have their own",
+    ),
+    (
+        "eval \"$(~/cozyhr/scripts/cluster.sh env)\"",
+        "the test ground's environment, which scripts/test.sh sets before this suite",
+    ),
+    (
+        "~/cozyhr/scripts/publish-chart.sh charts/my-app my-app apps",
+        "the world publishes its my-app the same way (publish) before the first example",
+    ),
+    (
+        "kubectl apply -f deploy/my-app.yaml",
+        "kubectl, not cozyhr: the world applies deploy/my-app.yaml itself before the first example",
+    ),
+    (
+        "kubectl delete -f deploy/my-app.yaml",
+        "kubectl, not cozyhr: the world's HelmReleases are deleted (and so uninstalled) at the end, by clean()",
+    ),
+    (
+        "kubectl -n apps delete externalartifact my-app",
+        "kubectl, not cozyhr: the world's ExternalArtifact stays for the examples after it",
+    ),
+    (
+        "kubectl get namespace apps -o json | sed 's/\"kubernetes\"//' | kubectl replace --raw /api/v1/namespaces/apps/finalize -f -",
+        "removes a namespace stuck Terminating; namespaces stay here, as everywhere in the suites",
+    ),
+    (
         "COZYHR_HELM=/opt/helm-v4.1.1/helm helm cozy diff my-app",
         "needs a Helm built by hand and a Flux 2.8 cluster; flux_as_the_cluster_runs_it.rs renders with COZYHR_HELM under both Fluxes",
     ),

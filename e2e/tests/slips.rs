@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use cozyhr_e2e::{
     Chart, Helm, apply, condition, cozy, get_json, helmrelease, kubectl, namespace, stored_release, wait_hr_ready,
 };
-use serde_json::Value;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -43,8 +42,8 @@ fn error_line(stderr: &str) -> String {
     errors[0].to_string()
 }
 
-fn suspended(ns: &str, name: &str) -> Value {
-    get_json("helmrelease", ns, name).expect("the HelmRelease")["spec"]["suspend"].clone()
+fn suspended(ns: &str, name: &str) -> bool {
+    get_json("helmrelease", ns, name).expect("the HelmRelease")["spec"]["suspend"].as_bool().unwrap_or(false)
 }
 
 #[test]
@@ -71,7 +70,7 @@ fn another_charts_directory_is_refused_and_changes_nothing() {
             "{args:?}: one line naming both charts and the way on: {line}"
         );
     }
-    assert_eq!(suspended(&ns, "app"), Value::Bool(false), "not suspended by a refusal");
+    assert!(!suspended(&ns, "app"), "not suspended by a refusal");
     let release_after = stored_release(&ns, "app").expect("the release is still there");
     assert_eq!(release_after["version"], release_before["version"], "no new revision");
     assert_eq!(get_json("configmap", &ns, "app-config"), Some(config_before), "the objects are untouched");
@@ -171,7 +170,8 @@ fn a_name_typed_wrong_is_answered_with_what_is_there() {
     let elsewhere = namespace("slip-name-other");
     let out = cozy(Helm::V4, chart.path(), &elsewhere, &["show", "my-app"]).code(1);
     let line = error_line(&out.stderr);
-    assert!(line.contains(&format!("my-app exists in namespace {ns} (-n {ns})")), "{line}");
+    // (Namespaces outlive a run: an earlier run's may be listed too.)
+    assert!(line.contains("my-app exists in namespace") && line.contains(&ns) && line.contains("(-n "), "{line}");
 }
 
 #[test]
@@ -183,10 +183,10 @@ fn a_broken_template_is_helms_message_on_one_line() {
     assert!(line.contains("parse error"), "{line}");
     assert!(!line.contains("helm failed") && !line.contains("Error: "), "one prefix: {line}");
     assert!(!line.contains("Use --debug flag"), "Helm's hint does not work under helm cozy: {line}");
-    assert_eq!(suspended(&ns, "app"), Value::Bool(false));
+    assert!(!suspended(&ns, "app"));
     let applied = cozy(Helm::V4, chart.path(), &ns, &["apply", "app"]).code(1);
     assert!(error_line(&applied.stderr).contains("nothing was changed"), "{}", applied.stderr);
-    assert_eq!(suspended(&ns, "app"), Value::Bool(false), "nothing changed");
+    assert!(!suspended(&ns, "app"), "nothing changed");
 }
 
 #[test]
@@ -199,6 +199,7 @@ fn what_helm_and_kubectl_users_type_is_understood() {
     assert!(described.stdout.contains("app"), "describe is status:\n{}", described.stdout);
     let help = cozy_home_help();
     assert!(!help.contains("__post-render"), "no internal subcommand in the help:\n{help}");
+    assert!(help.contains("show") && help.contains("apply"), "the commands people run:\n{help}");
 }
 
 /// `helm cozy` with no arguments, as a new user first runs it.

@@ -93,6 +93,18 @@ pub fn parse_as<C: clap::FromArgMatches>(cmd: clap::Command, check: impl FnOnce(
             let _ = cmd.print_help();
             Exit::Success.exit()
         }
+        // Flags but no subcommand: clap lists every subcommand, hidden ones and aliases too; the line names
+        // the ones people run.
+        ErrorKind::MissingSubcommand => {
+            let bin = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
+            let visible: Vec<&str> =
+                cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(clap::Command::get_name).collect();
+            cozyhr::support::output::stderr_line(format_args!(
+                "error: '{bin}' needs a command ({}); see '{bin} --help'",
+                visible.join(", ")
+            ));
+            Exit::Failure.exit()
+        }
         _ => {
             cozyhr::support::output::stderr_line(format_args!("{}", usage_line(&error, &cmd)));
             Exit::Failure.exit()

@@ -53,7 +53,8 @@ fn words(found: &Found) -> Option<String> {
         clauses.push(format!("did you mean {}", list(&found.close)));
     }
     if let Some(first) = found.elsewhere.first() {
-        clauses.push(format!("{} exists in namespace {} (-n {first})", found.name, list(&found.elsewhere)));
+        let namespaces = if found.elsewhere.len() == 1 { "namespace" } else { "namespaces" };
+        clauses.push(format!("{} exists in {namespaces} {} (-n {first})", found.name, list(&found.elsewhere)));
     }
     if let Some(chart) = found.chart.filter(|_| !found.of_chart.is_empty() && found.close != found.of_chart) {
         clauses.push(format!("HelmReleases here that deploy chart {chart}: {}", list(&found.of_chart)));
@@ -103,6 +104,8 @@ mod tests {
                 "did you mean my-app; my-ap exists in namespace staging (-n staging); HelmReleases here that deploy chart hello: my-app, my-app-2"
             )
         );
+        let two = Found { elsewhere: names(&["a", "b"]), close: vec![], of_chart: vec![], ..found };
+        assert_eq!(words(&two).as_deref(), Some("my-ap exists in namespaces a, b (-n a)"));
         let nothing = Found { name: "x", close: vec![], elsewhere: vec![], of_chart: vec![], chart: Some("hello") };
         assert_eq!(words(&nothing), None);
         let many = Found { of_chart: names(&["a", "b", "c", "d", "e", "f"]), ..nothing };
