@@ -416,7 +416,8 @@ impl DiffRequest<'_> {
     }
 
     /// Prints `plan` as `format` asks on stdout; a plan without changes is also said in words on stderr
-    /// when people read the output, naming what was compared ([`Self::no_differences`]).
+    /// when people read the output, naming what was compared (against the stored release, whether the
+    /// live objects match it).
     pub async fn print(
         &self,
         plan: &Plan,

@@ -94,7 +94,7 @@ pub fn verdict(conditions: &[Condition]) -> Readiness {
 const UNRECOVERABLE_REASONS: [&str; 3] = ["ArtifactFailed", "ValuesError", "InitFailed"];
 
 /// A failure the controller does not get out of by itself, as `reason: message`: Stalled=True (with
-/// Ready's account, as [`verdict`] gives it), or Ready=False for one of [`UNRECOVERABLE_REASONS`]. A wait
+/// Ready's account, as [`verdict`] gives it), or Ready=False for one of those reasons. A wait
 /// that reads it ends at once instead of at its timeout.
 pub fn unrecoverable(conditions: &[Condition]) -> Option<String> {
     let ready = find(conditions, READY).filter(|c| c.status == "False");

@@ -47,7 +47,8 @@ impl Artifact {
     }
 }
 
-/// The artifact `hr`'s chart source offers now (see [`crate::flux::sources::chart_source`]).
+/// The artifact `hr`'s chart source offers now: `chartRef`'s object, or the HelmChart helm-controller made
+/// for `spec.chart`.
 pub async fn artifact(cluster: &Cluster, hr: &HelmRelease) -> Result<Artifact, String> {
     let (kind_name, ns, name) = crate::flux::sources::chart_source(hr).map_err(|e| e.to_string())?;
     let kind = Kind::lookup(&kind_name).ok_or_else(|| format!("a source of kind {kind_name} is not known"))?;

@@ -41,31 +41,16 @@ pub fn deploys(hr: &HelmRelease, chart: &str) -> bool {
 
 /// The HelmReleases of `selection` that deploy `chart`, sorted by namespace and name. None is an error.
 pub async fn select(cluster: &Cluster, chart: &str, selection: &Selection) -> Result<Vec<HelmRelease>> {
-    let objects = if selection.all_namespaces {
-        Objects::<HelmRelease>::all(cluster)
-    } else {
-        Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace)
-    };
-    let listed = objects.list(selection.selector.as_deref()).await?;
-    let wanted: BTreeSet<&str> = selection.names.iter().map(String::as_str).collect();
-    let set: Vec<HelmRelease> = listed
-        .into_iter()
-        .filter(|hr| wanted.is_empty() || wanted.contains(hr.name_any().as_str()))
-        .filter(|hr| deploys(hr, chart))
-        .collect();
+    let set: Vec<HelmRelease> = listed(cluster, selection).await?.into_iter().filter(|hr| deploys(hr, chart)).collect();
     if set.is_empty() {
-        let scope = if selection.all_namespaces {
-            "any namespace".to_string()
-        } else {
-            format!("namespace {}", cluster.namespace)
-        };
-        let narrowed = match (&selection.selector, wanted.is_empty()) {
+        let narrowed = match (&selection.selector, selection.names.is_empty()) {
             (Some(s), _) => format!(" with labels {s}"),
             (None, false) => format!(" named {}", selection.names.join(", ")),
             _ => String::new(),
         };
         return Err(Error::Failed(format!(
-            "no HelmRelease in {scope}{narrowed} deploys chart {chart} (by its last release, or its spec.chart where none exists yet): check the chart directory (-C), or look elsewhere with -n NAMESPACE or -A"
+            "no HelmRelease in {}{narrowed} deploys chart {chart} (by its last release, or its spec.chart where none exists yet): check the chart directory (-C), or look elsewhere with -n NAMESPACE or -A",
+            scope(cluster, selection)
         )));
     }
     Ok(set)
@@ -74,29 +59,35 @@ pub async fn select(cluster: &Cluster, chart: &str, selection: &Selection) -> Re
 /// Every HelmRelease `selection` names, whatever its chart (each with its own source's chart: `diff --all`
 /// without a chart directory); an error when none is there.
 pub async fn select_any(cluster: &Cluster, selection: &Selection) -> Result<Vec<HelmRelease>> {
+    let set = listed(cluster, selection).await?;
+    if set.is_empty() {
+        return Err(Error::Failed(format!(
+            "no HelmRelease in {} matches the selection (-l, names): look elsewhere with -n NAMESPACE or -A",
+            scope(cluster, selection)
+        )));
+    }
+    Ok(set)
+}
+
+/// The HelmReleases of the namespace (or all, with -A) that `selection`'s labels and names select.
+async fn listed(cluster: &Cluster, selection: &Selection) -> Result<Vec<HelmRelease>> {
     let objects = if selection.all_namespaces {
         Objects::<HelmRelease>::all(cluster)
     } else {
         Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace)
     };
     let wanted: BTreeSet<&str> = selection.names.iter().map(String::as_str).collect();
-    let set: Vec<HelmRelease> = objects
+    Ok(objects
         .list(selection.selector.as_deref())
         .await?
         .into_iter()
         .filter(|hr| wanted.is_empty() || wanted.contains(hr.name_any().as_str()))
-        .collect();
-    if set.is_empty() {
-        let scope = if selection.all_namespaces {
-            "any namespace".to_string()
-        } else {
-            format!("namespace {}", cluster.namespace)
-        };
-        return Err(Error::Failed(format!(
-            "no HelmRelease in {scope} matches the selection (-l, names): look elsewhere with -n NAMESPACE or -A"
-        )));
-    }
-    Ok(set)
+        .collect())
+}
+
+/// Where `selection` looked, in words.
+fn scope(cluster: &Cluster, selection: &Selection) -> String {
+    if selection.all_namespaces { "any namespace".to_string() } else { format!("namespace {}", cluster.namespace) }
 }
 
 /// `namespace/name` of a HelmRelease.
