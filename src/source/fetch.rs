@@ -58,13 +58,27 @@ pub async fn artifact(cluster: &Cluster, hr: &HelmRelease) -> Result<Artifact, S
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("{source} does not exist"))?;
-    let artifact = object.status.and_then(|s| s.artifact).ok_or_else(|| format!("{source} has no artifact yet"))?;
+    let status = object.status.unwrap_or_default();
+    let Some(artifact) = status.artifact else {
+        return Err(no_artifact(&source, &status.reconcile.conditions));
+    };
     let url = artifact.extra.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
     let digest = artifact.digest.clone().unwrap_or_default();
     if url.is_empty() || digest.is_empty() {
         return Err(format!("{source}'s artifact has no URL or digest"));
     }
     Ok(Artifact { source, kind, url, digest, revision: artifact.revision })
+}
+
+/// Why a source has no artifact, in its controller's words when it says (a repository that is down, a
+/// wrong password, a version no chart has: source-controller's Ready=False message).
+fn no_artifact(source: &str, conditions: &[crate::flux::Condition]) -> String {
+    match crate::flux::condition::find(conditions, crate::flux::condition::READY).filter(|c| c.status == "False") {
+        Some(ready) if !ready.message.is_empty() => {
+            format!("{source} has no artifact: {}: {}", ready.reason, ready.message)
+        }
+        _ => format!("{source} has no artifact yet"),
+    }
 }
 
 /// `name.namespace` of an in-cluster Service address (`name.namespace.svc[.cluster.local][.]`).
@@ -107,6 +121,22 @@ async fn get(cluster: &Cluster, url: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_without_an_artifact_says_why_in_its_controllers_words() {
+        let failed = crate::flux::Condition {
+            type_: "Ready".into(),
+            status: "False".into(),
+            reason: "ChartPullFailed".into(),
+            message: "no 'podinfo' chart with version matching '>=9' found".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            no_artifact("HelmChart apps/apps-podinfo", &[failed]),
+            "HelmChart apps/apps-podinfo has no artifact: ChartPullFailed: no 'podinfo' chart with version matching '>=9' found"
+        );
+        assert_eq!(no_artifact("HelmChart a/b", &[]), "HelmChart a/b has no artifact yet");
+    }
 
     #[test]
     fn service_addresses_go_through_the_proxy() {
