@@ -18,14 +18,16 @@
 pub mod compose;
 pub mod digest;
 mod gov;
+pub mod inputs;
 pub mod merge;
 pub mod model;
 pub mod provenance;
 pub mod strvals;
 pub mod yaml;
 
-pub use compose::{Composed, Inputs, RefData, Source, compose};
+pub use compose::{Composed, compose};
 pub use digest::{digest_values, encode_values};
+pub use inputs::{Inputs, RefData, Source};
 pub use merge::{coalesce_with_defaults, merge_maps};
 pub use model::{FetchedRef, Values, ValuesError};
 pub use provenance::{Leaf, sources_document};

@@ -17,8 +17,8 @@
 
 use serde_json::Value;
 
-use super::compose::{Composed, Inputs, Source, ref_label, ref_source, strvals_key};
 use super::gov::{map_to_json, new_map};
+use super::inputs::{Inputs, Source, ref_label, ref_source, strvals_key};
 use super::model::{Values, ValuesError};
 use super::strvals::{parse_into_go, replace_path_go};
 use super::yaml::parse_values;
@@ -62,15 +62,6 @@ impl Leaf {
             Some(label) => Value::String(format!("*** ({label})")),
             None => self.value.clone(),
         }
-    }
-}
-
-impl Composed {
-    /// Every leaf of [`Composed::values`] (with `with_defaults`, of [`Composed::coalesced`]) with its source,
-    /// in path order (keys sorted at each level).
-    pub fn leaves(&self, with_defaults: bool) -> Vec<Leaf> {
-        let values = if with_defaults { &self.coalesced } else { &self.values };
-        self.provenance.leaves(values, with_defaults)
     }
 }
 
@@ -193,7 +184,8 @@ pub fn sources_document(leaves: &[Leaf]) -> Value {
 mod tests {
     use super::*;
     use crate::flux::helmrelease::ValuesReference;
-    use crate::values::compose::{RefData, compose};
+    use crate::values::compose::compose;
+    use crate::values::inputs::RefData;
     use crate::values::model::test_support::obj;
     use serde_json::json;
 
