@@ -239,7 +239,10 @@ fn bad_calls_are_one_line() {
     let dir = chart.path().to_string_lossy().into_owned();
     one_line(cozyhr(&["frobnicate"]), "frobnicate");
     one_line(cozyhr(&["show", "app", "--no-such-flag"]), "--no-such-flag");
-    one_line(cozyhr_in(empty.path(), &["show", "app", "-n", &ns]), "Chart.yaml");
+    // From a directory that holds no chart, the chart is the HelmRelease's source's: the HelmRelease is
+    // read first, and is not there.
+    one_line(cozyhr_in(empty.path(), &["show", "app", "-n", &ns]), "\"app\" not found");
+    one_line(cozyhr_in(empty.path(), &["show", "app", "-n", &ns, "--plain"]), "needs a chart directory");
     one_line(cozyhr(&["-C", &dir, "diff", "missing", "-n", &ns]), "\"missing\" not found");
     one_line(cozyhr(&["resume", "missing", "-n", &ns]), "\"missing\" not found");
 }
