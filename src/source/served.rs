@@ -9,9 +9,10 @@
 //! are merged into its values.yaml already and its version is the one it wrote, so the chart is loaded as
 //! it is ([`ChartDir::packaged`]).
 //!
-//! Archives are kept in the cache directory by digest (`charts/<algorithm>-<hex>.tgz`): a second command
-//! on the same artifact fetches nothing, and an entry whose bytes are not its digest any more is fetched
-//! again.
+//! Archives are kept in the cache directory by digest (`charts/<algorithm>-<hex>.tgz`), each unpacked once
+//! beside it (`charts/<algorithm>-<hex>/`): a second command on the same artifact fetches nothing and
+//! renders from the same path (so helm starts ahead, as for a chart directory); an archive whose bytes are
+//! not its digest any more is fetched again and unpacked anew.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -61,8 +62,9 @@ pub struct Served {
     pub artifact: Artifact,
     /// Whether the archive was read from the cache rather than fetched.
     pub cached: bool,
-    /// The unpacked chart's directory, removed when this is dropped.
-    _dir: tempfile::TempDir,
+    /// The unpacked chart's private directory when there is no cache to keep it in, removed when this is
+    /// dropped.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Served {
@@ -105,12 +107,50 @@ pub async fn fetch(cluster: &Cluster, hr: &HelmRelease) -> Result<Served> {
             (bytes, false)
         }
     };
+    let unpack_error =
+        |why: String| Error::Failed(format!("{} ({}) cannot be unpacked: {why}", what(), artifact.describe()));
+    // Unpacked once per archive beside it, at a path that stays the same: helm then starts ahead of the
+    // cluster's answers on the next command as it does for a chart directory (render/early.rs).
+    if let Some(top) = cache.as_deref().and_then(|file| kept_unpacked(file, &bytes, !cached)) {
+        let chart = ChartDir::open(&top)?.packaged();
+        return Ok(Served { chart, artifact, cached, _dir: None });
+    }
     let dir = crate::support::process::private_dir("cozyhr-served-")?;
-    let top = unpack(&bytes, dir.path())
-        .map_err(|why| Error::Failed(format!("{} ({}) cannot be unpacked: {why}", what(), artifact.describe())))?;
+    let top = unpack(&bytes, dir.path()).map_err(unpack_error)?;
     let chart = ChartDir::open(&top)?.packaged();
-    Ok(Served { chart, artifact, cached, _dir: dir })
+    Ok(Served { chart, artifact, cached, _dir: Some(dir) })
 }
+
+/// The chart of the archive kept at `file` (whose bytes, `bytes`, match its digest), unpacked into the
+/// directory beside it (`charts/<algorithm>-<hex>/`, the chart below it): unpacked now when it is not
+/// there yet, or `anew` (the archive was fetched again: what was unpacked before is not trusted), into a
+/// directory of its own renamed into place, so that a reader never sees half of it. None when the cache
+/// cannot be written: the caller unpacks privately.
+fn kept_unpacked(file: &Path, bytes: &[u8], anew: bool) -> Option<PathBuf> {
+    let kept = file.with_extension("");
+    let done = kept.join(UNPACKED);
+    if let Ok(top) = std::fs::read_to_string(&done).map_err(|_| ()).and_then(|t| if anew { Err(()) } else { Ok(t) }) {
+        let top = kept.join(top.trim());
+        if top.join("Chart.yaml").is_file() {
+            return Some(top);
+        }
+    }
+    let parent = kept.parent()?;
+    let fresh = tempfile::Builder::new().prefix(".unpacking-").tempdir_in(parent).ok()?;
+    let top = unpack(bytes, fresh.path()).ok()?;
+    let name = top.file_name()?.to_string_lossy().into_owned();
+    std::fs::write(fresh.path().join(UNPACKED), &name).ok()?;
+    let fresh = fresh.keep();
+    let _ = std::fs::remove_dir_all(&kept);
+    if std::fs::rename(&fresh, &kept).is_err() {
+        // Another command unpacked the same archive first: theirs is as good.
+        let _ = std::fs::remove_dir_all(&fresh);
+    }
+    Some(kept.join(std::fs::read_to_string(&done).ok()?.trim()))
+}
+
+/// The file that marks an unpacked archive whole, naming the chart's directory in it.
+const UNPACKED: &str = ".cozyhr-unpacked";
 
 /// Where the archive of `digest` is kept; None without a cache directory or for a digest that is not
 /// `<algorithm>:<hex>`.
@@ -196,6 +236,21 @@ mod tests {
         let bytes = raw.into_inner().expect("tar").finish().expect("gzip");
         assert!(unpack(&bytes, dir.path()).is_err());
         assert!(unpack(&archive(&[]), dir.path()).is_err(), "an empty archive holds no chart");
+    }
+
+    #[test]
+    fn an_archive_is_unpacked_once_at_a_path_that_stays() {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let file = cache.path().join("sha256-abc.tgz");
+        let bytes = archive(&[("podinfo/Chart.yaml", "apiVersion: v2\nname: podinfo\nversion: 6.5.0\n")]);
+        std::fs::write(&file, &bytes).expect("write");
+        let first = kept_unpacked(&file, &bytes, false).expect("unpacked");
+        assert_eq!(first, cache.path().join("sha256-abc/podinfo"));
+        std::fs::write(first.join("marker"), "x").expect("write");
+        assert_eq!(kept_unpacked(&file, &bytes, false), Some(first.clone()), "the same path, not unpacked again");
+        assert!(first.join("marker").is_file());
+        assert_eq!(kept_unpacked(&file, &bytes, true), Some(first.clone()), "anew: the same path");
+        assert!(!first.join("marker").exists(), "anew: unpacked again");
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct Inputs {
     pub user_sets: Vec<String>,
 }
 
-/// Where a value came from: a top-level key ([`Composed::sources`]) or a leaf ([`Composed::leaves`]).
+/// Where a value came from: a top-level key ([`Composed::sources`](super::Composed::sources)) or a leaf
+/// ([`Composed::leaves`](super::Composed::leaves)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     ChartDefaults,
