@@ -106,7 +106,6 @@ fn a_diff_against_the_stored_release_says_what_it_compared() {
 #[test]
 fn resume_of_a_release_whose_source_is_gone_ends_on_helm_controllers_verdict() {
     let ns = namespace("slip-ghost");
-    let chart = mine();
     // Suspended from the start, as helm cozy apply leaves it; its ExternalArtifact never existed.
     apply(&helmrelease(&ns, "ghost", "ghost-chart", "suspend: true\n"));
     let started = Instant::now();
@@ -122,7 +121,6 @@ fn resume_of_a_release_whose_source_is_gone_ends_on_helm_controllers_verdict() {
     let (_, reason, message) = condition(&hr, "Ready").expect("helm-controller's Ready");
     assert_eq!(reason, "ArtifactFailed");
     assert!(line.contains(&message), "quoted as helm-controller wrote it: {line} / {message}");
-    drop(chart);
 }
 
 #[test]
@@ -196,7 +194,9 @@ fn what_helm_and_kubectl_users_type_is_understood() {
     let templated = cozy(Helm::V4, chart.path(), &ns, &["template", "app"]).ok();
     assert_eq!(templated.stdout, shown.stdout, "template is show");
     let described = kubectl(["cozyhr", "describe", "app", "-n", &ns]).ok();
-    assert!(described.stdout.contains("app"), "describe is status:\n{}", described.stdout);
+    let status = kubectl(["cozyhr", "status", "app", "-n", &ns]).ok();
+    assert!(described.stdout.contains("Ready"), "describe prints the status report:\n{}", described.stdout);
+    assert_eq!(described.stdout.lines().next(), status.stdout.lines().next(), "describe is status");
     let help = cozy_home_help();
     assert!(!help.contains("__post-render"), "no internal subcommand in the help:\n{help}");
     assert!(help.contains("show") && help.contains("apply"), "the commands people run:\n{help}");

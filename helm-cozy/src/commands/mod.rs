@@ -73,20 +73,16 @@ async fn or_what_is_there<T>(
     cluster: &cozyhr::cluster::Cluster,
     chart: Option<&cozyhr::source::chart::ChartDir>,
 ) -> anyhow::Result<T> {
-    match result {
-        Err(e @ cozyhr::Error::NotFound { kind: "helmrelease", .. }) => {
-            let name = match &e {
-                cozyhr::Error::NotFound { name, .. } => name.clone(),
-                _ => String::new(),
-            };
-            let chart_name = chart.map(|c| c.meta.name.as_str());
-            match cozyhr::flux::near::hint(cluster, &name, chart_name).await {
-                Some(hint) => Err(anyhow::anyhow!("{e}; {hint}")),
-                None if chart.is_some() => Err(helmrelease_hint(e)),
-                None => Err(e.into()),
-            }
-        }
-        other => Ok(other?),
+    let (name, namespace) = match result {
+        Err(cozyhr::Error::NotFound { kind: "helmrelease", name, namespace }) => (name, namespace),
+        other => return Ok(other?),
+    };
+    let hint = cozyhr::flux::near::hint(cluster, &name, chart.map(|c| c.meta.name.as_str())).await;
+    let e = cozyhr::Error::NotFound { kind: "helmrelease", name, namespace };
+    match hint {
+        Some(hint) => Err(anyhow::anyhow!("{e}; {hint}")),
+        None if chart.is_some() => Err(helmrelease_hint(e)),
+        None => Err(e.into()),
     }
 }
 
