@@ -1,9 +1,10 @@
 //! cozyhr: the library shared by `kubectl cozyhr` and `helm cozy`, cut by domain, not by binary.
 //!
-//! The release pipeline every chart command runs, in order ([`pipeline`] puts it together), one folder a
-//! stage:
-//! - [`source`]: where a release comes from: the chart directory, its Flux source, HelmRelease files,
-//!   `valuesFiles`, a Git ref.
+//! The release pipeline every chart command runs, in order, one folder a stage:
+//! - [`resolve`]: where a release comes from (the HelmRelease × its chart), decided once per command,
+//!   and the one place the release Flux would make of it is built.
+//! - [`source`]: the things a release is read from: the chart directory, its Flux source, HelmRelease
+//!   files, `valuesFiles`, a Git ref.
 //! - [`desired`]: from a HelmRelease and a chart to what Helm is given (names, values, the post-render
 //!   chain), the release's own cluster ([`desired::target`]), where it is recorded, how it is applied and
 //!   its CRDs.
@@ -37,7 +38,7 @@ pub mod controller;
 pub mod desired;
 pub mod flux;
 pub use cozyhr_go as go;
-pub mod pipeline;
+pub mod resolve;
 pub mod render;
 pub mod sets;
 pub mod source;

@@ -32,9 +32,9 @@ pub struct Globals {
 }
 
 impl Globals {
-    /// Where the chart commands take their chart from (see cozyhr::source::served::ChartPlace).
-    pub fn chart_place(&self) -> cozyhr::source::served::ChartPlace {
-        cozyhr::source::served::ChartPlace::choose(self.chart_dir.as_deref())
+    /// Where the chart commands take their chart from (see cozyhr::resolve::ChartPlace).
+    pub fn chart_place(&self) -> cozyhr::resolve::ChartPlace {
+        cozyhr::resolve::ChartPlace::choose(self.chart_dir.as_deref())
     }
 }
 
@@ -179,14 +179,14 @@ pub struct ReleaseFileFlags {
 
 impl ReleaseFileFlags {
     /// Where the release comes from, chosen once from the flags (see
-    /// [`cozyhr::source::ReleaseSource::choose`]): these files when given, the chart's defaults for
+    /// [`cozyhr::resolve::ReleaseSource::choose`]): these files when given, the chart's defaults for
     /// `--plain`, else the cluster; `namespace` is `-n` when given.
     pub fn source(
         &self,
         plain: bool,
         namespace: Option<String>,
-    ) -> Result<cozyhr::source::ReleaseSource, cozyhr::Error> {
-        Ok(cozyhr::source::ReleaseSource::choose(&self.release_file, plain, namespace)?)
+    ) -> Result<cozyhr::resolve::ReleaseSource, cozyhr::Error> {
+        Ok(cozyhr::resolve::ReleaseSource::choose(&self.release_file, plain, namespace)?)
     }
 }
 

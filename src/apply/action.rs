@@ -55,7 +55,7 @@ pub(super) async fn run(
             plan.action.as_str(),
             desired.release_namespace,
             desired.release_name,
-            req.pipeline.chart.meta.name,
+            req.resolver.chart.meta.name,
             desired.chart_version()
         ));
     }
@@ -71,7 +71,7 @@ pub(super) async fn run(
                 progress::success(format!("{applied} CustomResourceDefinition(s) applied ({policy:?} policy)"));
             }
             let mode = Mode { installed: plan.installed, method: plan.method, wait: plan.waiting.helm };
-            match upgrade(cluster, &req.pipeline.helm, desired, &release.session, mode, &req.options, interrupted).await
+            match upgrade(cluster, &req.resolver.helm, desired, &release.session, mode, &req.options, interrupted).await
             {
                 Err(crate::render::RenderError::Interrupted { signal, detail }) => {
                     How::Interrupted { signal, during: format!("while helm was running{detail}") }

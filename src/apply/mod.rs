@@ -40,6 +40,7 @@ pub mod handback;
 pub mod install;
 pub(crate) mod observe;
 mod plan;
+pub mod plain;
 mod prepare;
 pub mod readiness;
 mod record;

@@ -31,18 +31,17 @@ pub(super) struct Release {
 /// round never takes it back).
 pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Option<Release>> {
     let cluster = req.cluster;
-    let kubectl = crate::render::locate_kubectl()?;
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(req.name).await?;
     if voice == Voice::Round && !hr.spec.suspend {
         return Ok(None);
     }
-    let chart = &req.pipeline.chart;
+    let chart = &req.resolver.chart;
     // Before anything is read or changed: the wrong directory would uninstall the application.
-    crate::desired::which_chart::check(&hr, chart, req.pipeline.other_chart)?;
-    let desired = Desired::resolve(cluster, hr, chart, &req.user, kubectl).await?;
+    crate::desired::which_chart::check(&hr, chart, req.resolver.other_chart)?;
+    let desired = crate::resolve::fetched::on_cluster(cluster, hr, chart, &req.user).await?;
     if voice.says() {
         crate::desired::notes::recorded_version(&desired, chart);
-        crate::desired::notes::controller(&desired, &req.pipeline.helm);
+        crate::desired::notes::controller(&desired, &req.resolver.helm);
     }
     // Any failure to reach the release's cluster is before anything changes, in either cluster.
     let target = if voice.says() {
@@ -50,7 +49,7 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     } else {
         crate::desired::target::resolve_quietly(cluster, &desired.hr).await?
     };
-    let session = PostRenderSession::new(&desired.post_render, req.pipeline.self_exe.clone())
+    let session = PostRenderSession::new(&desired.post_render, req.resolver.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
     let storage = crate::apply::install::Release::of(&desired.hr);
     Ok(Some(Release { desired, target, session, storage }))
@@ -74,10 +73,10 @@ pub(super) struct Checked {
 /// not even the suspension.
 pub(super) async fn render_and_check(req: &ApplyRequest<'_>, release: &Release, voice: Voice) -> Result<Checked> {
     let desired = &release.desired;
-    let seen = req.pipeline.look(&release.target, desired).await?;
+    let seen = req.resolver.look(&release.target, desired).await?;
     let apis = seen.apis.clone();
     let rendered = req
-        .pipeline
+        .resolver
         .render_with_crds(desired, seen)
         .await
         .map_err(|e| Error::Failed(format!("the chart does not render, so nothing was changed: {e}")))?;

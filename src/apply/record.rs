@@ -55,13 +55,12 @@ impl<'a, 'r> Book<'a, 'r> {
         let controller = &desired.controller;
         let attempt = Attempt {
             action: plan.action,
-            chart_name: req.pipeline.chart.meta.name.clone(),
+            chart_name: req.resolver.chart.meta.name.clone(),
             chart_version: desired.chart_version().to_string(),
             config_digest: crate::values::digest_values(&desired.composed.values),
             storage_namespace: desired.storage_namespace.clone(),
             rules: controller.rules(),
-            default_to_retry: controller.gate("DefaultToRetryOnFailure")
-                && controller.version >= Some(crate::controller::Version::new(1, 5, 2)),
+            default_to_retry: controller.rules().default_to_retry,
         };
         let mut ledger = Ledger::begin(&hr, attempt);
         ledger.action_started();
@@ -340,7 +339,7 @@ impl<'a, 'r> Book<'a, 'r> {
     /// field manager, so its apply after the hand-back removes what the source's chart does not set.
     async fn put_inventory(&mut self, stored: &StoredRelease, checked: &Checked) -> Result<()> {
         let (cluster, desired) = (&self.release.target.cluster, &self.release.desired);
-        if self.req.pipeline.helm.major >= 4 && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa") {
+        if self.req.resolver.helm.major >= 4 && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa") {
             let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
             if let Err(e) = crate::apply::field_managers::take_over(cluster, manifest, ns).await {
                 progress::warning(format!(

@@ -4,7 +4,7 @@
 use crate::apply::install::UpgradeOptions;
 use crate::cluster::Cluster;
 use crate::desired::UserValues;
-use crate::pipeline::Pipeline;
+use crate::resolve::Resolver;
 
 /// How an apply ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub enum Outcome {
 pub struct ApplyRequest<'a> {
     pub cluster: &'a Cluster,
     /// The chart and the helm that installs it.
-    pub pipeline: &'a Pipeline,
+    pub resolver: &'a Resolver,
     pub name: &'a str,
     pub user: UserValues,
     pub options: UpgradeOptions,

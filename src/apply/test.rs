@@ -76,7 +76,7 @@ pub(super) async fn run(
         ));
     }
     let ran =
-        crate::apply::install::test(cluster, &req.pipeline.helm, storage, timeout, &filter_args(&filters), interrupted)
+        crate::apply::install::test(cluster, &req.resolver.helm, storage, timeout, &filter_args(&filters), interrupted)
             .await;
     let after = Storage::read(cluster, &storage.storage_namespace, &storage.name).await?;
     Ok(match ran {

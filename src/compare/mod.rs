@@ -9,6 +9,8 @@ pub mod attention;
 pub mod diff;
 pub mod drawn;
 pub mod drift;
+mod git_sides;
+pub mod request;
 pub mod two_sides;
 
 use serde_json::Value;
@@ -140,7 +142,7 @@ pub async fn diff(
     }
 }
 
-/// `diff --plain`: the chart rendered alone (`rendered`, see [`crate::pipeline::Pipeline::render_plain`])
+/// `diff --plain`: the chart rendered alone (`rendered`, see [`crate::resolve::Resolver::render_plain`])
 /// against the stored Helm release `release` in the cluster's namespace, as Go cozyhr's `diff --plain`
 /// compares them: no HelmRelease is read, nothing is dry-run.
 pub async fn plain_against_release(

@@ -19,15 +19,13 @@ use crate::cluster::Cluster;
 use crate::cluster::discovery::ClusterApis;
 use crate::cluster::helmstore::NextAction;
 use crate::cluster::manifests::{ClusterScoped, ObjectId};
-use crate::controller::Controller;
 use crate::desired::target::Target;
 use crate::desired::{Desired, UserValues, notes};
 use crate::flux::HelmRelease;
 use crate::render::{ClusterView, Helm, TemplateRequest};
+use crate::resolve::ReleaseOrigin;
 use crate::source::chart::ChartDir;
-use crate::source::chart_source::SourceVersion;
 use crate::support::error::{Error, Result};
-use crate::values::FetchedRef;
 
 type Objects = Vec<(ObjectId, Value)>;
 
@@ -61,36 +59,12 @@ impl<'a> Renderer<'a> {
     }
 }
 
-/// What Flux makes a side's release of: the HelmRelease, its `valuesFrom` sources, the chart version
-/// its source gives, and the helm-controller whose rules apply.
-struct Made {
-    hr: HelmRelease,
-    refs: Vec<FetchedRef>,
-    version: SourceVersion,
-    controller: Controller,
-}
-
 /// One side: its chart (None: not there) and the release it renders.
 pub struct Side<'a> {
     /// Named in this side's errors ("at origin/main: ..."), when a report holds errors of both sides.
     pub label: Option<&'a str>,
     pub chart: Option<&'a ChartDir>,
-    pub release: Release<'a>,
-}
-
-/// The release a side renders.
-pub enum Release<'a> {
-    /// A HelmRelease of the cluster `home`, with its `valuesFrom` sources as read once for both sides: the
-    /// chart version its source gives and the rules of the cluster's helm-controller apply.
-    Cluster { home: &'a Cluster, hr: &'a HelmRelease, refs: &'a [FetchedRef], controller: &'a Controller },
-    /// A HelmRelease of release files as they are at this side, with its sources from the same files:
-    /// rendered with the chart's own version and the newest helm-controller's rules.
-    File { hr: Box<HelmRelease>, refs: Vec<FetchedRef> },
-    /// The chart alone with its own values (and the user's `-f` and `--set`), for a release named after
-    /// it in `namespace`.
-    ChartDefaults { namespace: &'a str },
-    /// Nothing at this side (a HelmRelease added since the ref).
-    Absent,
+    pub release: ReleaseOrigin<'a>,
 }
 
 /// What the charts see of a cluster when they render, at both sides alike.
@@ -177,19 +151,17 @@ impl Renderer<'_> {
     /// One side's objects: none when its chart or release is not there.
     async fn objects(&self, side: &Side<'_>, view: &View<'_>) -> Result<Objects> {
         let Some(chart) = side.chart else { return Ok(Vec::new()) };
-        let objects = match &side.release {
-            Release::Absent => return Ok(Vec::new()),
-            Release::ChartDefaults { namespace } => self.chart_defaults(chart, namespace, view).await,
-            Release::Cluster { home, hr, refs, controller } => {
-                let version = crate::source::chart_source::lookup(home, hr, &chart.meta.version).await;
-                let made = Made { hr: (*hr).clone(), refs: refs.to_vec(), version, controller: (*controller).clone() };
-                self.release_objects(made, true, chart, view).await
-            }
-            Release::File { hr, refs } => {
-                let version = crate::source::chart_source::offline(hr);
-                let made = Made { hr: (**hr).clone(), refs: refs.clone(), version, controller: Controller::offline() };
-                self.release_objects(made, false, chart, view).await
-            }
+        if let ReleaseOrigin::ChartDefaults { namespace } = &side.release {
+            return self.chart_defaults(chart, namespace, view).await.map_err(|e| side.at(e));
+        }
+        let kubectl = |hr: &HelmRelease| self.kubectl_for(hr);
+        let Some(desired) = crate::resolve::fetched::at_side(&side.release, chart, self.user, kubectl).await else {
+            return Ok(Vec::new());
+        };
+        let of_cluster = matches!(side.release, ReleaseOrigin::Cluster { .. });
+        let objects = match desired {
+            Ok(desired) => self.release_objects(desired, of_cluster, chart, view).await,
+            Err(e) => Err(e),
         };
         objects.map_err(|e| side.at(e))
     }
@@ -216,14 +188,11 @@ impl Renderer<'_> {
     /// chain; what a cluster's release renders with is said as one command says it.
     async fn release_objects(
         &self,
-        made: Made,
+        desired: Desired,
         of_cluster: bool,
         chart: &ChartDir,
         view: &View<'_>,
     ) -> Result<Objects> {
-        let kubectl = self.kubectl_for(&made.hr)?;
-        let desired =
-            Desired::from_fetched(made.hr, made.refs, chart, self.user, kubectl, made.version, made.controller)?;
         if of_cluster {
             if self.caller == Caller::Diff {
                 notes::version(&desired, chart);

@@ -47,12 +47,19 @@ pub struct Rules {
     /// certificate or key) is refused (v1.6.4: fluxcd/pkg `runtime/client.ValidateKubeConfig`); before,
     /// helm-controller read a token file from its own Pod and dropped the other paths.
     pub kubeconfig_files_refused: bool,
+    /// A failed install or upgrade is retried rather than left for the next interval when the
+    /// `DefaultToRetryOnFailure` feature gate is on (v1.5.2; before, the gate did not exist).
+    pub default_to_retry: bool,
+    /// The source's digest is appended to the chart's version as build metadata (v1.1 on), unless the
+    /// `DisableChartDigestTracking` feature gate is on.
+    pub tracks_chart_digest: bool,
 }
 
 impl Rules {
     pub fn of(version: Version, feature_gates: &[(String, bool)]) -> Rules {
         let v = |major, minor, patch| Version::new(major, minor, patch);
-        let helm3_defaults = feature_gates.iter().any(|(g, on)| g == "UseHelm3Defaults" && *on);
+        let gate = |name: &str| feature_gates.iter().any(|(g, on)| g == name && *on);
+        let helm3_defaults = gate("UseHelm3Defaults");
         let hooks = if version < v(1, 5, 4) {
             HookRule::Always
         } else if version < v(1, 6, 0) {
@@ -70,6 +77,8 @@ impl Rules {
             drifted_condition: version >= v(1, 6, 0),
             tested: if version < v(1, 6, 3) { Tested::AnyRecord } else { Tested::Finished },
             kubeconfig_files_refused: version >= v(1, 6, 4),
+            default_to_retry: version >= v(1, 5, 2) && gate("DefaultToRetryOnFailure"),
+            tracks_chart_digest: !gate("DisableChartDigestTracking"),
         }
     }
 
@@ -120,5 +129,8 @@ mod tests {
         assert_eq!(rules("v1.6.2").tested, Tested::AnyRecord);
         assert_eq!(rules("v1.6.3").tested, Tested::Finished);
         assert!(!rules("v1.6.3").kubeconfig_files_refused && rules("v1.6.4").kubeconfig_files_refused);
+        let retry = |v| Rules::of(Version::parse(v).unwrap(), &[("DefaultToRetryOnFailure".into(), true)]);
+        assert!(!retry("v1.5.1").default_to_retry && retry("v1.5.2").default_to_retry);
+        assert!(!rules("v1.6.4").default_to_retry);
     }
 }

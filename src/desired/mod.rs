@@ -70,36 +70,24 @@ pub struct Desired {
 
 pub use crate::source::values_files::VALUES_FILES_ANNOTATION;
 
-impl Desired {
-    pub async fn resolve(
-        cluster: &Cluster,
-        hr: HelmRelease,
-        chart: &ChartDir,
-        user: &UserValues,
-        kubectl: PathBuf,
-    ) -> Result<Desired> {
-        let (refs, source_version, controller) = tokio::join!(
-            fetch_values_from(cluster, &hr),
-            crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version),
-            crate::controller::detect(cluster),
-        );
-        Self::from_fetched(hr, refs?, chart, user, kubectl, source_version, controller)
-    }
+/// What Flux makes a release of, besides its chart: the HelmRelease, its `valuesFrom` sources (from the
+/// cluster, or from release files: [`crate::source::release_file`]), the chart version its source gives
+/// (or not) and the helm-controller whose rules apply. Gathered by the resolver (`crate::resolve`).
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub hr: HelmRelease,
+    pub refs: Vec<FetchedRef>,
+    pub source_version: SourceVersion,
+    pub controller: Controller,
+}
 
-    /// [`resolve`](Self::resolve) with the `valuesFrom` sources fetched already (from the cluster, or
-    /// from release files: [`crate::source::release_file`]), the source's version known (or not) and the
-    /// helm-controller whose rules apply.
-    pub fn from_fetched(
-        hr: HelmRelease,
-        refs: Vec<FetchedRef>,
-        chart: &ChartDir,
-        user: &UserValues,
-        kubectl: PathBuf,
-        source_version: SourceVersion,
-        controller: Controller,
-    ) -> Result<Desired> {
+impl Desired {
+    /// The release Flux would make of `fetched` with `chart`, the user's values on top; `kubectl` runs
+    /// the postRenderers' kustomize.
+    pub fn from_fetched(fetched: Fetched, chart: &ChartDir, user: &UserValues, kubectl: PathBuf) -> Result<Desired> {
+        let Fetched { hr, refs, source_version, controller } = fetched;
         let rules = controller.rules();
-        let source_version = if controller.gate("DisableChartDigestTracking") {
+        let source_version = if !rules.tracks_chart_digest {
             source_version.without_digest()
         } else {
             source_version

@@ -23,38 +23,6 @@ use crate::source::chart::ChartDir;
 use crate::source::fetch::Artifact;
 use crate::support::error::{Error, Result};
 
-/// Where a command takes its chart from, chosen once from `-C` ([`ChartPlace::choose`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChartPlace {
-    /// A chart directory: `-C DIR`, else the current directory when it holds a Chart.yaml.
-    Directory(PathBuf),
-    /// No chart directory: the chart the HelmRelease's source serves in the cluster.
-    Source,
-}
-
-impl ChartPlace {
-    /// `-C DIR` when given; else the current directory when it holds a Chart.yaml; else the source's chart.
-    pub fn choose(chart_dir: Option<&Path>) -> ChartPlace {
-        match chart_dir {
-            Some(dir) => ChartPlace::Directory(dir.to_path_buf()),
-            None if Path::new("Chart.yaml").is_file() => ChartPlace::Directory(PathBuf::from(".")),
-            None => ChartPlace::Source,
-        }
-    }
-
-    /// The chart directory `what` needs (a render without a cluster, the chart alone, a Git side): an
-    /// error that says so when there is none.
-    pub fn directory(&self, what: &str) -> Result<&Path> {
-        match self {
-            ChartPlace::Directory(dir) => Ok(dir),
-            ChartPlace::Source => Err(Error::Failed(format!(
-                "{what} needs a chart directory, and . holds no Chart.yaml: run it from the chart's directory or pass -C DIR (without one, {} takes the chart the HelmRelease's source serves in the cluster)",
-                crate::support::output::chart_command()
-            ))),
-        }
-    }
-}
-
 /// A chart as its source serves it, unpacked.
 #[derive(Debug)]
 pub struct Served {

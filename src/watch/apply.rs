@@ -22,7 +22,7 @@ pub async fn apply(request: ApplyRequest<'_>) -> Result<Ended> {
     let stop = Stop::listen()?;
     let hr = suspend(cluster, name).await?;
     let mut watches =
-        Watches::start(cluster, request.pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
+        Watches::start(cluster, request.resolver.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
     let ended = run(&mut ApplyRound { request }, &mut watches, &stop).await;
     drop(watches);
     if ended.why == Why::Resumed {
@@ -71,7 +71,7 @@ impl Round for ApplyRound<'_> {
     /// before anything changes).
     async fn run(&mut self, stop: &Stop) -> Outcome {
         let r = &self.request;
-        let plan = match r.pipeline.diff(r.cluster, r.name, &r.user, Against::Live, PlanOptions::default()).await {
+        let plan = match crate::compare::request::diff(r.resolver, r.cluster, r.name, &r.user, Against::Live, PlanOptions::default()).await {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };

@@ -8,29 +8,30 @@ use super::stop::Stop;
 use super::watches::Watches;
 use crate::cluster::Cluster;
 use crate::compare::diff::{Format, RenderOptions};
-use crate::pipeline::{DiffRequest, Pipeline};
+use crate::compare::request::DiffRequest;
+use crate::resolve::Resolver;
 use crate::support::error::Result;
 
 /// Runs the loop for `request` (which follows the cluster: no release files, no Git ref) and says on
 /// stderr how it ended, unless standard output's reader went away (then it ends quietly).
 pub async fn diff(
-    pipeline: &Pipeline,
+    resolver: &Resolver,
     cluster: &Cluster,
     request: &DiffRequest<'_>,
     format: Format,
     options: RenderOptions,
 ) -> Result<Ended> {
     let stop = Stop::listen()?;
-    let hr = crate::pipeline::helmrelease(cluster, request.name).await?;
-    let mut watches = Watches::start(cluster, pipeline.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
-    let mut round = DiffRound { pipeline, cluster, request, format, options };
+    let hr = crate::resolve::helmrelease(cluster, request.name).await?;
+    let mut watches = Watches::start(cluster, resolver.chart.path(), &request.user.files, std::slice::from_ref(&hr))?;
+    let mut round = DiffRound { resolver, cluster, request, format, options };
     let ended = run(&mut round, &mut watches, &stop).await;
     say_how_it_ended(&ended);
     Ok(ended)
 }
 
 struct DiffRound<'a> {
-    pipeline: &'a Pipeline,
+    resolver: &'a Resolver,
     cluster: &'a Cluster,
     request: &'a DiffRequest<'a>,
     format: Format,
@@ -41,7 +42,7 @@ impl Round for DiffRound<'_> {
     const CHANGES_CLUSTER: bool = false;
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
-        let plan = match self.pipeline.diff_request(Some(self.cluster), self.request).await {
+        let plan = match crate::compare::request::diff_request(self.resolver, Some(self.cluster), self.request).await {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
@@ -56,7 +57,7 @@ impl Round for DiffRound<'_> {
 /// `diff --all --watch`: the set's diffs ([`crate::sets::release_set::diff`]) at the start and after every
 /// change of the chart, the -f files, or any of the set's HelmReleases and their valuesFrom sources.
 pub async fn diff_all(
-    pipeline: &Pipeline,
+    resolver: &Resolver,
     cluster: &Cluster,
     selection: &crate::sets::release_set::Selection,
     common: &crate::sets::release_set::diff::Common<'_>,
@@ -65,16 +66,16 @@ pub async fn diff_all(
     options: RenderOptions,
 ) -> Result<Ended> {
     let stop = Stop::listen()?;
-    let set = crate::sets::release_set::select(cluster, &pipeline.chart.meta.name, selection).await?;
-    let mut watches = Watches::start(cluster, pipeline.chart.path(), &common.user.files, &set)?;
-    let mut round = DiffAllRound { pipeline, cluster, selection, common, concurrency, format, options };
+    let set = crate::sets::release_set::select(cluster, &resolver.chart.meta.name, selection).await?;
+    let mut watches = Watches::start(cluster, resolver.chart.path(), &common.user.files, &set)?;
+    let mut round = DiffAllRound { resolver, cluster, selection, common, concurrency, format, options };
     let ended = run(&mut round, &mut watches, &stop).await;
     say_how_it_ended(&ended);
     Ok(ended)
 }
 
 struct DiffAllRound<'a> {
-    pipeline: &'a Pipeline,
+    resolver: &'a Resolver,
     cluster: &'a Cluster,
     selection: &'a crate::sets::release_set::Selection,
     common: &'a crate::sets::release_set::diff::Common<'a>,
@@ -89,13 +90,13 @@ impl Round for DiffAllRound<'_> {
     async fn run(&mut self, _stop: &Stop) -> Outcome {
         use crate::sets::release_set::diff::{diff_all, print};
         // The set again: a HelmRelease may have been added, relabelled or removed since.
-        let set = match crate::sets::release_set::select(self.cluster, &self.pipeline.chart.meta.name, self.selection)
+        let set = match crate::sets::release_set::select(self.cluster, &self.resolver.chart.meta.name, self.selection)
             .await
         {
             Ok(set) => set,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
-        let charts = crate::sets::release_set::diff::Charts::Directory(self.pipeline);
+        let charts = crate::sets::release_set::diff::Charts::Directory(self.resolver);
         let entries = diff_all(charts, self.cluster, &set, self.common, self.concurrency).await;
         match print(&entries, self.format, self.options) {
             Ok(()) => {

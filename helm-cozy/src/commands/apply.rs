@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use cozyhr::apply::install::UpgradeOptions;
 use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
-use cozyhr::pipeline::{Opened, Pipeline};
-use cozyhr::source::served::ChartPlace;
+use cozyhr::resolve::{Opened, Resolver};
+use cozyhr::resolve::ChartPlace;
 
 use cozyhr_shell::{ClusterFlags, Exit};
 
@@ -23,30 +23,30 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
         } else {
             "apply --all"
         };
-        Opened::Ready(Pipeline::open(place.directory(what)?).await?)
+        Opened::Ready(Resolver::open(place.directory(what)?).await?)
     } else {
-        Pipeline::open_place(place).await?
+        Resolver::open_place(place).await?
     };
     let cluster = flags.connect_for(&args.target).await?;
-    let mut pipeline = super::or_what_is_there(opened.for_release(&cluster, args.name()).await, &cluster, None).await?;
-    pipeline.other_chart = args.chart_check.policy();
+    let mut resolver = super::or_what_is_there(opened.for_release(&cluster, args.name()).await, &cluster, None).await?;
+    resolver.other_chart = args.chart_check.policy();
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
-        let out = pipeline.apply_plain(&cluster, args.name(), &user, args.dry_run, take).await?;
+        let out = cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
         cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let request = request(&cluster, &pipeline, args);
+    let request = request(&cluster, &resolver, args);
     if args.set.all {
-        return run_all(&cluster, &pipeline, args, request).await;
+        return run_all(&cluster, &resolver, args, request).await;
     }
     if args.watch {
         let ended =
-            super::or_what_is_there(cozyhr::watch::apply(request).await, &cluster, Some(&pipeline.chart)).await?;
+            super::or_what_is_there(cozyhr::watch::apply(request).await, &cluster, Some(&resolver.chart)).await?;
         // A second Ctrl-C stopped helm half-way.
         return Ok(if ended.cut_off { Exit::Interrupted.into() } else { ExitCode::SUCCESS });
     }
-    super::or_what_is_there(apply(request).await, &cluster, Some(&pipeline.chart)).await?;
+    super::or_what_is_there(apply(request).await, &cluster, Some(&resolver.chart)).await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -54,13 +54,13 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
 /// each; exit 1 when any failed.
 async fn run_all(
     cluster: &Cluster,
-    pipeline: &Pipeline,
+    resolver: &Resolver,
     args: &ApplyArgs,
     template: ApplyRequest<'_>,
 ) -> anyhow::Result<ExitCode> {
     use cozyhr::sets::release_set::apply::{Fate, Plan, apply_all, table};
     let set =
-        cozyhr::sets::release_set::select(cluster, &pipeline.chart.meta.name, &args.set.selection(&args.names)).await?;
+        cozyhr::sets::release_set::select(cluster, &resolver.chart.meta.name, &args.set.selection(&args.names)).await?;
     let plan = Plan { concurrency: args.set.concurrency(), keep_going: args.keep_going };
     let rows = apply_all(&template, &set, &plan).await?;
     let color = cozyhr::support::output::ColorChoice::Auto.for_stdout();
@@ -72,7 +72,7 @@ async fn run_all(
     }
     if !args.resume {
         let resume = cozyhr::support::output::lifecycle_command("resume");
-        let mut hand_back = format!("{resume} --all --chart {}", pipeline.chart.meta.name);
+        let mut hand_back = format!("{resume} --all --chart {}", resolver.chart.meta.name);
         if args.set.all_namespaces {
             hand_back.push_str(" -A");
         } else {
@@ -86,10 +86,10 @@ async fn run_all(
     Ok(ExitCode::SUCCESS)
 }
 
-fn request<'a>(cluster: &'a Cluster, pipeline: &'a Pipeline, args: &'a ApplyArgs) -> ApplyRequest<'a> {
+fn request<'a>(cluster: &'a Cluster, resolver: &'a Resolver, args: &'a ApplyArgs) -> ApplyRequest<'a> {
     ApplyRequest {
         cluster,
-        pipeline,
+        resolver,
         name: args.name(),
         user: args.values.user(),
         options: UpgradeOptions {

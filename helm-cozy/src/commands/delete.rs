@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use cozyhr::source::served::ChartPlace;
+use cozyhr::resolve::ChartPlace;
 use cozyhr_shell::ClusterFlags;
 
 use crate::cli::DeleteArgs;

@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 
 use cozyhr::compare::Against;
-use cozyhr::pipeline::{DiffAgainst, DiffRequest, Opened, Pipeline};
-use cozyhr::source::ReleaseSource;
-use cozyhr::source::served::ChartPlace;
+use cozyhr::compare::request::{DiffAgainst, DiffRequest};
+use cozyhr::resolve::{Opened, Resolver};
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::ChartPlace;
 
 use cozyhr_shell::ClusterFlags;
 
@@ -26,9 +27,9 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     // --watch) is a directory's.
     let from_source = matches!((&source, &request.against), (ReleaseSource::Cluster, DiffAgainst::Cluster(_)));
     let opened = if from_source && !args.watch {
-        Pipeline::open_place(place).await?
+        Resolver::open_place(place).await?
     } else {
-        Opened::Ready(Pipeline::open(place.directory(what_needs_a_directory(args))?).await?)
+        Opened::Ready(Resolver::open(place.directory(what_needs_a_directory(args))?).await?)
     };
     let cluster = if matches!(source, ReleaseSource::ChartDefaults) {
         Some(flags.connect().await?)
@@ -37,25 +38,25 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     } else {
         None
     };
-    let mut pipeline = match &cluster {
+    let mut resolver = match &cluster {
         Some(cluster) => or_what_is_there(opened.for_release(cluster, args.name()).await, cluster, None).await?,
         None => opened.for_release_offline()?,
     };
-    pipeline.other_chart = args.chart_check.policy();
+    resolver.other_chart = args.chart_check.policy();
     if cluster.is_none() {
-        note_offline_lookup(&[&pipeline.chart]);
+        note_offline_lookup(&[&resolver.chart]);
     }
     let format = args.print.format();
     if args.watch
         && let Some(cluster) = &cluster
     {
-        let watched = cozyhr::watch::diff(&pipeline, cluster, &request, format, options).await;
-        or_what_is_there(watched, cluster, Some(&pipeline.chart)).await?;
+        let watched = cozyhr::watch::diff(&resolver, cluster, &request, format, options).await;
+        or_what_is_there(watched, cluster, Some(&resolver.chart)).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = pipeline.diff_request(cluster.as_ref(), &request).await;
+    let plan = cozyhr::compare::request::diff_request(&resolver, cluster.as_ref(), &request).await;
     let plan = match &cluster {
-        Some(c) => or_what_is_there(plan, c, Some(&pipeline.chart)).await?,
+        Some(c) => or_what_is_there(plan, c, Some(&resolver.chart)).await?,
         None => plan?,
     };
     request.print(&plan, format, options, cluster.as_ref()).await?;
@@ -85,9 +86,9 @@ async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
     let common = Common { user: &user, against, options: args.print.plan_options() };
     let (options, format) = (args.layout.render_options(), args.print.format());
-    let mut pipeline = match place {
-        ChartPlace::Directory(dir) => Pipeline::open(dir).await?,
-        ChartPlace::Source if args.watch => Pipeline::open(place.directory("diff --all --watch")?).await?,
+    let mut resolver = match place {
+        ChartPlace::Directory(dir) => Resolver::open(dir).await?,
+        ChartPlace::Source if args.watch => Resolver::open(place.directory("diff --all --watch")?).await?,
         ChartPlace::Source => {
             let helm = cozyhr::render::Helm::locate().await?;
             let set = cozyhr::sets::release_set::select_any(&cluster, &selection).await?;
@@ -95,14 +96,14 @@ async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
             return finish_all(&entries, args, format, options);
         }
     };
-    pipeline.other_chart = args.chart_check.policy();
+    resolver.other_chart = args.chart_check.policy();
     if args.watch {
-        cozyhr::watch::diff_all(&pipeline, &cluster, &selection, &common, args.set.concurrency(), format, options)
+        cozyhr::watch::diff_all(&resolver, &cluster, &selection, &common, args.set.concurrency(), format, options)
             .await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let set = cozyhr::sets::release_set::select(&cluster, &pipeline.chart.meta.name, &selection).await?;
-    let entries = diff_all(Charts::Directory(&pipeline), &cluster, &set, &common, args.set.concurrency()).await;
+    let set = cozyhr::sets::release_set::select(&cluster, &resolver.chart.meta.name, &selection).await?;
+    let entries = diff_all(Charts::Directory(&resolver), &cluster, &set, &common, args.set.concurrency()).await;
     finish_all(&entries, args, format, options)
 }
 

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use cozyhr::pipeline::Pipeline;
-use cozyhr::source::ReleaseSource;
-use cozyhr::source::served::ChartPlace;
+use cozyhr::resolve::Resolver;
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::ChartPlace;
 
 use cozyhr_shell::ClusterFlags;
 
@@ -16,22 +16,22 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
     let user = args.inputs.values.user();
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
-            let pipeline = Pipeline::open(place.directory("show --release-file")?).await?;
-            note_offline_lookup(&[&pipeline.chart]);
-            pipeline.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
+            let resolver = Resolver::open(place.directory("show --release-file")?).await?;
+            note_offline_lookup(&[&resolver.chart]);
+            resolver.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }
         ReleaseSource::Cluster => {
-            let opened = Pipeline::open_place(place).await?;
+            let opened = Resolver::open_place(place).await?;
             let cluster = flags.connect_for(&args.inputs.target).await?;
-            let pipeline = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
+            let resolver = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
             // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
-            let pipeline = Pipeline { other_chart: cozyhr::desired::which_chart::OtherChart::Warn, ..pipeline };
-            let shown = pipeline.show(&cluster, &args.name, &user).await;
-            or_what_is_there(shown, &cluster, Some(&pipeline.chart)).await?
+            let resolver = Resolver { other_chart: cozyhr::desired::which_chart::OtherChart::Warn, ..resolver };
+            let shown = resolver.show(&cluster, &args.name, &user).await;
+            or_what_is_there(shown, &cluster, Some(&resolver.chart)).await?
         }
         ReleaseSource::ChartDefaults => {
-            let pipeline = Pipeline::open(place.directory("show --plain")?).await?;
-            render_plain(flags, &pipeline, args, &user).await?
+            let resolver = Resolver::open(place.directory("show --plain")?).await?;
+            render_plain(flags, &resolver, args, &user).await?
         }
     };
     cozyhr::support::output::write_stdout(cozyhr::render::filter_show_only(&rendered, &args.show_only)?)?;
@@ -42,7 +42,7 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
 /// `--offline` is not given, else with Helm's defaults (said on stderr).
 async fn render_plain(
     flags: &ClusterFlags,
-    pipeline: &Pipeline,
+    resolver: &Resolver,
     args: &ShowArgs,
     user: &cozyhr::desired::UserValues,
 ) -> anyhow::Result<String> {
@@ -53,9 +53,9 @@ async fn render_plain(
             cozyhr::support::output::chart_command()
         ));
         let namespace = flags.options().namespace.unwrap_or_else(|| "default".into());
-        pipeline.render_plain(None, &namespace, &args.name, user).await?
+        resolver.render_plain(None, &namespace, &args.name, user).await?
     } else {
         let cluster = flags.connect().await?;
-        pipeline.render_plain(Some(&cluster), &cluster.namespace, &args.name, user).await?
+        resolver.render_plain(Some(&cluster), &cluster.namespace, &args.name, user).await?
     })
 }

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use cozyhr::pipeline::Pipeline;
-use cozyhr::source::ReleaseSource;
-use cozyhr::source::served::ChartPlace;
+use cozyhr::resolve::Resolver;
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::ChartPlace;
 use serde_json::Value;
 
 use cozyhr_shell::{ClusterFlags, DocumentFormat};
@@ -15,16 +15,16 @@ use crate::commands::or_what_is_there;
 pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
     let desired = match args.release.source(false, cluster.options().namespace)? {
         ReleaseSource::Files(files) => {
-            let pipeline = Pipeline::open(place.directory("values --release-file")?).await?;
+            let resolver = Resolver::open(place.directory("values --release-file")?).await?;
             let namespace = files.namespace.as_deref().unwrap_or("default");
-            pipeline.desired_from_files(&files, namespace, &args.name, &args.values.user())?
+            resolver.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {
-            let opened = Pipeline::open_place(place).await?;
+            let opened = Resolver::open_place(place).await?;
             let cluster = cluster.connect().await?;
-            let pipeline = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
-            let desired = pipeline.desired(&cluster, &args.name, &args.values.user()).await;
-            or_what_is_there(desired, &cluster, Some(&pipeline.chart)).await?
+            let resolver = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
+            let desired = resolver.desired(&cluster, &args.name, &args.values.user()).await;
+            or_what_is_there(desired, &cluster, Some(&resolver.chart)).await?
         }
     };
     let composed = &desired.composed;

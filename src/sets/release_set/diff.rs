@@ -10,7 +10,8 @@ use crate::compare::Against;
 use crate::compare::diff::{COMMENT_LIMIT, Format, Plan, PlanOptions, RenderOptions};
 use crate::desired::UserValues;
 use crate::flux::HelmRelease;
-use crate::pipeline::{DiffAgainst, DiffRequest, Pipeline};
+use crate::compare::request::{DiffAgainst, DiffRequest};
+use crate::resolve::Resolver;
 use crate::sets::print as printer;
 use crate::support::output::StdoutError;
 
@@ -43,15 +44,15 @@ pub async fn diff_all(
             name: &name,
             user: common.user,
             against: DiffAgainst::Cluster(common.against),
-            source: &crate::source::ReleaseSource::Cluster,
+            source: &crate::resolve::ReleaseSource::Cluster,
             offline_view: Default::default(),
             options: common.options,
         };
         let outcome = match charts {
-            Charts::Directory(pipeline) => pipeline.diff_request(Some(&here), &request).await,
+            Charts::Directory(resolver) => crate::compare::request::diff_request(resolver, Some(&here), &request).await,
             Charts::Sources(helm) => match crate::source::served::fetch(&here, hr).await {
-                Ok(served) => match Pipeline::with_served(helm.clone(), served) {
-                    Ok(pipeline) => pipeline.diff_request(Some(&here), &request).await,
+                Ok(served) => match Resolver::with_served(helm.clone(), served) {
+                    Ok(resolver) => crate::compare::request::diff_request(&resolver, Some(&here), &request).await,
                     Err(e) => Err(e),
                 },
                 Err(e) => Err(e),
@@ -66,7 +67,7 @@ pub async fn diff_all(
 #[derive(Clone, Copy)]
 pub enum Charts<'a> {
     /// One chart directory for all (the set is the HelmReleases of its chart).
-    Directory(&'a Pipeline),
+    Directory(&'a Resolver),
     /// Each release the chart its own source serves in the cluster ([`crate::source::served`]), rendered
     /// with this helm.
     Sources(&'a crate::render::Helm),

@@ -1,0 +1,83 @@
+//! The one place a [`Desired`] is made outside `desired/`: what Flux makes a release of ([`Fetched`]: the
+//! HelmRelease, its `valuesFrom` sources, its source's chart version and the helm-controller whose rules
+//! apply) gathered from where the release comes from, then composed with the chart and the user's values.
+//! Adding an origin is one function here.
+
+use std::path::PathBuf;
+
+use crate::cluster::Cluster;
+use crate::controller::Controller;
+use crate::desired::{Desired, Fetched, UserValues};
+use crate::flux::HelmRelease;
+use crate::source::chart::ChartDir;
+use crate::source::release_file::ReleaseFiles;
+use crate::support::error::Result;
+
+use super::origin::ReleaseOrigin;
+
+/// A HelmRelease of `cluster`: its sources, its source's chart version and the helm-controller are read
+/// there, at once.
+pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, chart: &ChartDir, user: &UserValues) -> Result<Desired> {
+    let kubectl = crate::render::locate_kubectl()?;
+    let (refs, source_version, controller) = tokio::join!(
+        crate::desired::fetch_values_from(cluster, &hr),
+        crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version),
+        crate::controller::detect(cluster),
+    );
+    make(Fetched { hr, refs: refs?, source_version, controller }, chart, user, kubectl)
+}
+
+/// A HelmRelease of release files, with its sources from the same files and no cluster: the chart's
+/// version as the files' source documents give it, the newest helm-controller's rules.
+pub fn from_files(files: &ReleaseFiles, hr: HelmRelease, chart: &ChartDir, user: &UserValues) -> Result<Desired> {
+    let refs = files.values_from(&hr)?;
+    let kubectl = crate::render::locate_kubectl()?;
+    let source_version = crate::source::chart_source::offline(&hr);
+    make(Fetched { hr, refs, source_version, controller: Controller::offline() }, chart, user, kubectl)
+}
+
+/// A HelmRelease of release files rendered for `cluster`: its sources from the files, its source's chart
+/// version and the helm-controller from the cluster.
+pub async fn files_on_cluster(
+    cluster: &Cluster,
+    files: &ReleaseFiles,
+    hr: HelmRelease,
+    chart: &ChartDir,
+    user: &UserValues,
+) -> Result<Desired> {
+    let refs = files.values_from(&hr)?;
+    let kubectl = crate::render::locate_kubectl()?;
+    let (source_version, controller) = tokio::join!(
+        crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version),
+        crate::controller::detect(cluster),
+    );
+    make(Fetched { hr, refs, source_version, controller }, chart, user, kubectl)
+}
+
+/// The release one side of a comparison renders with `chart`, when it renders a HelmRelease (None for
+/// the chart alone or nothing); `kubectl` as the side's postRenderers need it.
+pub async fn at_side(
+    origin: &ReleaseOrigin<'_>,
+    chart: &ChartDir,
+    user: &UserValues,
+    kubectl: impl FnOnce(&HelmRelease) -> Result<PathBuf>,
+) -> Option<Result<Desired>> {
+    let fetched = match origin {
+        ReleaseOrigin::Cluster { home, hr, refs, controller } => {
+            let source_version = crate::source::chart_source::lookup(home, hr, &chart.meta.version).await;
+            Fetched { hr: (*hr).clone(), refs: refs.to_vec(), source_version, controller: (*controller).clone() }
+        }
+        ReleaseOrigin::File { hr, refs } => Fetched {
+            source_version: crate::source::chart_source::offline(hr),
+            hr: (**hr).clone(),
+            refs: refs.clone(),
+            controller: Controller::offline(),
+        },
+        ReleaseOrigin::ChartDefaults { .. } | ReleaseOrigin::Absent => return None,
+    };
+    Some(kubectl(&fetched.hr).and_then(|kubectl| make(fetched, chart, user, kubectl)))
+}
+
+fn make(fetched: Fetched, chart: &ChartDir, user: &UserValues, kubectl: PathBuf) -> Result<Desired> {
+    Desired::from_fetched(fetched, chart, user, kubectl)
+}
