@@ -3,8 +3,10 @@
 # certificate) + the Flux CRDs + the real Flux helm-controller, source-controller and source-watcher
 # (ArtifactGenerator), of Flux 2.9 (default) or Flux 2.8 (--flux 2.8, as Cozystack runs it), made to
 # look to a client like a Flux install (labelled CRDs, a Deployment object per controller) + the sources
-# they read: a loopback HTTP server for chart artifacts that is also a Helm repository (helm-repo/), an OCI
-# registry, and a Git server over HTTP (git-http.py: Git's own http-backend) + a kubelet stand-in
+# they read: a loopback HTTP server for chart artifacts (artifact-http.py) that is also a public Helm
+# repository (helm-repo/) and a private one (private/helm-repo/: HTTP Basic auth, user `cozy` and a random
+# password made at `up`, kept in $RUN/private-repo.auth), an OCI registry, and a Git server over HTTP
+# (git-http.py: Git's own http-backend) + a kubelet stand-in
 # (kubelet-standin.py): there is no kubelet, scheduler or controller-manager, so Pods never run, but a Pod
 # annotated `cozyhr.test/phase: Succeeded|Failed` is given the status a kubelet would write when its
 # containers end so (Helm's test hooks). Everything listens on 127.0.0.1 only and is built from Go modules by scripts/tools.sh.
@@ -17,7 +19,8 @@
 #   scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]
 #                             build what is missing, start everything, wait until ready (idempotent; a
 #                             run that is up with the other Flux is stopped and started again with this one)
-#   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)"
+#   scripts/cluster.sh env    print `export` lines: eval "$(scripts/cluster.sh env)" (with the private
+#                             Helm repository's test-ground-only user and password)
 #   scripts/cluster.sh down   stop what `up` started and remove its run state
 #   scripts/cluster.sh apiserver stop|start   stop or start the first API server on the same data
 #   scripts/cluster.sh status say what is running
@@ -102,11 +105,15 @@ KC
 
 healthy() {
   alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
-    alive source-watcher && alive registry && alive git && alive kubelet-standin &&
+    alive source-watcher && alive registry && alive git && alive kubelet-standin && [ -f "$RUN/private-repo.auth" ] &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
 write_env() {
+  local user password
+  IFS=: read -r user password <"$RUN/private-repo.auth"
+  # It holds the private Helm repository's password: readable by its owner only, as the auth file is.
+  install -m 0600 /dev/null "$RUN/env"
   {
     cat "$RUN/tools.env"
     printf 'export KUBECONFIG=%q\n' "$RUN/kubeconfig"
@@ -115,6 +122,10 @@ write_env() {
     printf 'export COZYHR_ARTIFACT_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT"
     printf 'export COZYHR_HELM_REPO_DIR=%q\n' "$RUN/artifacts/helm-repo"
     printf 'export COZYHR_HELM_REPO_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
+    printf 'export COZYHR_PRIVATE_HELM_REPO_DIR=%q\n' "$RUN/artifacts/private/helm-repo"
+    printf 'export COZYHR_PRIVATE_HELM_REPO_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT/private/helm-repo"
+    printf 'export COZYHR_PRIVATE_HELM_REPO_USER=%q\n' "$user"
+    printf 'export COZYHR_PRIVATE_HELM_REPO_PASSWORD=%q\n' "$password"
     printf 'export COZYHR_REGISTRY=%q\n' "127.0.0.1:$REGISTRY_PORT"
     printf 'export COZYHR_GIT_DIR=%q\n' "$RUN/git"
     printf 'export COZYHR_GIT_URL=%q\n' "http://127.0.0.1:$GIT_PORT"
@@ -268,12 +279,17 @@ up() {
   flux_deployments | "$KUBECTL" apply --server-side -f - >"$RUN/logs/deployments.log" 2>&1 ||
     die "creating the controllers' Deployment objects failed; see $RUN/logs/deployments.log"
 
-  log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT"
-  start artifacts python3 -m http.server "$ARTIFACT_PORT" --bind 127.0.0.1 --directory "$RUN/artifacts"
+  log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT (private/: HTTP Basic auth)"
+  # The private Helm repository's credentials: user cozy and a random password, for this run only.
+  (umask 077 && printf 'cozy:%s\n' "$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')" >"$RUN/private-repo.auth")
+  chmod 0600 "$RUN/private-repo.auth"
+  start artifacts python3 "$here/artifact-http.py" "$ARTIFACT_PORT" "$RUN/artifacts" --auth "$RUN/private-repo.auth"
   wait_for "the artifact server" 30 curl -sf "http://127.0.0.1:$ARTIFACT_PORT/"
-  mkdir -p "$RUN/artifacts/helm-repo"
+  mkdir -p "$RUN/artifacts/helm-repo" "$RUN/artifacts/private/helm-repo"
   [ -f "$RUN/artifacts/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/helm-repo" \
     --url "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
+  [ -f "$RUN/artifacts/private/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/private/helm-repo" \
+    --url "http://127.0.0.1:$ARTIFACT_PORT/private/helm-repo"
 
   log "starting the OCI registry on 127.0.0.1:$REGISTRY_PORT"
   mkdir -p "$RUN/registry"

@@ -191,6 +191,43 @@ pub fn helm_repo_url() -> String {
     need_var("COZYHR_HELM_REPO_URL", "scripts/cluster.sh up")
 }
 
+/// The local private Helm repository's URL: the artifact server's `/private/helm-repo`, behind HTTP Basic
+/// auth ([`private_helm_repo_credentials`]).
+pub fn private_helm_repo_url() -> String {
+    need_var("COZYHR_PRIVATE_HELM_REPO_URL", "scripts/cluster.sh up")
+}
+
+/// The user and password the private Helm repository asks for (test-ground-only, made by
+/// `scripts/cluster.sh up`).
+pub fn private_helm_repo_credentials() -> (String, String) {
+    (
+        need_var("COZYHR_PRIVATE_HELM_REPO_USER", "scripts/cluster.sh up"),
+        need_var("COZYHR_PRIVATE_HELM_REPO_PASSWORD", "scripts/cluster.sh up"),
+    )
+}
+
+/// A Secret `NAME-auth` (type Opaque, keys `username` and `password`, as a HelmRepository's `secretRef`
+/// reads them) and HelmRepository `name` in `namespace` that reads the private Helm repository with them,
+/// as one YAML stream for [`apply`]. [`private_helm_repository`] gives it the right credentials.
+pub fn helm_repository_with_auth(namespace: &str, name: &str, username: &str, password: &str) -> String {
+    // JSON strings are YAML scalars: whatever a test passes stays one value.
+    let quote = |v: &str| serde_json::to_string(v).expect("a string is JSON");
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}-auth\n  namespace: {namespace}\ntype: Opaque\nstringData:\n\
+         \x20 username: {}\n  password: {}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n\
+         \x20 name: {name}\n  namespace: {namespace}\nspec:\n  interval: 1h\n  url: {}\n  secretRef:\n    name: {name}-auth\n",
+        quote(username),
+        quote(password),
+        private_helm_repo_url()
+    )
+}
+
+/// [`helm_repository_with_auth`] with the private Helm repository's own user and password.
+pub fn private_helm_repository(namespace: &str, name: &str) -> String {
+    let (username, password) = private_helm_repo_credentials();
+    helm_repository_with_auth(namespace, name, &username, &password)
+}
+
 fn need_var(var: &str, how: &str) -> String {
     env();
     match std::env::var(var) {
@@ -431,13 +468,25 @@ impl Chart {
     /// Adds the chart to the local Helm repository (`COZYHR_HELM_REPO_DIR`, served over HTTP) and rewrites
     /// its index with the real Helm 4.
     pub fn publish_to_helm_repo(&self) {
+        self.publish_to_repo("COZYHR_HELM_REPO_DIR", &helm_repo_url());
+    }
+
+    /// [`publish_to_helm_repo`](Self::publish_to_helm_repo) for the private Helm repository
+    /// (`COZYHR_PRIVATE_HELM_REPO_DIR`, served behind HTTP Basic auth): a HelmRepository reads it with
+    /// [`private_helm_repository`].
+    pub fn publish_to_private_helm_repo(&self) {
+        self.publish_to_repo("COZYHR_PRIVATE_HELM_REPO_DIR", &private_helm_repo_url());
+    }
+
+    /// Packages the chart into the directory `$DIR_VAR` and rewrites its index for `url`.
+    fn publish_to_repo(&self, dir_var: &str, url: &str) {
         // The index is written from the archives present: one test at a time, or one loses the other's.
         static INDEX: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _one = INDEX.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = PathBuf::from(need_var("COZYHR_HELM_REPO_DIR", "scripts/cluster.sh up"));
+        let dir = PathBuf::from(need_var(dir_var, "scripts/cluster.sh up"));
         self.package(&dir);
         let mut c = command(&env().helm4);
-        c.args(["repo", "index"]).arg(&dir).args(["--url", &helm_repo_url()]);
+        c.args(["repo", "index"]).arg(&dir).args(["--url", url]);
         run(c).ok();
     }
 }
