@@ -167,6 +167,25 @@ impl ChartCheckFlags {
     }
 }
 
+/// The chart at another version than the HelmRelease names.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ChartVersionFlags {
+    /// Take the chart at this version (or semver range, picked as source-controller picks it) straight
+    /// from the repository the HelmRelease's source names (a HelmRepository, HTTP or OCI, or an
+    /// OCIRepository), with the credentials Flux reads: to see what a version bump would do before the
+    /// pull request. Not beside a chart directory. After `apply --version`, resume gives the release back
+    /// to the version the source serves.
+    #[arg(long = "version", value_name = "VERSION")]
+    pub version: Option<String>,
+}
+
+impl ChartVersionFlags {
+    /// Where the chart comes from, `--version` taken into account.
+    pub fn place(&self, place: &cozyhr::resolve::ChartPlace) -> Result<cozyhr::resolve::ChartPlace, cozyhr::Error> {
+        place.clone().at_version(self.version.as_deref())
+    }
+}
+
 /// The HelmRelease and its `valuesFrom` sources from files instead of the cluster.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReleaseFileFlags {
@@ -253,6 +272,9 @@ pub struct ShowArgs {
     pub show_only: Vec<String>,
 
     #[command(flatten)]
+    pub chart_version: ChartVersionFlags,
+
+    #[command(flatten)]
     pub inputs: RenderInputs,
 }
 
@@ -271,6 +293,9 @@ pub struct ValuesArgs {
     /// Print the values merged over the chart's defaults (what templates see), not only what Helm stores.
     #[arg(long = "with-defaults")]
     pub with_defaults: bool,
+
+    #[command(flatten)]
+    pub chart_version: ChartVersionFlags,
 
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = DocumentFormat::Yaml)]
@@ -298,6 +323,9 @@ pub struct DiffArgs {
     /// checkout is not touched).
     #[arg(long, value_parser = parse_against, default_value = "live", value_name = "live|release|git:REF")]
     pub against: AgainstArg,
+
+    #[command(flatten)]
+    pub chart_version: ChartVersionFlags,
 
     /// The chart alone (its own values, -f and --set; no HelmRelease is read), against the Helm release
     /// NAME stored in the namespace, as Go cozyhr's diff --plain compares them.
@@ -408,6 +436,9 @@ pub struct ApplyArgs {
 
     #[command(flatten)]
     pub chart_check: ChartCheckFlags,
+
+    #[command(flatten)]
+    pub chart_version: ChartVersionFlags,
 
     /// Resume the HelmRelease after a successful apply, handing it back to Flux.
     #[arg(long)]

@@ -60,7 +60,11 @@ impl Resolver {
             ChartPlace::Directory(dir) => Ok(Opened::Ready(Resolver::open(dir).await?)),
             ChartPlace::Source => {
                 self_exe()?;
-                Ok(Opened::FromSource(Helm::locate().await?))
+                Ok(Opened::FromSource(Helm::locate().await?, None))
+            }
+            ChartPlace::Repository { version } => {
+                self_exe()?;
+                Ok(Opened::FromSource(Helm::locate().await?, Some(version.clone())))
             }
         }
     }
@@ -208,8 +212,9 @@ impl Resolver {
 pub enum Opened {
     /// A chart directory's.
     Ready(Resolver),
-    /// Helm, found; the chart is the one the HelmRelease's source serves.
-    FromSource(Helm),
+    /// Helm, found; the chart is the one the HelmRelease's source serves, or with a version (`--version`)
+    /// the one its repository has at that version.
+    FromSource(Helm, Option<String>),
 }
 
 impl Opened {
@@ -218,9 +223,12 @@ impl Opened {
     pub async fn for_release(self, cluster: &Cluster, name: &str) -> Result<Resolver> {
         match self {
             Opened::Ready(resolver) => Ok(resolver),
-            Opened::FromSource(helm) => {
+            Opened::FromSource(helm, version) => {
                 let hr = helmrelease(cluster, name).await?;
-                let served = crate::source::served::fetch(cluster, &hr).await?;
+                let served = match version {
+                    None => crate::source::served::fetch(cluster, &hr).await?,
+                    Some(version) => crate::source::served::from_repository(cluster, &hr, &version).await?,
+                };
                 let line = served.describe();
                 crate::support::output::stderr_line(format_args!(
                     "{}: {line}",
@@ -237,7 +245,7 @@ impl Opened {
     pub fn for_release_offline(self) -> Result<Resolver> {
         match self {
             Opened::Ready(resolver) => Ok(resolver),
-            Opened::FromSource(_) => Err(Error::Failed(
+            Opened::FromSource(..) => Err(Error::Failed(
                 "without a chart directory the chart is the one the HelmRelease's source serves in the cluster: configure one, or pass -C DIR".into(),
             )),
         }

@@ -84,6 +84,9 @@ pub enum ChartPlace {
     Directory(PathBuf),
     /// No chart directory: the chart the HelmRelease's source serves in the cluster.
     Source,
+    /// `--version V`: the chart at another version (or range) than the HelmRelease names, straight from
+    /// the repository its source names (a HelmRepository, an OCIRepository).
+    Repository { version: String },
 }
 
 impl ChartPlace {
@@ -96,11 +99,27 @@ impl ChartPlace {
         }
     }
 
+    /// With `--version V`: the chart from its repository at V; refused beside a chart directory, whose
+    /// chart is the one rendered.
+    pub fn at_version(self, version: Option<&str>) -> Result<ChartPlace> {
+        match (self, version) {
+            (place, None) => Ok(place),
+            (ChartPlace::Directory(dir), Some(_)) => Err(Error::Failed(format!(
+                "--version takes the chart from the HelmRelease's repository, and {} is a chart directory: run it outside a chart directory, without -C",
+                dir.display()
+            ))),
+            (_, Some(version)) => Ok(ChartPlace::Repository { version: version.to_string() }),
+        }
+    }
+
     /// The chart directory `what` needs (a render without a cluster, the chart alone, a Git side): an
     /// error that says so when there is none.
     pub fn directory(&self, what: &str) -> Result<&Path> {
         match self {
             ChartPlace::Directory(dir) => Ok(dir),
+            ChartPlace::Repository { .. } => Err(Error::Failed(format!(
+                "{what} needs a chart directory: --version takes the chart from the repository of a HelmRelease in the cluster"
+            ))),
             ChartPlace::Source => Err(Error::Failed(format!(
                 "{what} needs a chart directory, and . holds no Chart.yaml: run it from the chart's directory or pass -C DIR (without one, {} takes the chart the HelmRelease's source serves in the cluster)",
                 crate::support::output::chart_command()

@@ -14,5 +14,6 @@ pub mod gitref;
 pub mod helmignore;
 pub mod package_source;
 pub mod release_file;
+pub mod remote;
 pub mod served;
 pub mod values_files;

@@ -27,7 +27,7 @@ use crate::support::error::{Error, Result};
 #[derive(Debug)]
 pub struct Served {
     pub chart: ChartDir,
-    pub artifact: Artifact,
+    pub from: ServedFrom,
     /// Whether the archive was read from the cache rather than fetched.
     pub cached: bool,
     /// The unpacked chart's private directory when there is no cache to keep it in, removed when this is
@@ -35,17 +35,30 @@ pub struct Served {
     _dir: Option<tempfile::TempDir>,
 }
 
+/// Where a served chart was had from.
+#[derive(Debug)]
+pub enum ServedFrom {
+    /// The artifact its source names in the cluster: the very chart helm-controller installs.
+    Cluster(Artifact),
+    /// Its repository, at a version the command named (`--version`): `source` (`Kind ns/name`) names the
+    /// repository, `wanted` is the version or range asked for.
+    Repository { source: String, url: String, wanted: String, digest: String },
+}
+
 impl Served {
     /// One line for people: which chart, from where.
     pub fn describe(&self) -> String {
-        let how = if self.cached { "cached" } else { "fetched from the cluster" };
-        format!(
-            "the chart of {}: {}@{} ({how}, {})",
-            self.artifact.describe(),
-            self.chart.meta.name,
-            self.chart.meta.version,
-            short(&self.artifact.digest)
-        )
+        let (name, version) = (&self.chart.meta.name, &self.chart.meta.version);
+        match &self.from {
+            ServedFrom::Cluster(artifact) => {
+                let how = if self.cached { "cached" } else { "fetched from the cluster" };
+                format!("the chart of {}: {name}@{version} ({how}, {})", artifact.describe(), short(&artifact.digest))
+            }
+            ServedFrom::Repository { source, url, wanted, digest } => format!(
+                "the chart {name}@{version} from its repository (--version {wanted}; {source}: {url}; {})",
+                short(digest)
+            ),
+        }
     }
 }
 
@@ -81,12 +94,43 @@ pub async fn fetch(cluster: &Cluster, hr: &HelmRelease) -> Result<Served> {
     // cluster's answers on the next command as it does for a chart directory (render/early.rs).
     if let Some(top) = cache.as_deref().and_then(|file| kept_unpacked(file, &bytes, !cached)) {
         let chart = ChartDir::open(&top)?.packaged();
-        return Ok(Served { chart, artifact, cached, _dir: None });
+        return Ok(Served { chart, from: ServedFrom::Cluster(artifact), cached, _dir: None });
     }
     let dir = crate::support::process::private_dir("cozyhr-served-")?;
     let top = unpack(&bytes, dir.path()).map_err(unpack_error)?;
     let chart = ChartDir::open(&top)?.packaged();
-    Ok(Served { chart, artifact, cached, _dir: Some(dir) })
+    Ok(Served { chart, from: ServedFrom::Cluster(artifact), cached, _dir: Some(dir) })
+}
+
+/// `hr`'s chart at `version` (a version or a semver range) straight from the repository its source
+/// names in `cluster` ([`crate::source::remote`]), picked as source-controller picks it. Unlike an
+/// artifact, the archive is the chart as its author packaged it: `valuesFiles` are merged here, as
+/// source-controller would merge them.
+pub async fn from_repository(cluster: &Cluster, hr: &HelmRelease, version: &str) -> Result<Served> {
+    let what = || format!("the chart of helmrelease {}/{} at --version {version}", hr.namespace(), hr.name());
+    let remote = crate::source::remote::of_cluster(cluster, hr, version)
+        .await
+        .map_err(|why| Error::Failed(format!("{} cannot be had: {why}", what())))?;
+    let fetched = crate::source::repository::fetch(&remote.chart, &remote.creds)
+        .await
+        .map_err(|e| Error::Failed(format!("{} cannot be had from {}: {e}", what(), remote.source)))?;
+    let from = ServedFrom::Repository {
+        source: remote.source,
+        url: fetched.url.clone(),
+        wanted: version.to_string(),
+        digest: fetched.digest.clone(),
+    };
+    let cache = cache_file(&fetched.digest);
+    if let Some(file) = &cache {
+        crate::support::cache::write(file, &fetched.bytes);
+    }
+    if let Some(top) = cache.as_deref().and_then(|file| kept_unpacked(file, &fetched.bytes, false)) {
+        return Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: None });
+    }
+    let dir = crate::support::process::private_dir("cozyhr-served-")?;
+    let top = unpack(&fetched.bytes, dir.path())
+        .map_err(|why| Error::Failed(format!("{} cannot be unpacked: {why}", what())))?;
+    Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: Some(dir) })
 }
 
 /// The chart of the archive kept at `file` (whose bytes, `bytes`, match its digest), unpacked into the

@@ -14,6 +14,7 @@ use cozyhr_shell::{ClusterFlags, Exit};
 use crate::cli::ApplyArgs;
 
 pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let place = &args.chart_version.place(place)?;
     let opened = if args.plain || args.watch || args.set.all {
         // The chart alone, the loop that follows a directory's files, a chart's set: a directory's.
         let what = if args.plain {

@@ -13,7 +13,7 @@ pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &DeleteArgs) 
     // name is refused); from anywhere else no chart is compared.
     let chart = match place {
         ChartPlace::Directory(dir) => cozyhr::source::chart::ChartDir::open(dir).ok(),
-        ChartPlace::Source => None,
+        ChartPlace::Source | ChartPlace::Repository { .. } => None,
     };
     let policy = args.chart_check.policy();
     let cluster = cluster.connect_for(&args.target).await?;

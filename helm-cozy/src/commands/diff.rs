@@ -14,6 +14,7 @@ use crate::cli::{AgainstArg, DiffArgs};
 use crate::commands::{note_offline_lookup, or_what_is_there};
 
 pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let place = &args.chart_version.place(place)?;
     if args.set.all {
         return run_all(flags, place, args).await;
     }
@@ -88,6 +89,7 @@ async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     let (options, format) = (args.layout.render_options(), args.print.format());
     let mut resolver = match place {
         ChartPlace::Directory(dir) => Resolver::open(dir).await?,
+        ChartPlace::Repository { .. } => Resolver::open(place.directory("diff --all")?).await?,
         ChartPlace::Source if args.watch => Resolver::open(place.directory("diff --all --watch")?).await?,
         ChartPlace::Source => {
             let helm = cozyhr::render::Helm::locate().await?;

@@ -14,6 +14,7 @@ use crate::commands::{note_offline_lookup, or_what_is_there};
 pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     cozyhr::render::check_show_only(&args.show_only)?;
     let user = args.inputs.values.user();
+    let place = &args.chart_version.place(place)?;
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
             let resolver = Resolver::open(place.directory("show --release-file")?).await?;

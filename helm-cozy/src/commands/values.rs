@@ -13,6 +13,7 @@ use crate::cli::ValuesArgs;
 use crate::commands::or_what_is_there;
 
 pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &ValuesArgs) -> anyhow::Result<ExitCode> {
+    let place = &args.chart_version.place(place)?;
     let desired = match args.release.source(false, cluster.options().namespace)? {
         ReleaseSource::Files(files) => {
             let resolver = Resolver::open(place.directory("values --release-file")?).await?;

@@ -1,0 +1,202 @@
+//! The repository a HelmRelease's chart comes from, as its Flux source names it in the cluster, and the
+//! credentials Flux reads for it: for a chart fetched straight from the repository (`--version V`).
+//!
+//! - `spec.chart` (or `chartRef` to a HelmChart) from a HelmRepository: its `url` (HTTP(S), or an OCI
+//!   registry with `type: oci`), the chart's name, `secretRef` (`username`/`password`, or a
+//!   `.dockerconfigjson` for a registry), `certSecretRef` (`tls.crt`, `tls.key`, `ca.crt`), `insecure`
+//!   (plain HTTP to a registry) and `passCredentials`.
+//! - `chartRef` to an OCIRepository: its `url` is the chart's own (`oci://host/path/chart`), with the
+//!   same `secretRef`, `certSecretRef` and `insecure`.
+//!
+//! A GitRepository, Bucket or ExternalArtifact has one revision, the one the cluster serves: it has no
+//! other version to fetch.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::flux::HelmRelease;
+use crate::flux::kind::{self, Kind};
+use crate::flux::source::FluxSource;
+use crate::flux::verbs::Objects;
+use crate::source::repository::{Credentials, Repo, RepositoryChart};
+
+/// A chart in its repository, and how to reach it.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub chart: RepositoryChart,
+    pub creds: Credentials,
+    /// `Kind ns/name` of the source object that names the repository.
+    pub source: String,
+    /// Whether helm-controller appends the artifact's digest to the chart's version (an OCIRepository).
+    pub digested: bool,
+}
+
+/// The repository of `hr`'s chart at `version` (a version or a semver range), read from `cluster`.
+pub async fn of_cluster(cluster: &Cluster, hr: &HelmRelease, version: &str) -> Result<Remote, String> {
+    let hr_ns = hr.namespace();
+    if let Some(template) = &hr.spec.chart {
+        let r = &template.spec.source_ref;
+        let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
+        return helm_repository(cluster, &r.kind, ns, &r.name, &template.spec.chart, version).await;
+    }
+    let Some(r) = &hr.spec.chart_ref else {
+        return Err("it has neither spec.chart nor spec.chartRef".into());
+    };
+    let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
+    match r.kind.as_str() {
+        "OCIRepository" => oci_repository(cluster, ns, &r.name, version).await,
+        "HelmChart" => {
+            let chart = read(cluster, &kind::HELM_CHART, ns, &r.name).await?;
+            let spec = &chart.spec.extra;
+            let source = spec.get("sourceRef").unwrap_or(&Value::Null);
+            let (kind_name, name) = (str_at(source, "kind"), str_at(source, "name"));
+            let chart_name = spec.get("chart").and_then(Value::as_str).unwrap_or_default();
+            helm_repository(cluster, kind_name, ns, name, chart_name, version).await
+        }
+        other => Err(one_revision(other, ns, &r.name)),
+    }
+}
+
+/// A source of one revision has no other version to fetch.
+fn one_revision(kind: &str, ns: &str, name: &str) -> String {
+    format!(
+        "--version takes the chart from a Helm or OCI repository, and this chart comes from {kind} {ns}/{name}, which serves one revision: run without --version, or from a chart directory"
+    )
+}
+
+async fn helm_repository(
+    cluster: &Cluster,
+    kind_name: &str,
+    ns: &str,
+    name: &str,
+    chart: &str,
+    version: &str,
+) -> Result<Remote, String> {
+    if kind_name != kind::HELM_REPOSITORY.kind {
+        return Err(one_revision(kind_name, ns, name));
+    }
+    let repo = read(cluster, &kind::HELM_REPOSITORY, ns, name).await?;
+    let spec = &repo.spec.extra;
+    let url = str_at_map(spec, "url").to_string();
+    let oci = str_at_map(spec, "type") == "oci";
+    let insecure = spec.get("insecure").and_then(Value::as_bool).unwrap_or(false);
+    let mut creds = credentials(cluster, ns, spec, &url).await?;
+    creds.pass_credentials = spec.get("passCredentials").and_then(Value::as_bool).unwrap_or(false);
+    let repo = if oci { Repo::Oci { url, insecure } } else { Repo::Http { url } };
+    let chart = RepositoryChart { repo, chart: chart.to_string(), version: version.to_string() };
+    Ok(Remote { chart, creds, source: format!("HelmRepository {ns}/{name}"), digested: false })
+}
+
+async fn oci_repository(cluster: &Cluster, ns: &str, name: &str, version: &str) -> Result<Remote, String> {
+    let repo = read(cluster, &kind::OCI_REPOSITORY, ns, name).await?;
+    let spec = &repo.spec.extra;
+    let url = str_at_map(spec, "url");
+    let insecure = spec.get("insecure").and_then(Value::as_bool).unwrap_or(false);
+    let Some((parent, chart)) = url.trim_end_matches('/').rsplit_once('/').filter(|(p, _)| p.contains("://")) else {
+        return Err(format!("OCIRepository {ns}/{name}'s url {url:?} names no chart (oci://HOST/PATH/CHART)"));
+    };
+    let creds = credentials(cluster, ns, spec, url).await?;
+    let chart = RepositoryChart {
+        repo: Repo::Oci { url: parent.to_string(), insecure },
+        chart: chart.to_string(),
+        version: version.to_string(),
+    };
+    Ok(Remote { chart, creds, source: format!("OCIRepository {ns}/{name}"), digested: true })
+}
+
+async fn read(cluster: &Cluster, kind: &'static Kind, ns: &str, name: &str) -> Result<FluxSource, String> {
+    Objects::<FluxSource>::namespaced_with(cluster, ns, kind)
+        .get_opt(name)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} {ns}/{name} does not exist", kind.kind))
+}
+
+/// The credentials a source's `secretRef` and `certSecretRef` hold, for the repository at `url`.
+async fn credentials(
+    cluster: &Cluster,
+    ns: &str,
+    spec: &std::collections::BTreeMap<String, Value>,
+    url: &str,
+) -> Result<Credentials, String> {
+    let mut creds = Credentials::default();
+    let secret_name = |field: &str| spec.get(field).map(|r| str_at(r, "name")).filter(|n| !n.is_empty());
+    if let Some(name) = secret_name("secretRef") {
+        let data = secret(cluster, ns, name).await?;
+        let (username, password) = match data.get(".dockerconfigjson") {
+            Some(json) => docker_config_auth(json, url)
+                .ok_or_else(|| format!("Secret {ns}/{name}'s .dockerconfigjson has no credentials for {url}"))?,
+            None => (data.get("username").cloned().unwrap_or_default(), data.get("password").cloned().unwrap_or_default()),
+        };
+        (creds.username, creds.password) = (Some(username), Some(password));
+    }
+    if let Some(name) = secret_name("certSecretRef") {
+        let data = secret(cluster, ns, name).await?;
+        creds.cert_pem = data.get("tls.crt").or(data.get("certFile")).cloned();
+        creds.key_pem = data.get("tls.key").or(data.get("keyFile")).cloned();
+        creds.ca_pem = data.get("ca.crt").or(data.get("caFile")).cloned();
+    }
+    Ok(creds)
+}
+
+/// A Secret's data as text; its values are never part of a message.
+async fn secret(cluster: &Cluster, ns: &str, name: &str) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
+    let secret = api.get_opt(name).await.map_err(|e| format!("cannot read Secret {ns}/{name}: {}", crate::support::error::cause(&e)))?;
+    let secret = secret.ok_or_else(|| format!("Secret {ns}/{name}, which the source names for its credentials, does not exist"))?;
+    Ok(secret
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(k, v)| String::from_utf8(v.0).ok().map(|v| (k, v)))
+        .collect())
+}
+
+/// The username and password a `.dockerconfigjson` holds for the registry of `url`.
+fn docker_config_auth(json: &str, url: &str) -> Option<(String, String)> {
+    use base64::Engine as _;
+    let host = url.split("://").nth(1).unwrap_or(url).split('/').next()?;
+    let config: Value = serde_json::from_str(json).ok()?;
+    let auths = config.get("auths")?.as_object()?;
+    let entry = auths.iter().find(|(k, _)| {
+        let k = k.split("://").nth(1).unwrap_or(k);
+        k.split('/').next() == Some(host)
+    })?;
+    let entry = entry.1;
+    if let (Some(u), Some(p)) = (entry.get("username").and_then(Value::as_str), entry.get("password").and_then(Value::as_str)) {
+        return Some((u.to_string(), p.to_string()));
+    }
+    let auth = entry.get("auth")?.as_str()?;
+    let decoded = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(auth).ok()?).ok()?;
+    let (u, p) = decoded.split_once(':')?;
+    Some((u.to_string(), p.to_string()))
+}
+
+fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn str_at_map<'a>(m: &'a std::collections::BTreeMap<String, Value>, key: &str) -> &'a str {
+    m.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_docker_config_gives_the_registrys_credentials() {
+        let json = r#"{"auths":{"127.0.0.1:5000":{"auth":"Y296eTpzM2NyZXQ="},"ghcr.io":{"username":"u","password":"p"}}}"#;
+        assert_eq!(docker_config_auth(json, "oci://127.0.0.1:5000/charts"), Some(("cozy".into(), "s3cret".into())));
+        assert_eq!(docker_config_auth(json, "oci://ghcr.io/org/charts"), Some(("u".into(), "p".into())));
+        assert_eq!(docker_config_auth(json, "oci://quay.io/x"), None);
+    }
+
+    #[test]
+    fn a_source_of_one_revision_says_so() {
+        let line = one_revision("GitRepository", "apps", "repo");
+        assert!(line.contains("GitRepository apps/repo, which serves one revision"), "{line}");
+    }
+}
