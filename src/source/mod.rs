@@ -14,6 +14,7 @@ pub mod gitref;
 pub mod helmignore;
 pub mod package_source;
 pub mod release_file;
+pub mod repository;
 pub mod served;
 pub mod values_files;
 
