@@ -240,3 +240,106 @@ entries:
         assert!(repository_url("https://user:pw@h/x").is_ok_and(|u| !u.public().contains("pw")));
     }
 }
+
+/// Against a real HTTP server: `python3 -m http.server` over a repository written here.
+#[cfg(test)]
+mod served {
+    use super::super::{Repo, RepositoryChart, fetch, versions};
+    use super::*;
+
+    /// A child process killed when dropped.
+    struct Server(std::process::Child);
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn archive(name: &str, version: &str) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+        let text = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, format!("{name}/Chart.yaml"), text.as_bytes()).expect("append");
+        builder.into_inner().expect("tar").finish().expect("gzip")
+    }
+
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    }
+
+    async fn serve(dir: &std::path::Path) -> (Server, u16) {
+        let port = free_port();
+        let child = std::process::Command::new("python3")
+            .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 runs");
+        let server = Server(child);
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return (server, port);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("python3 -m http.server did not start on {port}");
+    }
+
+    #[tokio::test]
+    async fn a_chart_is_fetched_from_a_served_index() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let charts = dir.path().join("charts");
+        std::fs::create_dir_all(&charts).expect("mkdir");
+        for v in ["1.0.0", "1.1.0", "2.0.0-rc.1"] {
+            std::fs::write(charts.join(format!("demo-{v}.tgz")), archive("demo", v)).expect("write");
+        }
+        let index = "apiVersion: v1\nentries:\n  demo:\n  - {name: demo, version: 2.0.0-rc.1, urls: [demo-2.0.0-rc.1.tgz]}\n  - {name: demo, version: 1.1.0, urls: [demo-1.1.0.tgz]}\n  - {name: demo, version: 1.0.0, urls: [/charts/demo-1.0.0.tgz]}\n";
+        std::fs::write(charts.join("index.yaml"), index).expect("write");
+        let (_server, port) = serve(dir.path()).await;
+        let url = format!("http://127.0.0.1:{port}/charts/");
+        let chart = |version: &str| RepositoryChart {
+            repo: Repo::Http { url: url.clone() },
+            chart: "demo".into(),
+            version: version.into(),
+        };
+        let creds = Credentials::default();
+
+        let got = fetch(&chart(""), &creds).await.expect("fetched");
+        assert_eq!(got.version, "1.1.0");
+        assert_eq!(got.bytes, archive("demo", "1.1.0"));
+        assert_eq!(got.digest, crate::go::digest::sha256(&got.bytes));
+        assert_eq!(got.url, format!("http://127.0.0.1:{port}/charts/demo-1.1.0.tgz"));
+        assert_eq!(got.available, ["2.0.0-rc.1", "1.1.0", "1.0.0"]);
+        assert_eq!(fetch(&chart("~1.0"), &creds).await.expect("fetched").version, "1.0.0");
+        assert_eq!(fetch(&chart(">=1.0.0-0"), &creds).await.expect("fetched").version, "2.0.0-rc.1");
+        assert_eq!(versions(&chart(""), &creds).await.expect("listed"), ["2.0.0-rc.1", "1.1.0", "1.0.0"]);
+
+        let none = fetch(&chart(">=3"), &creds).await.expect_err("no match");
+        assert!(none.to_string().contains("newest first: 2.0.0-rc.1, 1.1.0, 1.0.0"), "{none}");
+        let missing = RepositoryChart { chart: "nope".into(), ..chart("") };
+        assert!(matches!(fetch(&missing, &creds).await, Err(RepositoryError::NoChart { .. })));
+        let wrong =
+            RepositoryChart { repo: Repo::Http { url: format!("http://127.0.0.1:{port}/elsewhere") }, ..chart("") };
+        assert!(matches!(fetch(&wrong, &creds).await, Err(RepositoryError::Status { status: 404, .. })));
+    }
+
+    #[tokio::test]
+    async fn a_closed_port_answers_at_once() {
+        let port = free_port();
+        let chart = RepositoryChart {
+            repo: Repo::Http { url: format!("http://127.0.0.1:{port}") },
+            chart: "x".into(),
+            version: String::new(),
+        };
+        let started = std::time::Instant::now();
+        let error = fetch(&chart, &Credentials::default()).await.expect_err("nothing listens");
+        assert!(matches!(error, RepositoryError::Unreachable { .. }), "{error}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(6));
+    }
+}

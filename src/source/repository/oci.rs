@@ -44,6 +44,8 @@ struct Registry<'a> {
     name: String,
     /// `oci://…`, for messages.
     shown: String,
+    /// The chart's name, for messages.
+    chart: String,
     creds: &'a Credentials,
     authorization: Mutex<Option<HeaderValue>>,
 }
@@ -91,7 +93,8 @@ impl<'a> Registry<'a> {
         let scheme = if insecure { "http" } else { "https" };
         let base = Url { scheme: scheme.into(), host: parsed.host.clone(), path: String::new(), query: None };
         let shown = format!("oci://{}/{name}", parsed.host);
-        Ok(Registry { http: Http::new(creds)?, base, name, shown, creds, authorization: Mutex::new(None) })
+        let chart = chart.to_string();
+        Ok(Registry { http: Http::new(creds)?, base, name, shown, chart, creds, authorization: Mutex::new(None) })
     }
 
     /// GETs `path` on the registry, answering an authentication challenge once.
@@ -164,7 +167,7 @@ impl<'a> Registry<'a> {
             let (url, reply) = self.get(&path, None, SMALL_LIMIT).await?;
             next = reply.headers.get(http::header::LINK).and_then(|l| l.to_str().ok()).and_then(next_page);
             if reply.status == http::StatusCode::NOT_FOUND {
-                return Err(RepositoryError::NoChart { chart: self.name.clone(), repo: self.shown.clone() });
+                return Err(RepositoryError::NoChart { chart: self.chart.clone(), repo: self.shown.clone() });
             }
             let body = body_of(reply, &url, &self.shown)?;
             let list: TagList = serde_json::from_slice(&body)
@@ -260,7 +263,7 @@ async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String
         registry.get(&format!("/v2/{}/manifests/{tag}", registry.name), Some(MANIFEST_ACCEPT), SMALL_LIMIT).await?;
     if reply.status == http::StatusCode::NOT_FOUND {
         return Err(RepositoryError::NoMatch {
-            chart: registry.name.clone(),
+            chart: registry.chart.clone(),
             repo: registry.shown.clone(),
             version: version.to_string(),
             available: registry.tags().await.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default(),
