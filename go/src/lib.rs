@@ -15,6 +15,8 @@
 //! - [`yaml_v2_emit`]: go-yaml v2's emitter (`yaml.Marshal`), which Flux hashes values with.
 //! - [`path`]: `path.Match`, the globs of Helm's `--show-only`.
 //! - [`semver`]: Masterminds/semver's versions, as Helm and helm-controller read and write chart versions.
+//! - [`semver_constraint`]: Masterminds/semver's constraints (`NewConstraint`, `Check`), with which
+//!   source-controller picks a chart version from a repository.
 //! - [`yaml`]: the YAML event parser and writer the rules above are applied over.
 //! - [`yaml_v3`]: the certain part of go-yaml v3's scalar rules (YAML 1.2), which kustomize decodes with;
 //!   [`yaml_block`]: the block-style YAML templates print, read fast, the rest left to the general parser;
@@ -25,6 +27,7 @@ pub mod float;
 pub mod json;
 pub mod path;
 pub mod semver;
+pub mod semver_constraint;
 pub mod strconv;
 pub mod time;
 pub mod yaml;

@@ -3,7 +3,9 @@
 //! from files ([`release_file`]), `chart.spec.valuesFiles` read as source-controller reads them
 //! ([`values_files`]), a chart as it is at a Git ref ([`gitref`]), and a chart built as an artifact, as
 //! an ArtifactGenerator builds it ([`artifact`]) for a HelmRelease of the files or a component of
-//! Cozystack's PackageSources ([`package_source`], [`generated`]).
+//! Cozystack's PackageSources ([`package_source`], [`generated`]); a chart its source serves in the
+//! cluster ([`fetch`], [`served`]), or straight from the repository the source names ([`remote`],
+//! [`repository`]).
 
 pub mod artifact;
 pub mod chart;
@@ -15,5 +17,6 @@ pub mod helmignore;
 pub mod package_source;
 pub mod release_file;
 pub mod remote;
+pub mod repository;
 pub mod served;
 pub mod values_files;

@@ -1,0 +1,349 @@
+//! An OCI registry, read as source-controller reads a HelmRepository of `type: oci` (Helm's registry
+//! client underneath):
+//!
+//! - A constraint that is itself a version fluxcd's `ParseVersion` reads (`1.2.3`, `v1.2.3`) is pulled as
+//!   that tag directly. Otherwise the tags are listed (`GET /v2/<path>/<chart>/tags/list`, following
+//!   `Link` pages), `_` turned back into `+` as Helm does, only strict versions kept (`v1.2.3` tags are
+//!   dropped), and [`super::select`] picks one.
+//! - The tag is pulled with `+` as `_`: the manifest (OCI or Docker v2), whose config must be Helm's and
+//!   whose chart layer (`application/vnd.cncf.helm.chart.content.v1.tar+gzip`, or the legacy
+//!   `application/tar+gzip`) is fetched and checked against its digest.
+//! - Authentication follows the registry's challenge: a 401 with `WWW-Authenticate: Bearer realm=…` gets
+//!   a token from the realm (with the basic credentials when given, else anonymously); `Basic` gets the
+//!   basic credentials. `insecure`: plain HTTP.
+
+use http::HeaderMap;
+use http::header::{ACCEPT, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use serde::Deserialize;
+use tokio::sync::Mutex;
+
+use super::client::{Http, Reply};
+use super::urls::Url;
+use super::{Candidate, Credentials, Fetched, RepositoryError, body_of, select};
+use crate::go::semver::Version;
+
+/// Helm's chart layer.
+const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+/// The chart layer of Helm's earliest OCI support, still accepted by its client.
+const LEGACY_CHART_LAYER: &str = "application/tar+gzip";
+/// Helm's config media type.
+const CHART_CONFIG: &str = "application/vnd.cncf.helm.config.v1+json";
+const MANIFEST_ACCEPT: &str =
+    "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
+const SMALL_LIMIT: usize = 4 << 20;
+const CHART_LIMIT: usize = 10 << 20;
+/// Tag list pages followed at most.
+const MAX_PAGES: usize = 100;
+
+/// A session with one repository of a registry: its address and the authorization earned so far.
+struct Registry<'a> {
+    http: Http,
+    /// `http(s)://host[:port]`.
+    base: Url,
+    /// `path/chart` in the registry.
+    name: String,
+    /// `oci://…`, for messages.
+    shown: String,
+    /// The chart's name, for messages.
+    chart: String,
+    creds: &'a Credentials,
+    authorization: Mutex<Option<HeaderValue>>,
+}
+
+#[derive(Deserialize)]
+struct TagList {
+    #[serde(default)]
+    tags: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    config: Option<Descriptor>,
+    #[serde(default)]
+    layers: Vec<Descriptor>,
+}
+
+#[derive(Deserialize)]
+struct Descriptor {
+    #[serde(rename = "mediaType", default)]
+    media_type: String,
+    #[serde(default)]
+    digest: String,
+}
+
+#[derive(Deserialize)]
+struct Token {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    access_token: Option<String>,
+}
+
+impl<'a> Registry<'a> {
+    /// The session for `chart` under `url` (`oci://host[:port][/path]`).
+    fn open(url: &str, insecure: bool, chart: &str, creds: &'a Credentials) -> Result<Registry<'a>, RepositoryError> {
+        let bad = |why: String| RepositoryError::BadUrl { url: url.to_string(), why };
+        let parsed = Url::parse(url).map_err(bad)?;
+        if parsed.scheme != "oci" {
+            return Err(bad("an OCI registry address starts with oci://".into()));
+        }
+        let path = parsed.path.trim_matches('/');
+        let name = if path.is_empty() { chart.to_string() } else { format!("{path}/{chart}") };
+        let scheme = if insecure { "http" } else { "https" };
+        let base = Url { scheme: scheme.into(), host: parsed.host.clone(), path: String::new(), query: None };
+        let shown = format!("oci://{}/{name}", parsed.host);
+        let chart = chart.to_string();
+        Ok(Registry { http: Http::new(creds)?, base, name, shown, chart, creds, authorization: Mutex::new(None) })
+    }
+
+    /// GETs `path` on the registry, answering an authentication challenge once.
+    async fn get(
+        &self,
+        path: &str,
+        accept: Option<&'static str>,
+        limit: usize,
+    ) -> Result<(Url, Reply), RepositoryError> {
+        let url = self.base.join(path);
+        let mut headers = HeaderMap::new();
+        if let Some(accept) = accept {
+            headers.insert(ACCEPT, HeaderValue::from_static(accept));
+        }
+        if let Some(auth) = self.authorization.lock().await.clone() {
+            headers.insert(AUTHORIZATION, auth);
+        }
+        let reply = self.http.get(&url, &headers, limit).await?;
+        if reply.status != http::StatusCode::UNAUTHORIZED {
+            return Ok((url, reply));
+        }
+        let challenge = reply.headers.get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let auth = self.answer(challenge).await?;
+        headers.insert(AUTHORIZATION, auth.clone());
+        *self.authorization.lock().await = Some(auth);
+        let reply = self.http.get(&url, &headers, limit).await?;
+        Ok((url, reply))
+    }
+
+    /// The `Authorization` a challenge asks for: a bearer token from its realm, or the basic credentials.
+    async fn answer(&self, challenge: &str) -> Result<HeaderValue, RepositoryError> {
+        let unauthorized = || RepositoryError::Unauthorized { repo: self.shown.clone(), status: 401 };
+        let (scheme, params) = parse_challenge(challenge);
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return self.creds.basic_header().ok_or_else(unauthorized);
+        }
+        let realm = params.iter().find(|(k, _)| k == "realm").map(|(_, v)| v.as_str()).ok_or_else(unauthorized)?;
+        let mut realm = Url::parse(realm).map_err(|why| RepositoryError::BadUrl { url: realm.to_string(), why })?;
+        let scope = format!("repository:{}:pull", self.name);
+        let mut query: Vec<String> = realm.query.iter().cloned().collect();
+        for (key, value) in &params {
+            if key == "service" || key == "scope" {
+                query.push(format!("{key}={}", encode(value)));
+            }
+        }
+        if !params.iter().any(|(k, _)| k == "scope") {
+            query.push(format!("scope={}", encode(&scope)));
+        }
+        realm.query = Some(query.join("&"));
+        let mut headers = HeaderMap::new();
+        if let Some(basic) = self.creds.basic_header() {
+            headers.insert(AUTHORIZATION, basic);
+        }
+        let reply = self.http.get(&realm, &headers, SMALL_LIMIT).await?;
+        let body = body_of(reply, &realm, &self.shown)?;
+        let token: Token = serde_json::from_slice(&body)
+            .map_err(|e| RepositoryError::NotAChart { url: realm.public(), why: format!("its token answer: {e}") })?;
+        let token = token.token.or(token.access_token).filter(|t| !t.is_empty()).ok_or_else(unauthorized)?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| unauthorized())?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+
+    /// The tags that are strict versions once `_` is `+` again, as Helm's `Tags` gives them.
+    async fn tags(&self) -> Result<Vec<String>, RepositoryError> {
+        let mut tags = Vec::new();
+        let mut next = Some(format!("/v2/{}/tags/list", self.name));
+        for _ in 0..MAX_PAGES {
+            let Some(path) = next.take() else { break };
+            let (url, reply) = self.get(&path, None, SMALL_LIMIT).await?;
+            next = reply.headers.get(http::header::LINK).and_then(|l| l.to_str().ok()).and_then(next_page);
+            if reply.status == http::StatusCode::NOT_FOUND {
+                return Err(RepositoryError::NoChart { chart: self.chart.clone(), repo: self.shown.clone() });
+            }
+            let body = body_of(reply, &url, &self.shown)?;
+            let list: TagList = serde_json::from_slice(&body)
+                .map_err(|e| RepositoryError::BadIndex { url: url.public(), why: e.to_string() })?;
+            tags.extend(list.tags.unwrap_or_default());
+        }
+        Ok(tags.iter().map(|t| t.replace('_', "+")).filter(|t| Version::parse_strict(t).is_some()).collect())
+    }
+}
+
+/// `Bearer realm="…",service="…"` → `("Bearer", [(realm, …), (service, …)])`.
+fn parse_challenge(header: &str) -> (String, Vec<(String, String)>) {
+    let (scheme, rest) = header.trim().split_once(' ').unwrap_or((header.trim(), ""));
+    let mut params = Vec::new();
+    let mut rest = rest.trim();
+    while let Some((key, after)) = rest.split_once('=') {
+        let key = key.trim().trim_start_matches(',').trim().to_ascii_lowercase();
+        let (value, remaining) = match after.strip_prefix('"') {
+            Some(quoted) => quoted.split_once('"').unwrap_or((quoted, "")),
+            None => after.split_once(',').unwrap_or((after, "")),
+        };
+        params.push((key, value.to_string()));
+        rest = remaining.trim_start_matches([',', ' ']);
+    }
+    (scheme.to_string(), params)
+}
+
+/// The next page of a `Link: </v2/…?last=…>; rel="next"` header.
+fn next_page(link: &str) -> Option<String> {
+    let (target, rel) = link.split_once(';')?;
+    rel.contains("next").then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+}
+
+/// Percent-encodes a query value (unreserved characters kept).
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Newest first, as the registry's candidates.
+fn candidates(tags: &[String]) -> Vec<Candidate> {
+    tags.iter().map(|t| Candidate { version: t.clone(), created: None }).collect()
+}
+
+/// The versions of `chart` under `url`, newest first.
+pub async fn versions(
+    url: &str,
+    insecure: bool,
+    chart: &str,
+    creds: &Credentials,
+) -> Result<Vec<String>, RepositoryError> {
+    let registry = Registry::open(url, insecure, chart, creds)?;
+    Ok(super::newest_first_versions(&candidates(&registry.tags().await?)))
+}
+
+/// Fetches `chart` at the version `constraint` picks from the registry at `url`.
+pub async fn fetch(
+    url: &str,
+    insecure: bool,
+    chart: &str,
+    constraint: &str,
+    creds: &Credentials,
+) -> Result<Fetched, RepositoryError> {
+    let registry = Registry::open(url, insecure, chart, creds)?;
+    let listed = registry.tags().await;
+    let version = if Version::parse_flux(constraint).is_some() {
+        constraint.to_string()
+    } else {
+        let tags = listed.clone()?;
+        let found = candidates(&tags);
+        let picked = select(&found, constraint)?.map(|c| c.version.clone());
+        picked.ok_or_else(|| RepositoryError::NoMatch {
+            chart: chart.to_string(),
+            repo: registry.shown.clone(),
+            version: constraint.to_string(),
+            available: super::newest_first_versions(&found),
+        })?
+    };
+    let available = listed.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default();
+    let (bytes, digest, blob_url) = pull(&registry, &version).await?;
+    Ok(Fetched { version, bytes, digest, url: blob_url, available })
+}
+
+/// The chart layer of the tag of `version` (`+` as `_`): its bytes, digest and URL.
+async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String, String), RepositoryError> {
+    let tag = version.replace('+', "_");
+    let (url, reply) =
+        registry.get(&format!("/v2/{}/manifests/{tag}", registry.name), Some(MANIFEST_ACCEPT), SMALL_LIMIT).await?;
+    if reply.status == http::StatusCode::NOT_FOUND {
+        return Err(RepositoryError::NoMatch {
+            chart: registry.chart.clone(),
+            repo: registry.shown.clone(),
+            version: version.to_string(),
+            available: registry.tags().await.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default(),
+        });
+    }
+    let body = body_of(reply, &url, &registry.shown)?;
+    let not_chart = |why: String| RepositoryError::NotAChart { url: format!("{}:{tag}", registry.shown), why };
+    let manifest: Manifest = serde_json::from_slice(&body).map_err(|e| not_chart(format!("its manifest: {e}")))?;
+    if manifest.config.as_ref().is_none_or(|c| c.media_type != CHART_CONFIG) {
+        return Err(not_chart(format!("its config is not {CHART_CONFIG}")));
+    }
+    let layer = manifest
+        .layers
+        .iter()
+        .find(|l| l.media_type == CHART_LAYER || l.media_type == LEGACY_CHART_LAYER)
+        .ok_or_else(|| not_chart(format!("it has no {CHART_LAYER} layer")))?;
+    if !layer.digest.starts_with("sha256:") || layer.digest.contains(['/', '?', '#']) {
+        return Err(not_chart(format!("its chart layer's digest {:?} is not sha256", layer.digest)));
+    }
+    let (blob_url, reply) =
+        registry.get(&format!("/v2/{}/blobs/{}", registry.name, layer.digest), None, CHART_LIMIT).await?;
+    let bytes = body_of(reply, &blob_url, &registry.shown)?;
+    let got = super::sha256(&bytes);
+    if got != layer.digest {
+        return Err(RepositoryError::DigestMismatch { url: blob_url.public(), want: layer.digest.clone(), got });
+    }
+    Ok((bytes, got, blob_url.public()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_are_read_as_registries_write_them() {
+        let (scheme, params) = parse_challenge(
+            r#"Bearer realm="https://auth.example.com/token",service="registry.example.com",scope="repository:charts/podinfo:pull""#,
+        );
+        assert_eq!(scheme, "Bearer");
+        assert_eq!(
+            params,
+            [
+                ("realm".to_string(), "https://auth.example.com/token".to_string()),
+                ("service".to_string(), "registry.example.com".to_string()),
+                ("scope".to_string(), "repository:charts/podinfo:pull".to_string()),
+            ]
+        );
+        assert_eq!(parse_challenge(r#"Basic realm="Registry Realm""#).0, "Basic");
+        assert_eq!(encode("repository:a/b:pull"), "repository%3Aa%2Fb%3Apull");
+    }
+
+    #[test]
+    fn tag_pages_follow_the_link_header() {
+        assert_eq!(
+            next_page(r#"</v2/c/tags/list?last=1.2.3&n=100>; rel="next""#).as_deref(),
+            Some("/v2/c/tags/list?last=1.2.3&n=100")
+        );
+        assert_eq!(next_page("garbage"), None);
+    }
+
+    #[test]
+    fn an_oci_address_names_the_chart_below_its_path() {
+        let creds = Credentials::default();
+        let r = Registry::open("oci://127.0.0.1:5000/charts/", true, "podinfo", &creds).expect("opens");
+        assert_eq!((r.base.public().as_str(), r.name.as_str()), ("http://127.0.0.1:5000", "charts/podinfo"));
+        assert_eq!(r.shown, "oci://127.0.0.1:5000/charts/podinfo");
+        let r = Registry::open("oci://ghcr.io", false, "podinfo", &creds).expect("opens");
+        assert_eq!((r.base.scheme.as_str(), r.name.as_str()), ("https", "podinfo"));
+        assert!(Registry::open("https://ghcr.io/x", false, "p", &creds).is_err());
+    }
+
+    #[test]
+    fn tags_are_helms_strict_versions_with_plus_for_underscore() {
+        let tags: Vec<String> = ["1.0.0", "1.1.0_build.5", "v1.2.0", "1.3", "latest", "2.0.0-rc.1"]
+            .iter()
+            .map(|t| t.replace('_', "+"))
+            .filter(|t| Version::parse_strict(t).is_some())
+            .collect();
+        assert_eq!(tags, ["1.0.0", "1.1.0+build.5", "2.0.0-rc.1"]);
+        let found = candidates(&tags);
+        assert_eq!(select(&found, "").expect("ok").map(|c| c.version.as_str()), Some("1.1.0+build.5"));
+    }
+}
