@@ -15,8 +15,8 @@
 use std::time::{Duration, Instant};
 
 use cozyhr_e2e::{
-    Chart, Helm, apply, assert_same_objects, cozy, cozy_in, get_json, helm_get, helm_repo_url, namespace,
-    objects, private_helm_repository, registry, wait_hr_ready,
+    Chart, Helm, apply, assert_same_objects, cozy, cozy_in, get_json, helm_get, helm_repo_url, namespace, objects,
+    private_helm_repository, registry, wait_hr_ready,
 };
 
 const READY_TIMEOUT: Duration = Duration::from_secs(180);
@@ -207,7 +207,8 @@ fn bad_repository_input_is_one_line_and_changes_nothing() {
         let started = Instant::now();
         let out = cozy_in(Helm::V4, elsewhere.path(), &ns, args).code(1);
         assert!(started.elapsed() < Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
-        let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("Error:") || l.starts_with("error")).collect();
+        let lines: Vec<&str> =
+            out.stderr.lines().filter(|l| l.starts_with("Error:") || l.starts_with("error")).collect();
         assert_eq!(lines.len(), 1, "{args:?}: one error line: {}", out.stderr);
         assert!(out.stderr.contains(says), "{args:?}: expected {says:?} in: {}", out.stderr);
         let hr = get_json("helmrelease", &ns, "app").expect("the HelmRelease");
@@ -234,7 +235,11 @@ fn bad_repository_input_is_one_line_and_changes_nothing() {
     apply(&format!(
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: git\n  namespace: {ns}\n\
          spec:\n  interval: 1h\n  url: http://127.0.0.1:{closed}/none.git\n  ref:\n    branch: main\n---\n{}",
-        helmrelease(&ns, "from-git", "chart:\n  spec:\n    chart: ./charts/badin\n    sourceRef:\n      kind: GitRepository\n      name: git\n")
+        helmrelease(
+            &ns,
+            "from-git",
+            "chart:\n  spec:\n    chart: ./charts/badin\n    sourceRef:\n      kind: GitRepository\n      name: git\n"
+        )
     ));
     let out = cozy_in(Helm::V4, elsewhere.path(), &ns, &["show", "from-git", "--version", "1.0.0"]).code(1);
     assert!(out.stderr.contains("serves one revision"), "{}", out.stderr);

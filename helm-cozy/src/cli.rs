@@ -38,12 +38,21 @@ impl Globals {
     }
 }
 
+/// `--version` of a chart command is the chart's version, as Helm's own commands read it: not this
+/// program's (which the command line's top and its other commands print).
+pub fn chart_version_flags(mut cmd: clap::Command) -> clap::Command {
+    for name in ["show", "values", "diff", "apply"] {
+        cmd = cmd.mut_subcommand(name, |c| c.disable_version_flag(true));
+    }
+    cmd
+}
+
 impl Cli {
     /// The command line as it is parsed: named `helm cozy`, the cluster flags spelt as Helm spells them
     /// ([`cozyhr_shell::cluster::for_helm`]).
     pub fn command() -> clap::Command {
         let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Helm);
-        cozyhr_shell::cluster::for_helm(cmd)
+        cozyhr_shell::cluster::for_helm(chart_version_flags(cmd))
     }
 
     /// Rules clap cannot express: `--watch` follows the working tree, so it cannot diff against a Git ref;
@@ -170,11 +179,10 @@ impl ChartCheckFlags {
 /// The chart at another version than the HelmRelease names.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ChartVersionFlags {
-    /// Take the chart at this version (or semver range, picked as source-controller picks it) straight
-    /// from the repository the HelmRelease's source names (a HelmRepository, HTTP or OCI, or an
-    /// OCIRepository), with the credentials Flux reads: to see what a version bump would do before the
-    /// pull request. Not beside a chart directory. After `apply --version`, resume gives the release back
-    /// to the version the source serves.
+    /// The chart at this version or semver range (picked as source-controller picks it), straight from
+    /// the repository the HelmRelease's source names (a HelmRepository or OCIRepository), with the
+    /// credentials Flux reads: what a version bump would do. Not beside a chart directory; after apply,
+    /// resume gives the release back to the source's version.
     #[arg(long = "version", value_name = "VERSION")]
     pub version: Option<String>,
 }

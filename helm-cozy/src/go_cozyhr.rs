@@ -50,7 +50,8 @@ impl Cli {
     pub fn command() -> clap::Command {
         let lines = |cmd: clap::Command| cmd.mut_arg("context", |lines| lines.long("diff-context"));
         let cmd = cozyhr_shell::face::named(<Cli as clap::CommandFactory>::command(), Face::Cozyhr);
-        cmd.mut_arg("chart_dir", |dir| dir.long("working-directory"))
+        crate::cli::chart_version_flags(cmd)
+            .mut_arg("chart_dir", |dir| dir.long("working-directory"))
             .mut_subcommand("diff", lines)
             .mut_subcommand("review", lines)
     }

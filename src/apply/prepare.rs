@@ -31,6 +31,8 @@ pub(super) struct Release {
 /// round never takes it back).
 pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Option<Release>> {
     let cluster = req.cluster;
+    // Without kubectl (Flux's post-render chain) no apply can end: said before the cluster is asked.
+    crate::render::locate_kubectl()?;
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(req.name).await?;
     if voice == Voice::Round && !hr.spec.suspend {
         return Ok(None);

@@ -22,7 +22,10 @@ use crate::support::error::{Error, Result};
 /// written into a private temporary directory (see [`crate::source::gitref`]), removed when this returns.
 pub(super) async fn diff_against_git(
     resolver: &Resolver,
-    cluster: Option<&Cluster>, git_ref: &str, git: &DiffRequest<'_>) -> Result<Plan> {
+    cluster: Option<&Cluster>,
+    git_ref: &str,
+    git: &DiffRequest<'_>,
+) -> Result<Plan> {
     let files = git.source.files();
     let at_ref = AtRef::materialise(&resolver.chart, git_ref, files).await?;
     let renderer = Renderer::new(&resolver.helm, &resolver.self_exe, git.user, git.options, Caller::Diff);
@@ -86,16 +89,14 @@ async fn diff_generated(
     (namespace, default_ns): (Option<&str>, &str),
 ) -> Result<Plan> {
     let old_files = at_ref.old_files()?;
-    let old = match old_files
-        .as_ref()
-        .map(|f| (Generated::find(f, &at_ref.chart_rel, git.name, namespace, default_ns), f))
-    {
-        Some((Some(generated), files)) => {
-            at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &generated.reads()).await?;
-            Some(generated.build(at_ref.tree.root(), files)?)
-        }
-        _ => None,
-    };
+    let old =
+        match old_files.as_ref().map(|f| (Generated::find(f, &at_ref.chart_rel, git.name, namespace, default_ns), f)) {
+            Some((Some(generated), files)) => {
+                at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &generated.reads()).await?;
+                Some(generated.build(at_ref.tree.root(), files)?)
+            }
+            _ => None,
+        };
     let seen = match cluster {
         Some(home) => Some(ReleaseCluster::of(home, &new.hr).await?),
         None => None,
@@ -197,4 +198,3 @@ impl<'a> AtRef<'a> {
         Ok(())
     }
 }
-

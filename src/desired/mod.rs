@@ -87,11 +87,7 @@ impl Desired {
     pub fn from_fetched(fetched: Fetched, chart: &ChartDir, user: &UserValues, kubectl: PathBuf) -> Result<Desired> {
         let Fetched { hr, refs, source_version, controller } = fetched;
         let rules = controller.rules();
-        let source_version = if !rules.tracks_chart_digest {
-            source_version.without_digest()
-        } else {
-            source_version
-        };
+        let source_version = if !rules.tracks_chart_digest { source_version.without_digest() } else { source_version };
         // A chart as its source packaged it has its valuesFiles merged into values.yaml already.
         let values_files = if chart.is_packaged() {
             None

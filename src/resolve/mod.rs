@@ -127,7 +127,12 @@ impl Resolver {
 
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
     /// the cluster when it renders it ([`Seen`]); the cluster is asked for all of it at once.
-    pub async fn desired_on_cluster(&self, cluster: &Cluster, name: &str, user: &UserValues) -> Result<(Desired, Seen)> {
+    pub async fn desired_on_cluster(
+        &self,
+        cluster: &Cluster,
+        name: &str,
+        user: &UserValues,
+    ) -> Result<(Desired, Seen)> {
         self.desired_on(cluster, None, name, user).await
     }
 
@@ -205,7 +210,6 @@ impl Resolver {
         let (desired, seen) = self.desired_on_cluster(cluster, name, user).await?;
         self.render(&desired, seen).await
     }
-
 }
 
 /// A resolver as far as it can be opened without a cluster ([`Resolver::open_place`]).
@@ -265,4 +269,3 @@ fn self_exe() -> Result<PathBuf> {
 pub async fn helmrelease(cluster: &Cluster, name: &str) -> Result<HelmRelease> {
     Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(name).await
 }
-

@@ -40,5 +40,4 @@ impl Resolver {
         };
         Ok(crate::render::template(&self.helm, &req, None).await?)
     }
-
 }

@@ -128,7 +128,9 @@ async fn credentials(
         let (username, password) = match data.get(".dockerconfigjson") {
             Some(json) => docker_config_auth(json, url)
                 .ok_or_else(|| format!("Secret {ns}/{name}'s .dockerconfigjson has no credentials for {url}"))?,
-            None => (data.get("username").cloned().unwrap_or_default(), data.get("password").cloned().unwrap_or_default()),
+            None => {
+                (data.get("username").cloned().unwrap_or_default(), data.get("password").cloned().unwrap_or_default())
+            }
         };
         (creds.username, creds.password) = (Some(username), Some(password));
     }
@@ -144,8 +146,12 @@ async fn credentials(
 /// A Secret's data as text; its values are never part of a message.
 async fn secret(cluster: &Cluster, ns: &str, name: &str) -> Result<std::collections::BTreeMap<String, String>, String> {
     let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
-    let secret = api.get_opt(name).await.map_err(|e| format!("cannot read Secret {ns}/{name}: {}", crate::support::error::cause(&e)))?;
-    let secret = secret.ok_or_else(|| format!("Secret {ns}/{name}, which the source names for its credentials, does not exist"))?;
+    let secret = api
+        .get_opt(name)
+        .await
+        .map_err(|e| format!("cannot read Secret {ns}/{name}: {}", crate::support::error::cause(&e)))?;
+    let secret = secret
+        .ok_or_else(|| format!("Secret {ns}/{name}, which the source names for its credentials, does not exist"))?;
     Ok(secret
         .data
         .unwrap_or_default()
@@ -165,7 +171,9 @@ fn docker_config_auth(json: &str, url: &str) -> Option<(String, String)> {
         k.split('/').next() == Some(host)
     })?;
     let entry = entry.1;
-    if let (Some(u), Some(p)) = (entry.get("username").and_then(Value::as_str), entry.get("password").and_then(Value::as_str)) {
+    if let (Some(u), Some(p)) =
+        (entry.get("username").and_then(Value::as_str), entry.get("password").and_then(Value::as_str))
+    {
         return Some((u.to_string(), p.to_string()));
     }
     let auth = entry.get("auth")?.as_str()?;
@@ -188,7 +196,8 @@ mod tests {
 
     #[test]
     fn a_docker_config_gives_the_registrys_credentials() {
-        let json = r#"{"auths":{"127.0.0.1:5000":{"auth":"Y296eTpzM2NyZXQ="},"ghcr.io":{"username":"u","password":"p"}}}"#;
+        let json =
+            r#"{"auths":{"127.0.0.1:5000":{"auth":"Y296eTpzM2NyZXQ="},"ghcr.io":{"username":"u","password":"p"}}}"#;
         assert_eq!(docker_config_auth(json, "oci://127.0.0.1:5000/charts"), Some(("cozy".into(), "s3cret".into())));
         assert_eq!(docker_config_auth(json, "oci://ghcr.io/org/charts"), Some(("u".into(), "p".into())));
         assert_eq!(docker_config_auth(json, "oci://quay.io/x"), None);

@@ -71,7 +71,16 @@ impl Round for ApplyRound<'_> {
     /// before anything changes).
     async fn run(&mut self, stop: &Stop) -> Outcome {
         let r = &self.request;
-        let plan = match crate::compare::request::diff(r.resolver, r.cluster, r.name, &r.user, Against::Live, PlanOptions::default()).await {
+        let plan = match crate::compare::request::diff(
+            r.resolver,
+            r.cluster,
+            r.name,
+            &r.user,
+            Against::Live,
+            PlanOptions::default(),
+        )
+        .await
+        {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };

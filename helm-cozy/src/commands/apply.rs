@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use cozyhr::apply::install::UpgradeOptions;
 use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
-use cozyhr::resolve::{Opened, Resolver};
 use cozyhr::resolve::ChartPlace;
+use cozyhr::resolve::{Opened, Resolver};
 
 use cozyhr_shell::{ClusterFlags, Exit};
 
@@ -33,7 +33,8 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
     resolver.other_chart = args.chart_check.policy();
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
-        let out = cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
+        let out =
+            cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
         cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use cozyhr::compare::Against;
 use cozyhr::compare::request::{DiffAgainst, DiffRequest};
-use cozyhr::resolve::{Opened, Resolver};
-use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::ChartPlace;
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::{Opened, Resolver};
 
 use cozyhr_shell::ClusterFlags;
 

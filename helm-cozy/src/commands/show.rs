@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use cozyhr::resolve::Resolver;
-use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::ChartPlace;
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::Resolver;
 
 use cozyhr_shell::ClusterFlags;
 

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use cozyhr::resolve::Resolver;
-use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::ChartPlace;
+use cozyhr::resolve::ReleaseSource;
+use cozyhr::resolve::Resolver;
 use serde_json::Value;
 
 use cozyhr_shell::{ClusterFlags, DocumentFormat};
