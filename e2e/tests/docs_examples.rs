@@ -51,6 +51,14 @@ use serde_json::Value;
 /// it is read (comment cut, words joined by one space) and covers every place it appears.
 const NOT_RUN: &[(&str, &str)] = &[
     (
+        "helm cozy diff podinfo -n apps --version 6.7.0",
+        "the world's charts come from a directory, not a repository: --version is run against the test ground's Helm and OCI repositories by chart_repositories.rs",
+    ),
+    (
+        "helm cozy apply podinfo -n apps --version 6.7.0",
+        "the world's charts come from a directory, not a repository: apply --version and resume are run by chart_repositories.rs",
+    ),
+    (
         "source ~/.cache/cozyhr-e2e/run/demo/env",
         "the demo's environment (scripts/demo.sh writes it); the suites have their own",
     ),
