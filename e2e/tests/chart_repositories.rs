@@ -55,30 +55,27 @@ fn publish(how: Repository, chart: &Chart) {
     }
 }
 
-/// The source objects of `how` in `ns` and the HelmRelease's chart lines, at version 1.0.0.
-fn source(how: Repository, chart: &str, ns: &str) -> String {
+/// The source objects of `how` in `ns` (YAML) and the HelmRelease's chart lines, at version 1.0.0.
+fn source(how: Repository, chart: &str, ns: &str) -> (String, String) {
     match how {
-        Repository::PrivateHelm => {
-            apply(&private_helm_repository(ns, "repo"));
-            helm_chart_spec(chart, "1.0.0")
-        }
-        Repository::OciHelm => {
-            apply(&format!(
+        Repository::PrivateHelm => (private_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
+        Repository::OciHelm => (
+            format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
                  spec:\n  type: oci\n  insecure: true\n  interval: 1h\n  url: oci://{}/charts\n",
                 registry()
-            ));
-            helm_chart_spec(chart, "1.0.0")
-        }
-        Repository::OciRepository => {
-            apply(&format!(
+            ),
+            helm_chart_spec(chart, "1.0.0"),
+        ),
+        Repository::OciRepository => (
+            format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
                  spec:\n  interval: 1h\n  url: oci://{}/charts/{chart}\n  insecure: true\n  ref:\n    tag: 1.0.0\n  layerSelector:\n\
                  \x20   mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n",
                 registry()
-            ));
-            "chartRef:\n  kind: OCIRepository\n  name: repo\n".into()
-        }
+            ),
+            "chartRef:\n  kind: OCIRepository\n  name: repo\n".into(),
+        ),
     }
 }
 
@@ -108,7 +105,9 @@ fn from_the_repository(helm: Helm, how: Repository) {
     let (old, new) = (chart_at(&chart_name, "1.0.0"), chart_at(&chart_name, "1.1.0"));
     publish(how, &old);
     publish(how, &new);
-    apply(&helmrelease(&ns, "app", &source(how, &chart_name, &ns)));
+    let (sources, chart_spec) = source(how, &chart_name, &ns);
+    apply(&sources);
+    apply(&helmrelease(&ns, "app", &chart_spec));
     wait_hr_ready(&ns, "app", READY_TIMEOUT);
     let installed = chart_version_recorded(&ns, "app");
     assert!(installed.starts_with("1.0.0"), "{how:?}: {installed}");
@@ -120,6 +119,35 @@ fn from_the_repository(helm: Helm, how: Repository) {
     let shown = cozy_in(helm, elsewhere.path(), &ns, &["show", "app"]).ok();
     let stored = objects(&helm_get(&["manifest", "app", "-n", &ns]).stdout);
     assert_same_objects(&objects(&shown.stdout), &stored, &format!("{helm:?} {how:?} show"));
+
+    // Without a cluster: the HelmRelease and its source from release files, the chart from the
+    // repository at the version the HelmRelease names, with Helm's own credentials (repositories.yaml).
+    let files = tempfile::tempdir().expect("tempdir");
+    let release_file = files.path().join("release.yaml");
+    std::fs::write(&release_file, format!("{sources}\n---\n{}", helmrelease(&ns, "app", &chart_spec))).expect("write");
+    let (user, password) = cozyhr_e2e::private_helm_repo_credentials();
+    let repositories = files.path().join("repositories.yaml");
+    std::fs::write(
+        &repositories,
+        format!(
+            "apiVersion: \"\"\nrepositories:\n- name: private\n  url: {}\n  username: {user}\n  password: {password}\n",
+            cozyhr_e2e::private_helm_repo_url()
+        ),
+    )
+    .expect("write");
+    let mut offline = cozyhr_e2e::cozy_home(helm).command();
+    offline
+        .current_dir(elsewhere.path())
+        .env("HELM_REPOSITORY_CONFIG", &repositories)
+        .env("KUBECONFIG", "/nonexistent");
+    offline.args(["cozy", "show", "app", "--release-file"]).arg(&release_file);
+    let shown = cozyhr_e2e::run(offline).ok();
+    assert!(shown.stderr.contains("as the HelmRelease names it"), "{how:?}: {}", shown.stderr);
+    let offline_objects = objects(&shown.stdout);
+    let config = |objs: &std::collections::BTreeMap<String, serde_json::Value>| {
+        objs.values().find(|o| o["kind"] == "ConfigMap").map(|o| o["data"].clone())
+    };
+    assert_eq!(config(&offline_objects), config(&stored), "{how:?}: offline, the same chart and values");
 
     // --version: the newer chart straight from the repository, with the credentials Flux reads.
     let diff = cozy_in(helm, elsewhere.path(), &ns, &["diff", "app", "--version", "1.1.0", "--detailed-exitcode"]);
@@ -191,6 +219,15 @@ fn ranges_pick_the_version_source_controller_picks() {
     }
     let picked = |hr: &str| chart_version_recorded(&ns, hr);
     assert_eq!((picked("pre"), picked("minor"), picked("any")), ("1.2.0-rc.1".into(), "1.1.0".into(), "1.1.0".into()));
+
+    // A newer match published after source-controller fetched: said, from the source's chart.
+    chart_at(name, "1.1.1").publish_to_helm_repo();
+    let shown = cozy_in(Helm::V4, elsewhere.path(), &ns, &["show", "minor"]).ok();
+    assert!(
+        shown.stderr.contains("has 1.1.1 matching \"1.x\", newer than the 1.1.0 its source fetched"),
+        "{}",
+        shown.stderr
+    );
 }
 
 /// Bad input: one line that says what is wrong, exit 1, answered within seconds, nothing changed.

@@ -10,6 +10,7 @@ use crate::controller::Controller;
 use crate::desired::{Desired, Fetched, UserValues};
 use crate::flux::HelmRelease;
 use crate::source::chart::ChartDir;
+use crate::source::chart_source::SourceVersion;
 use crate::source::release_file::ReleaseFiles;
 use crate::support::error::Result;
 
@@ -17,11 +18,19 @@ use super::origin::ReleaseOrigin;
 
 /// A HelmRelease of `cluster`: its sources, its source's chart version and the helm-controller are read
 /// there, at once.
-pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, chart: &ChartDir, user: &UserValues) -> Result<Desired> {
+/// `given`: the version the chart's source would give it, when the chart was had from elsewhere than the
+/// source in the cluster (its repository).
+pub async fn on_cluster(
+    cluster: &Cluster,
+    hr: HelmRelease,
+    chart: &ChartDir,
+    user: &UserValues,
+    given: Option<SourceVersion>,
+) -> Result<Desired> {
     let kubectl = crate::render::locate_kubectl()?;
     let (refs, source_version, controller) = tokio::join!(
         crate::desired::fetch_values_from(cluster, &hr),
-        crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version),
+        source_version(cluster, &hr, chart, given),
         crate::controller::detect(cluster),
     );
     make(Fetched { hr, refs: refs?, source_version, controller }, chart, user, kubectl)
@@ -29,10 +38,16 @@ pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, chart: &ChartDir, us
 
 /// A HelmRelease of release files, with its sources from the same files and no cluster: the chart's
 /// version as the files' source documents give it, the newest helm-controller's rules.
-pub fn from_files(files: &ReleaseFiles, hr: HelmRelease, chart: &ChartDir, user: &UserValues) -> Result<Desired> {
+pub fn from_files(
+    files: &ReleaseFiles,
+    hr: HelmRelease,
+    chart: &ChartDir,
+    user: &UserValues,
+    given: Option<SourceVersion>,
+) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
     let kubectl = crate::render::locate_kubectl()?;
-    let source_version = crate::source::chart_source::offline(&hr);
+    let source_version = given.unwrap_or_else(|| crate::source::chart_source::offline(&hr));
     make(Fetched { hr, refs, source_version, controller: Controller::offline() }, chart, user, kubectl)
 }
 
@@ -44,13 +59,12 @@ pub async fn files_on_cluster(
     hr: HelmRelease,
     chart: &ChartDir,
     user: &UserValues,
+    given: Option<SourceVersion>,
 ) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
     let kubectl = crate::render::locate_kubectl()?;
-    let (source_version, controller) = tokio::join!(
-        crate::source::chart_source::lookup(cluster, &hr, &chart.meta.version),
-        crate::controller::detect(cluster),
-    );
+    let (source_version, controller) =
+        tokio::join!(source_version(cluster, &hr, chart, given), crate::controller::detect(cluster));
     make(Fetched { hr, refs, source_version, controller }, chart, user, kubectl)
 }
 
@@ -76,6 +90,19 @@ pub async fn at_side(
         ReleaseOrigin::ChartDefaults { .. } | ReleaseOrigin::Absent => return None,
     };
     Some(kubectl(&fetched.hr).and_then(|kubectl| make(fetched, chart, user, kubectl)))
+}
+
+/// `given`, else what the source in `cluster` gives the chart.
+async fn source_version(
+    cluster: &Cluster,
+    hr: &HelmRelease,
+    chart: &ChartDir,
+    given: Option<SourceVersion>,
+) -> SourceVersion {
+    match given {
+        Some(given) => given,
+        None => crate::source::chart_source::lookup(cluster, hr, &chart.meta.version).await,
+    }
 }
 
 fn make(fetched: Fetched, chart: &ChartDir, user: &UserValues, kubectl: PathBuf) -> Result<Desired> {

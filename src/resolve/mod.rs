@@ -86,7 +86,12 @@ impl Resolver {
         let hr = helmrelease(cluster, name).await?;
         // `values` only reads: another chart is said, not refused.
         crate::desired::which_chart::check(&hr, &self.chart, OtherChart::Warn)?;
-        fetched::on_cluster(cluster, hr, &self.chart, user).await
+        fetched::on_cluster(cluster, hr, &self.chart, user, self.given_version()).await
+    }
+
+    /// The version the chart's source would give the chart, when it was had from its repository.
+    pub fn given_version(&self) -> Option<crate::source::chart_source::SourceVersion> {
+        self.served.as_ref().and_then(|s| s.source_version())
     }
 
     /// HelmRelease `name` and its `valuesFrom` sources from release files instead of the cluster
@@ -100,7 +105,7 @@ impl Resolver {
         user: &UserValues,
     ) -> Result<Desired> {
         let hr = from.files.helmrelease(name, from.namespace.as_deref(), default_namespace)?;
-        fetched::from_files(&from.files, hr, &self.chart, user)
+        fetched::from_files(&from.files, hr, &self.chart, user, self.given_version())
     }
 
     /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
@@ -163,8 +168,18 @@ impl Resolver {
             let desired = async {
                 match from {
                     // The HelmRelease from files, its source from the cluster.
-                    Some(from) => fetched::files_on_cluster(cluster, &from.files, hr.clone(), &self.chart, user).await,
-                    None => fetched::on_cluster(cluster, hr.clone(), &self.chart, user).await,
+                    Some(from) => {
+                        fetched::files_on_cluster(
+                            cluster,
+                            &from.files,
+                            hr.clone(),
+                            &self.chart,
+                            user,
+                            self.given_version(),
+                        )
+                        .await
+                    }
+                    None => fetched::on_cluster(cluster, hr.clone(), &self.chart, user, self.given_version()).await,
                 }
             };
             let (desired, action) = tokio::try_join!(desired, next)?;
@@ -229,15 +244,22 @@ impl Opened {
             Opened::Ready(resolver) => Ok(resolver),
             Opened::FromSource(helm, version) => {
                 let hr = helmrelease(cluster, name).await?;
-                let served = match version {
-                    None => crate::source::served::fetch(cluster, &hr).await?,
-                    Some(version) => crate::source::served::from_repository(cluster, &hr, &version).await?,
+                let (served, pick) = match version {
+                    None => {
+                        let (served, pick) = tokio::join!(
+                            crate::source::served::fetch(cluster, &hr),
+                            crate::source::served::repository_pick(cluster, &hr)
+                        );
+                        (served?, pick)
+                    }
+                    Some(version) => (crate::source::served::from_repository(cluster, &hr, &version).await?, None),
                 };
-                let line = served.describe();
-                crate::support::output::stderr_line(format_args!(
-                    "{}: {line}",
-                    crate::support::output::chart_command()
-                ));
+                let newer = pick.and_then(|p| p.newer_than(&served.chart.meta.version, name));
+                let command = crate::support::output::chart_command();
+                crate::support::output::stderr_line(format_args!("{command}: {}", served.describe()));
+                if let Some(newer) = newer {
+                    crate::support::output::stderr_line(format_args!("{command}: {newer}"));
+                }
                 Resolver::with_served(helm, served)
             }
         }
@@ -245,6 +267,27 @@ impl Opened {
 }
 
 impl Opened {
+    /// The resolver of HelmRelease `name` of release `files` (in `namespace` when given, else wherever
+    /// the files put it; without one, in `default_namespace`): the directory's, or without a chart
+    /// directory one with the chart its source's repository has, read from the files, at the version
+    /// asked (`--version`) or the one the HelmRelease names (said in one line on stderr).
+    pub async fn for_release_files(self, from: &FileReleases, name: &str, default_namespace: &str) -> Result<Resolver> {
+        match self {
+            Opened::Ready(resolver) => Ok(resolver),
+            Opened::FromSource(helm, version) => {
+                let hr = from.files.helmrelease(name, from.namespace.as_deref(), default_namespace)?;
+                let served =
+                    crate::source::served::from_repository_offline(&from.files, &hr, version.as_deref()).await?;
+                crate::support::output::stderr_line(format_args!(
+                    "{}: {}",
+                    crate::support::output::chart_command(),
+                    served.describe()
+                ));
+                Resolver::with_served(helm, served)
+            }
+        }
+    }
+
     /// The directory's resolver, for a command that reads no cluster (the source's chart needs one).
     pub fn for_release_offline(self) -> Result<Resolver> {
         match self {

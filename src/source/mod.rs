@@ -13,6 +13,7 @@ pub mod chart_source;
 pub mod fetch;
 pub mod generated;
 pub mod gitref;
+pub mod helm_config;
 pub mod helmignore;
 pub mod package_source;
 pub mod release_file;

@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 
 use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
+use crate::flux::kind::Kind;
 use crate::source::chart::ChartDir;
 use crate::source::fetch::Artifact;
+use crate::source::release_file::ReleaseFiles;
 use crate::support::error::{Error, Result};
 
 /// A chart as its source serves it, unpacked.
@@ -40,9 +42,9 @@ pub struct Served {
 pub enum ServedFrom {
     /// The artifact its source names in the cluster: the very chart helm-controller installs.
     Cluster(Artifact),
-    /// Its repository, at a version the command named (`--version`): `source` (`Kind ns/name`) names the
-    /// repository, `wanted` is the version or range asked for.
-    Repository { source: String, url: String, wanted: String, digest: String },
+    /// Its repository: `source` (`Kind ns/name`) names the repository, `wanted` says which version or
+    /// range was asked for (`--version V`, or the HelmRelease's own without a cluster).
+    Repository { source: String, url: String, wanted: String, digest: String, revision: (&'static Kind, String) },
 }
 
 impl Served {
@@ -54,10 +56,23 @@ impl Served {
                 let how = if self.cached { "cached" } else { "fetched from the cluster" };
                 format!("the chart of {}: {name}@{version} ({how}, {})", artifact.describe(), short(&artifact.digest))
             }
-            ServedFrom::Repository { source, url, wanted, digest } => format!(
-                "the chart {name}@{version} from its repository (--version {wanted}; {source}: {url}; {})",
-                short(digest)
-            ),
+            ServedFrom::Repository { source, url, wanted, digest, .. } => {
+                format!("the chart {name}@{version} from its repository ({wanted}; {source}: {url}; {})", short(digest))
+            }
+        }
+    }
+}
+
+impl Served {
+    /// The version helm-controller would give this chart were its source serving it: known here for a
+    /// chart from its repository (for an OCIRepository, the manifest's digest appended); None for the
+    /// cluster's artifact, whose source says it ([`crate::source::chart_source::lookup`]).
+    pub fn source_version(&self) -> Option<crate::source::chart_source::SourceVersion> {
+        match &self.from {
+            ServedFrom::Cluster(_) => None,
+            ServedFrom::Repository { source, revision: (kind, revision), .. } => {
+                Some(crate::source::chart_source::from_artifact(kind, revision, &self.chart.meta.version, source))
+            }
         }
     }
 }
@@ -107,17 +122,46 @@ pub async fn fetch(cluster: &Cluster, hr: &HelmRelease) -> Result<Served> {
 /// artifact, the archive is the chart as its author packaged it: `valuesFiles` are merged here, as
 /// source-controller would merge them.
 pub async fn from_repository(cluster: &Cluster, hr: &HelmRelease, version: &str) -> Result<Served> {
-    let what = || format!("the chart of helmrelease {}/{} at --version {version}", hr.namespace(), hr.name());
-    let remote = crate::source::remote::of_cluster(cluster, hr, version)
-        .await
-        .map_err(|why| Error::Failed(format!("{} cannot be had: {why}", what())))?;
+    let what = format!("the chart of helmrelease {}/{} at --version {version}", hr.namespace(), hr.name());
+    let remote = crate::source::remote::of_cluster(cluster, hr, version).await;
+    from_remote(remote, &what, &format!("--version {version}")).await
+}
+
+/// [`from_repository`] without a cluster: the HelmRelease and its source objects from release `files`,
+/// the credentials Helm's own; at `version`, else at the version the HelmRelease names.
+pub async fn from_repository_offline(files: &ReleaseFiles, hr: &HelmRelease, version: Option<&str>) -> Result<Served> {
+    let what = format!("the chart of helmrelease {}/{}", hr.namespace(), hr.name());
+    let remote = crate::source::remote::of_files(files, hr, version).await;
+    let wanted = match (version, &remote) {
+        (Some(v), _) => format!("--version {v}"),
+        (None, Ok(r)) => format!("version {} as the HelmRelease names it", r.chart.version),
+        (None, Err(_)) => String::new(),
+    };
+    from_remote(remote, &what, &wanted).await
+}
+
+async fn from_remote(
+    remote: std::result::Result<crate::source::remote::Remote, String>,
+    what: &str,
+    wanted: &str,
+) -> Result<Served> {
+    let remote = remote.map_err(|why| Error::Failed(format!("{what} cannot be had: {why}")))?;
     let fetched = crate::source::repository::fetch(&remote.chart, &remote.creds)
         .await
-        .map_err(|e| Error::Failed(format!("{} cannot be had from {}: {e}", what(), remote.source)))?;
+        .map_err(|e| Error::Failed(format!("{what} cannot be had from {}: {e}", remote.source)))?;
+    // What the source would name as its artifact's revision: an OCIRepository `TAG@MANIFEST-DIGEST`, a
+    // HelmChart the chart's version.
+    let revision = match (&fetched.manifest_digest, remote.digested) {
+        (Some(manifest), true) => {
+            (&crate::flux::kind::OCI_REPOSITORY, format!("{}@{manifest}", fetched.version.replace('+', "_")))
+        }
+        _ => (&crate::flux::kind::HELM_CHART, fetched.version.clone()),
+    };
     let from = ServedFrom::Repository {
+        revision,
         source: remote.source,
         url: fetched.url.clone(),
-        wanted: version.to_string(),
+        wanted: wanted.to_string(),
         digest: fetched.digest.clone(),
     };
     let cache = cache_file(&fetched.digest);
@@ -128,9 +172,55 @@ pub async fn from_repository(cluster: &Cluster, hr: &HelmRelease, version: &str)
         return Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: None });
     }
     let dir = crate::support::process::private_dir("cozyhr-served-")?;
-    let top = unpack(&fetched.bytes, dir.path())
-        .map_err(|why| Error::Failed(format!("{} cannot be unpacked: {why}", what())))?;
+    let top =
+        unpack(&fetched.bytes, dir.path()).map_err(|why| Error::Failed(format!("{what} cannot be unpacked: {why}")))?;
     Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: Some(dir) })
+}
+
+/// What the repository `hr`'s source names would give the HelmRelease's range now (a HelmRepository's
+/// chart, an OCIRepository by `ref.semver`): to say when it is newer than what source-controller last
+/// fetched ([`RepositoryPick::newer_than`]). Asked for at most a few seconds; None when it cannot tell.
+pub async fn repository_pick(cluster: &Cluster, hr: &HelmRelease) -> Option<RepositoryPick> {
+    let asked = async {
+        let range = crate::source::remote::range_of_cluster(cluster, hr).await?;
+        let remote = crate::source::remote::of_cluster(cluster, hr, &range).await.ok()?;
+        let versions = crate::source::repository::versions(&remote.chart, &remote.creds).await.ok()?;
+        let candidates: Vec<crate::source::repository::Candidate> = versions
+            .into_iter()
+            .map(|version| crate::source::repository::Candidate { version, created: None })
+            .collect();
+        let picked = crate::source::repository::select(&candidates, &range).ok()??.version.clone();
+        Some(RepositoryPick { picked, range, source: remote.source })
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(3), asked).await.ok()?
+}
+
+/// The version a repository gives a range now.
+#[derive(Debug, Clone)]
+pub struct RepositoryPick {
+    pub picked: String,
+    pub range: String,
+    /// `Kind ns/name` of the source that names the repository.
+    pub source: String,
+}
+
+impl RepositoryPick {
+    /// One line when the pick is newer than `served` (the chart version source-controller last fetched):
+    /// source-controller takes it at its next interval.
+    pub fn newer_than(&self, served: &str, hr_name: &str) -> Option<String> {
+        let (picked, range, source) = (&self.picked, &self.range, &self.source);
+        let plain = |v: &str| crate::go::semver::Version::parse(v.split('+').next().unwrap_or(v));
+        let newer = match (plain(picked), plain(served)) {
+            (Some(p), Some(s)) => p.compare(&s) == std::cmp::Ordering::Greater,
+            _ => false,
+        };
+        newer.then(|| {
+            format!(
+                "{source}'s repository has {picked} matching {range:?}, newer than the {served} its source fetched: source-controller takes it at its next interval (now: {} {hr_name} --with-source)",
+                crate::support::output::lifecycle_command("reconcile")
+            )
+        })
+    }
 }
 
 /// The chart of the archive kept at `file` (whose bytes, `bytes`, match its digest), unpacked into the
@@ -263,6 +353,19 @@ mod tests {
         assert!(first.join("marker").is_file());
         assert_eq!(kept_unpacked(&file, &bytes, true), Some(first.clone()), "anew: the same path");
         assert!(!first.join("marker").exists(), "anew: unpacked again");
+    }
+
+    #[test]
+    fn a_newer_pick_of_the_repository_is_said() {
+        let pick = RepositoryPick { picked: "1.1.1".into(), range: "1.x".into(), source: "HelmRepository a/r".into() };
+        let line = pick.newer_than("1.1.0", "app").expect("newer");
+        assert!(
+            line.starts_with("HelmRepository a/r's repository has 1.1.1 matching \"1.x\", newer than the 1.1.0"),
+            "{line}"
+        );
+        assert_eq!(pick.newer_than("1.1.1", "app"), None);
+        assert_eq!(pick.newer_than("1.1.1+abc", "app"), None, "build metadata aside");
+        assert_eq!(pick.newer_than("2.0.0", "app"), None);
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     // a cluster. The chart alone (--plain) is compared with the release stored in the cluster's namespace.
     // The source's chart is the cluster's: what is rendered beside it (a Git side, the chart alone, its
     // --watch) is a directory's.
-    let from_source = matches!((&source, &request.against), (ReleaseSource::Cluster, DiffAgainst::Cluster(_)));
+    let from_source =
+        matches!(request.against, DiffAgainst::Cluster(_)) && !matches!(source, ReleaseSource::ChartDefaults);
     let opened = if from_source && !args.watch {
         Resolver::open_place(place).await?
     } else {
@@ -39,9 +40,12 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     } else {
         None
     };
-    let mut resolver = match &cluster {
-        Some(cluster) => or_what_is_there(opened.for_release(cluster, args.name()).await, cluster, None).await?,
-        None => opened.for_release_offline()?,
+    let mut resolver = match (&cluster, &source) {
+        (Some(cluster), ReleaseSource::Files(files)) => {
+            opened.for_release_files(files, args.name(), &cluster.namespace).await?
+        }
+        (Some(cluster), _) => or_what_is_there(opened.for_release(cluster, args.name()).await, cluster, None).await?,
+        (None, _) => opened.for_release_offline()?,
     };
     resolver.other_chart = args.chart_check.policy();
     if cluster.is_none() {

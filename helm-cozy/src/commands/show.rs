@@ -17,7 +17,10 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
     let place = &args.chart_version.place(place)?;
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
-            let resolver = Resolver::open(place.directory("show --release-file")?).await?;
+            // Without a chart directory: the chart from the repository the files' source names.
+            let opened = Resolver::open_place(place).await?;
+            let default_namespace = files.namespace.as_deref().unwrap_or("default");
+            let resolver = opened.for_release_files(&files, &args.name, default_namespace).await?;
             note_offline_lookup(&[&resolver.chart]);
             resolver.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }

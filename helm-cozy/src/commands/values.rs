@@ -16,8 +16,8 @@ pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &ValuesArgs) 
     let place = &args.chart_version.place(place)?;
     let desired = match args.release.source(false, cluster.options().namespace)? {
         ReleaseSource::Files(files) => {
-            let resolver = Resolver::open(place.directory("values --release-file")?).await?;
             let namespace = files.namespace.as_deref().unwrap_or("default");
+            let resolver = Resolver::open_place(place).await?.for_release_files(&files, &args.name, namespace).await?;
             resolver.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {

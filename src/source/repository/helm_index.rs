@@ -166,7 +166,14 @@ pub async fn fetch(url: &str, chart: &str, constraint: &str, creds: &Credentials
     let reply = http.get(&archive_url, &auth_for(&repo, &archive_url, creds), CHART_LIMIT).await?;
     let bytes = body_of(reply, &archive_url, &repo.public())?;
     let digest = super::sha256(&bytes);
-    Ok(Fetched { version: entry.version.clone(), bytes, digest, url: archive_url.public(), available })
+    Ok(Fetched {
+        version: entry.version.clone(),
+        bytes,
+        digest,
+        url: archive_url.public(),
+        available,
+        manifest_digest: None,
+    })
 }
 
 #[cfg(test)]

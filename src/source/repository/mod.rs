@@ -118,6 +118,9 @@ pub struct Fetched {
     pub url: String,
     /// The versions the repository offers, newest first.
     pub available: Vec<String>,
+    /// From an OCI registry: the digest of the tag's manifest, which an OCIRepository's revision names
+    /// (`TAG@sha256:…`) and helm-controller appends to the chart's version.
+    pub manifest_digest: Option<String>,
 }
 
 /// Why a chart cannot be had from its repository: one line that says what to do.

@@ -252,12 +252,13 @@ pub async fn fetch(
         })?
     };
     let available = listed.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default();
-    let (bytes, digest, blob_url) = pull(&registry, &version).await?;
-    Ok(Fetched { version, bytes, digest, url: blob_url, available })
+    let (bytes, digest, blob_url, manifest) = pull(&registry, &version).await?;
+    Ok(Fetched { version, bytes, digest, url: blob_url, available, manifest_digest: Some(manifest) })
 }
 
-/// The chart layer of the tag of `version` (`+` as `_`): its bytes, digest and URL.
-async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String, String), RepositoryError> {
+/// The chart layer of the tag of `version` (`+` as `_`): its bytes, digest and URL, and the manifest's
+/// digest (what an OCIRepository's revision names).
+async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String, String, String), RepositoryError> {
     let tag = version.replace('+', "_");
     let (url, reply) =
         registry.get(&format!("/v2/{}/manifests/{tag}", registry.name), Some(MANIFEST_ACCEPT), SMALL_LIMIT).await?;
@@ -270,6 +271,7 @@ async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String
         });
     }
     let body = body_of(reply, &url, &registry.shown)?;
+    let manifest_digest = super::sha256(&body);
     let not_chart = |why: String| RepositoryError::NotAChart { url: format!("{}:{tag}", registry.shown), why };
     let manifest: Manifest = serde_json::from_slice(&body).map_err(|e| not_chart(format!("its manifest: {e}")))?;
     if manifest.config.as_ref().is_none_or(|c| c.media_type != CHART_CONFIG) {
@@ -290,7 +292,7 @@ async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String
     if got != layer.digest {
         return Err(RepositoryError::DigestMismatch { url: blob_url.public(), want: layer.digest.clone(), got });
     }
-    Ok((bytes, got, blob_url.public()))
+    Ok((bytes, got, blob_url.public(), manifest_digest))
 }
 
 #[cfg(test)]
