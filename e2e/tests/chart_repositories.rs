@@ -140,7 +140,7 @@ fn from_the_repository(helm: Helm, how: Repository) {
         .current_dir(elsewhere.path())
         .env("HELM_REPOSITORY_CONFIG", &repositories)
         .env("KUBECONFIG", "/nonexistent");
-    offline.args(["cozy", "show", "app", "--release-file"]).arg(&release_file);
+    offline.args(["cozy", "show", "app", "-n", &ns, "--release-file"]).arg(&release_file);
     let shown = cozyhr_e2e::run(offline).ok();
     assert!(shown.stderr.contains("as the HelmRelease names it"), "{how:?}: {}", shown.stderr);
     let offline_objects = objects(&shown.stdout);
@@ -192,7 +192,8 @@ fn oci_repository_helm4() {
 #[test]
 fn ranges_pick_the_version_source_controller_picks() {
     let ns = namespace("repo-ranges");
-    let name = "ranged";
+    // The Helm repository outlives the run: a chart name of this run's own.
+    let name = ns.as_str();
     for version in ["1.0.0", "1.1.0", "1.2.0-rc.1"] {
         chart_at(name, version).publish_to_helm_repo();
     }
@@ -240,6 +241,8 @@ fn bad_repository_input_is_one_line_and_changes_nothing() {
     apply(&helmrelease(&ns, "app", &helm_chart_spec("badin", "1.0.0")));
     wait_hr_ready(&ns, "app", READY_TIMEOUT);
     let elsewhere = tempfile::tempdir().expect("tempdir");
+    // The plugin is installed once per test process, before any command is timed.
+    cozyhr_e2e::cozy_home(Helm::V4);
     let one_line = |args: &[&str], says: &str| {
         let started = Instant::now();
         let out = cozy_in(Helm::V4, elsewhere.path(), &ns, args).code(1);
