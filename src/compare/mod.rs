@@ -10,6 +10,7 @@ pub mod diff;
 pub mod drawn;
 pub mod drift;
 mod git_sides;
+pub mod release_diff;
 pub mod request;
 pub mod two_sides;
 

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::source::repository::Credentials;
 
@@ -76,10 +77,32 @@ fn registry_credentials(host: &str) -> Credentials {
     else {
         return Credentials::default();
     };
-    match crate::source::remote::docker_config_auth(&text, &format!("oci://{host}")) {
+    match docker_config_auth(&text, &format!("oci://{host}")) {
         Some((u, p)) => Credentials { username: Some(u), password: Some(p), ..Credentials::default() },
         None => Credentials::default(),
     }
+}
+
+/// The username and password a `.dockerconfigjson` holds for the registry of `url`.
+pub fn docker_config_auth(json: &str, url: &str) -> Option<(String, String)> {
+    use base64::Engine as _;
+    let host = url.split("://").nth(1).unwrap_or(url).split('/').next()?;
+    let config: Value = serde_json::from_str(json).ok()?;
+    let auths = config.get("auths")?.as_object()?;
+    let entry = auths.iter().find(|(k, _)| {
+        let k = k.split("://").nth(1).unwrap_or(k);
+        k.split('/').next() == Some(host)
+    })?;
+    let entry = entry.1;
+    if let (Some(u), Some(p)) =
+        (entry.get("username").and_then(Value::as_str), entry.get("password").and_then(Value::as_str))
+    {
+        return Some((u.to_string(), p.to_string()));
+    }
+    let auth = entry.get("auth")?.as_str()?;
+    let decoded = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(auth).ok()?).ok()?;
+    let (u, p) = decoded.split_once(':')?;
+    Some((u.to_string(), p.to_string()))
 }
 
 /// `$VAR`, else `FILE` under Helm's configuration directory (`$HELM_CONFIG_HOME`, else
@@ -101,6 +124,15 @@ fn config_file(var: &str, file: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_docker_config_gives_the_registrys_credentials() {
+        let json =
+            r#"{"auths":{"127.0.0.1:5000":{"auth":"Y296eTpzM2NyZXQ="},"ghcr.io":{"username":"u","password":"p"}}}"#;
+        assert_eq!(docker_config_auth(json, "oci://127.0.0.1:5000/charts"), Some(("cozy".into(), "s3cret".into())));
+        assert_eq!(docker_config_auth(json, "oci://ghcr.io/org/charts"), Some(("u".into(), "p".into())));
+        assert_eq!(docker_config_auth(json, "oci://quay.io/x"), None);
+    }
 
     #[test]
     fn an_entry_is_found_by_its_url() {

@@ -194,7 +194,7 @@ impl Reader for InCluster<'_> {
         if let Some(name) = secret_name("secretRef") {
             let data = secret(cluster, ns, name).await?;
             let (username, password) = match data.get(".dockerconfigjson") {
-                Some(json) => docker_config_auth(json, url)
+                Some(json) => crate::source::helm_config::docker_config_auth(json, url)
                     .ok_or_else(|| format!("Secret {ns}/{name}'s .dockerconfigjson has no credentials for {url}"))?,
                 None => (
                     data.get("username").cloned().unwrap_or_default(),
@@ -258,28 +258,6 @@ async fn secret(cluster: &Cluster, ns: &str, name: &str) -> Result<std::collecti
         .collect())
 }
 
-/// The username and password a `.dockerconfigjson` holds for the registry of `url`.
-pub(crate) fn docker_config_auth(json: &str, url: &str) -> Option<(String, String)> {
-    use base64::Engine as _;
-    let host = url.split("://").nth(1).unwrap_or(url).split('/').next()?;
-    let config: Value = serde_json::from_str(json).ok()?;
-    let auths = config.get("auths")?.as_object()?;
-    let entry = auths.iter().find(|(k, _)| {
-        let k = k.split("://").nth(1).unwrap_or(k);
-        k.split('/').next() == Some(host)
-    })?;
-    let entry = entry.1;
-    if let (Some(u), Some(p)) =
-        (entry.get("username").and_then(Value::as_str), entry.get("password").and_then(Value::as_str))
-    {
-        return Some((u.to_string(), p.to_string()));
-    }
-    let auth = entry.get("auth")?.as_str()?;
-    let decoded = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(auth).ok()?).ok()?;
-    let (u, p) = decoded.split_once(':')?;
-    Some((u.to_string(), p.to_string()))
-}
-
 fn str_at<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
@@ -291,15 +269,6 @@ fn str_at_map<'a>(m: &'a std::collections::BTreeMap<String, Value>, key: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_docker_config_gives_the_registrys_credentials() {
-        let json =
-            r#"{"auths":{"127.0.0.1:5000":{"auth":"Y296eTpzM2NyZXQ="},"ghcr.io":{"username":"u","password":"p"}}}"#;
-        assert_eq!(docker_config_auth(json, "oci://127.0.0.1:5000/charts"), Some(("cozy".into(), "s3cret".into())));
-        assert_eq!(docker_config_auth(json, "oci://ghcr.io/org/charts"), Some(("u".into(), "p".into())));
-        assert_eq!(docker_config_auth(json, "oci://quay.io/x"), None);
-    }
 
     #[test]
     fn a_source_of_one_revision_says_so() {

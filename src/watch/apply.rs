@@ -71,7 +71,7 @@ impl Round for ApplyRound<'_> {
     /// before anything changes).
     async fn run(&mut self, stop: &Stop) -> Outcome {
         let r = &self.request;
-        let plan = match crate::compare::request::diff(
+        let plan = match crate::compare::release_diff::diff(
             r.resolver,
             r.cluster,
             r.name,

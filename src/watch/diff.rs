@@ -42,7 +42,7 @@ impl Round for DiffRound<'_> {
     const CHANGES_CLUSTER: bool = false;
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
-        let plan = match crate::compare::request::diff_request(self.resolver, Some(self.cluster), self.request).await {
+        let plan = match crate::compare::release_diff::diff_request(self.resolver, Some(self.cluster), self.request).await {
             Ok(plan) => plan,
             Err(e) => return Outcome::Failed(e.to_string()),
         };

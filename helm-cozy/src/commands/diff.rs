@@ -59,7 +59,7 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
         or_what_is_there(watched, cluster, Some(&resolver.chart)).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = cozyhr::compare::request::diff_request(&resolver, cluster.as_ref(), &request).await;
+    let plan = cozyhr::compare::release_diff::diff_request(&resolver, cluster.as_ref(), &request).await;
     let plan = match &cluster {
         Some(c) => or_what_is_there(plan, c, Some(&resolver.chart)).await?,
         None => plan?,
