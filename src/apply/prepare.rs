@@ -40,8 +40,7 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     let chart = &req.resolver.chart;
     // Before anything is read or changed: the wrong directory would uninstall the application.
     crate::desired::which_chart::check(&hr, chart, req.resolver.other_chart)?;
-    let desired =
-        crate::resolve::fetched::on_cluster(cluster, hr, chart, &req.user, req.resolver.given_version()).await?;
+    let desired = crate::resolve::fetched::on_cluster(cluster, hr, req.resolver.with(&req.user)).await?;
     if voice.says() {
         crate::desired::notes::recorded_version(&desired, chart);
         crate::desired::notes::controller(&desired, &req.resolver.helm);

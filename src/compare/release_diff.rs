@@ -50,4 +50,3 @@ pub async fn diff(
     let (desired, seen) = resolver.desired_on_cluster(cluster, name, user).await?;
     crate::compare::diff(seen, &resolver.helm, &desired, against, options, &resolver.self_exe).await
 }
-

@@ -16,39 +16,35 @@ use crate::support::error::Result;
 
 use super::origin::ReleaseOrigin;
 
+/// What a release is made with besides its HelmRelease: the chart, the user's `-f` and `--set`, and
+/// (`given`) the version the chart's source would give the chart when it was had from elsewhere than the
+/// source in the cluster (its repository).
+#[derive(Clone)]
+pub struct With<'a> {
+    pub chart: &'a ChartDir,
+    pub user: &'a UserValues,
+    pub given: Option<SourceVersion>,
+}
+
 /// A HelmRelease of `cluster`: its sources, its source's chart version and the helm-controller are read
 /// there, at once.
-/// `given`: the version the chart's source would give it, when the chart was had from elsewhere than the
-/// source in the cluster (its repository).
-pub async fn on_cluster(
-    cluster: &Cluster,
-    hr: HelmRelease,
-    chart: &ChartDir,
-    user: &UserValues,
-    given: Option<SourceVersion>,
-) -> Result<Desired> {
+pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, with: With<'_>) -> Result<Desired> {
     let kubectl = crate::render::locate_kubectl()?;
     let (refs, source_version, controller) = tokio::join!(
         crate::desired::fetch_values_from(cluster, &hr),
-        source_version(cluster, &hr, chart, given),
+        source_version(cluster, &hr, with.chart, with.given.clone()),
         crate::controller::detect(cluster),
     );
-    make(Fetched { hr, refs: refs?, source_version, controller }, chart, user, kubectl)
+    make(Fetched { hr, refs: refs?, source_version, controller }, with, kubectl)
 }
 
 /// A HelmRelease of release files, with its sources from the same files and no cluster: the chart's
 /// version as the files' source documents give it, the newest helm-controller's rules.
-pub fn from_files(
-    files: &ReleaseFiles,
-    hr: HelmRelease,
-    chart: &ChartDir,
-    user: &UserValues,
-    given: Option<SourceVersion>,
-) -> Result<Desired> {
+pub fn from_files(files: &ReleaseFiles, hr: HelmRelease, with: With<'_>) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
     let kubectl = crate::render::locate_kubectl()?;
-    let source_version = given.unwrap_or_else(|| crate::source::chart_source::offline(&hr));
-    make(Fetched { hr, refs, source_version, controller: Controller::offline() }, chart, user, kubectl)
+    let source_version = with.given.clone().unwrap_or_else(|| crate::source::chart_source::offline(&hr));
+    make(Fetched { hr, refs, source_version, controller: Controller::offline() }, with, kubectl)
 }
 
 /// A HelmRelease of release files rendered for `cluster`: its sources from the files, its source's chart
@@ -57,15 +53,13 @@ pub async fn files_on_cluster(
     cluster: &Cluster,
     files: &ReleaseFiles,
     hr: HelmRelease,
-    chart: &ChartDir,
-    user: &UserValues,
-    given: Option<SourceVersion>,
+    with: With<'_>,
 ) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
     let kubectl = crate::render::locate_kubectl()?;
     let (source_version, controller) =
-        tokio::join!(source_version(cluster, &hr, chart, given), crate::controller::detect(cluster));
-    make(Fetched { hr, refs, source_version, controller }, chart, user, kubectl)
+        tokio::join!(source_version(cluster, &hr, with.chart, with.given.clone()), crate::controller::detect(cluster));
+    make(Fetched { hr, refs, source_version, controller }, with, kubectl)
 }
 
 /// The release one side of a comparison renders with `chart`, when it renders a HelmRelease (None for
@@ -89,7 +83,8 @@ pub async fn at_side(
         },
         ReleaseOrigin::ChartDefaults { .. } | ReleaseOrigin::Absent => return None,
     };
-    Some(kubectl(&fetched.hr).and_then(|kubectl| make(fetched, chart, user, kubectl)))
+    let with = With { chart, user, given: None };
+    Some(kubectl(&fetched.hr).and_then(|kubectl| make(fetched, with, kubectl)))
 }
 
 /// `given`, else what the source in `cluster` gives the chart.
@@ -105,6 +100,6 @@ async fn source_version(
     }
 }
 
-fn make(fetched: Fetched, chart: &ChartDir, user: &UserValues, kubectl: PathBuf) -> Result<Desired> {
-    Desired::from_fetched(fetched, chart, user, kubectl)
+fn make(fetched: Fetched, with: With<'_>, kubectl: PathBuf) -> Result<Desired> {
+    Desired::from_fetched(fetched, with.chart, with.user, kubectl)
 }

@@ -86,12 +86,39 @@ impl Resolver {
         let hr = helmrelease(cluster, name).await?;
         // `values` only reads: another chart is said, not refused.
         crate::desired::which_chart::check(&hr, &self.chart, OtherChart::Warn)?;
-        fetched::on_cluster(cluster, hr, &self.chart, user, self.given_version()).await
+        fetched::on_cluster(cluster, hr, self.with(user)).await
     }
 
-    /// The version the chart's source would give the chart, when it was had from its repository.
-    pub fn given_version(&self) -> Option<crate::source::chart_source::SourceVersion> {
-        self.served.as_ref().and_then(|s| s.source_version())
+    /// One line when the chart is the one the HelmRelease's source serves in `cluster` and the source's
+    /// repository has a newer match for the HelmRelease's range (see
+    /// [`crate::source::served::repository_pick`]); for `diff`, which asks it beside its own work.
+    /// The repository is asked at most once a minute per HelmRelease and served version (the answer is
+    /// kept in the cache directory): the inner loop's repeated diffs do not pay for it.
+    pub async fn newer_in_repository(&self, cluster: &Cluster, name: &str) -> Option<String> {
+        let served =
+            self.served.as_ref().filter(|s| matches!(s.from, crate::source::served::ServedFrom::Cluster(_)))?;
+        let version = &served.chart.meta.version;
+        let key = format!("{} {}/{name} {version}", cluster.server, cluster.namespace);
+        let kept = crate::support::cache::dir().map(|d| d.join("picks").join(crate::support::cache::key_name(&key)));
+        let fresh = |file: &Path| {
+            let age = std::fs::metadata(file).and_then(|m| m.modified()).ok()?.elapsed().ok()?;
+            (age < std::time::Duration::from_secs(60)).then(|| std::fs::read_to_string(file).ok()).flatten()
+        };
+        if let Some(line) = kept.as_deref().and_then(fresh) {
+            return (!line.is_empty()).then_some(line);
+        }
+        let hr = helmrelease(cluster, name).await.ok()?;
+        let line = crate::source::served::repository_pick(cluster, &hr).await?.newer_than(version, name);
+        if let Some(file) = &kept {
+            crate::support::cache::write(file, line.as_deref().unwrap_or_default().as_bytes());
+        }
+        line
+    }
+
+    /// What a release is made with here: this chart, `user`'s values, and the version the chart's source
+    /// would give it when it was had from its repository.
+    pub fn with<'a>(&'a self, user: &'a UserValues) -> fetched::With<'a> {
+        fetched::With { chart: &self.chart, user, given: self.served.as_ref().and_then(|s| s.source_version()) }
     }
 
     /// HelmRelease `name` and its `valuesFrom` sources from release files instead of the cluster
@@ -105,7 +132,7 @@ impl Resolver {
         user: &UserValues,
     ) -> Result<Desired> {
         let hr = from.files.helmrelease(name, from.namespace.as_deref(), default_namespace)?;
-        fetched::from_files(&from.files, hr, &self.chart, user, self.given_version())
+        fetched::from_files(&from.files, hr, self.with(user))
     }
 
     /// `show --release-file`: the manifests Flux would install for HelmRelease `name` of the files,
@@ -168,18 +195,8 @@ impl Resolver {
             let desired = async {
                 match from {
                     // The HelmRelease from files, its source from the cluster.
-                    Some(from) => {
-                        fetched::files_on_cluster(
-                            cluster,
-                            &from.files,
-                            hr.clone(),
-                            &self.chart,
-                            user,
-                            self.given_version(),
-                        )
-                        .await
-                    }
-                    None => fetched::on_cluster(cluster, hr.clone(), &self.chart, user, self.given_version()).await,
+                    Some(from) => fetched::files_on_cluster(cluster, &from.files, hr.clone(), self.with(user)).await,
+                    None => fetched::on_cluster(cluster, hr.clone(), self.with(user)).await,
                 }
             };
             let (desired, action) = tokio::try_join!(desired, next)?;
@@ -244,22 +261,12 @@ impl Opened {
             Opened::Ready(resolver) => Ok(resolver),
             Opened::FromSource(helm, version) => {
                 let hr = helmrelease(cluster, name).await?;
-                let (served, pick) = match version {
-                    None => {
-                        let (served, pick) = tokio::join!(
-                            crate::source::served::fetch(cluster, &hr),
-                            crate::source::served::repository_pick(cluster, &hr)
-                        );
-                        (served?, pick)
-                    }
-                    Some(version) => (crate::source::served::from_repository(cluster, &hr, &version).await?, None),
+                let served = match version {
+                    None => crate::source::served::fetch(cluster, &hr).await?,
+                    Some(version) => crate::source::served::from_repository(cluster, &hr, &version).await?,
                 };
-                let newer = pick.and_then(|p| p.newer_than(&served.chart.meta.version, name));
                 let command = crate::support::output::chart_command();
                 crate::support::output::stderr_line(format_args!("{command}: {}", served.describe()));
-                if let Some(newer) = newer {
-                    crate::support::output::stderr_line(format_args!("{command}: {newer}"));
-                }
                 Resolver::with_served(helm, served)
             }
         }

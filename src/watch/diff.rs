@@ -42,10 +42,11 @@ impl Round for DiffRound<'_> {
     const CHANGES_CLUSTER: bool = false;
 
     async fn run(&mut self, _stop: &Stop) -> Outcome {
-        let plan = match crate::compare::release_diff::diff_request(self.resolver, Some(self.cluster), self.request).await {
-            Ok(plan) => plan,
-            Err(e) => return Outcome::Failed(e.to_string()),
-        };
+        let plan =
+            match crate::compare::release_diff::diff_request(self.resolver, Some(self.cluster), self.request).await {
+                Ok(plan) => plan,
+                Err(e) => return Outcome::Failed(e.to_string()),
+            };
         match self.request.print(&plan, self.format, self.options, Some(self.cluster)).await {
             Ok(()) => Outcome::Done(format!("diff printed: {}", plan_words(&plan))),
             Err(e) if e.is_reader_gone() => Outcome::End(Why::ReaderGone),

@@ -49,7 +49,9 @@ pub async fn diff_all(
             options: common.options,
         };
         let outcome = match charts {
-            Charts::Directory(resolver) => crate::compare::release_diff::diff_request(resolver, Some(&here), &request).await,
+            Charts::Directory(resolver) => {
+                crate::compare::release_diff::diff_request(resolver, Some(&here), &request).await
+            }
             Charts::Sources(helm) => match crate::source::served::fetch(&here, hr).await {
                 Ok(served) => match Resolver::with_served(helm.clone(), served) {
                     Ok(resolver) => crate::compare::release_diff::diff_request(&resolver, Some(&here), &request).await,
