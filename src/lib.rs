@@ -27,6 +27,9 @@
 //!   cluster I/O.
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them, discovery, live objects,
 //!   manifests, kstatus and Helm's release storage.
+//! - [`platform`]: the kinds of the platform cozyhr serves, typed beside Flux's: Cozystack's
+//!   PackageSource and ApplicationDefinition (`cozystack.io/v1alpha1`), read from documents; what
+//!   releases are made of them is [`source`]'s.
 //! - [`support`]: typed errors, output, other programs, the cache, durations, CEL, parallel work.
 //! - [`go`]: the crate cozyhr-go, re-exported: Go's encoding rules, byte for byte, and the YAML reading
 //!   and writing of show's and diff's hot loops, built for speed.
@@ -38,6 +41,7 @@ pub mod controller;
 pub mod desired;
 pub mod flux;
 pub use cozyhr_go as go;
+pub mod platform;
 pub mod render;
 pub mod resolve;
 pub mod sets;

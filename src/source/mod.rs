@@ -3,7 +3,8 @@
 //! from files ([`release_file`]), `chart.spec.valuesFiles` read as source-controller reads them
 //! ([`values_files`]), a chart as it is at a Git ref ([`gitref`]), and a chart built as an artifact, as
 //! an ArtifactGenerator builds it ([`artifact`]) for a HelmRelease of the files or a component of
-//! Cozystack's PackageSources ([`package_source`], [`generated`]); a chart its source serves in the
+//! Cozystack's PackageSources ([`package_source`], [`generated`]; the kinds themselves are typed in
+//! [`crate::platform`]); a chart its source serves in the
 //! cluster ([`fetch`], [`served`]), or straight from the repository the source names ([`remote`],
 //! [`repository`]).
 

@@ -1,11 +1,12 @@
-//! Releases as Cozystack defines them: its `PackageSource` objects (`cozystack.io/v1alpha1`), kept in
-//! the repository beside the charts, each a list of variants whose components are charts. The platform's
-//! operator makes of each component an artifact (an ArtifactGenerator's copies: the chart's directory,
-//! the variant's libraries the component names into `charts/`, its `valuesFiles` over `values.yaml`, the
-//! first replacing it and each next one merged) and, for a component with `install`, a HelmRelease of
-//! that artifact (named `install.releaseName`, else the component, in `install.namespace`). Here each
-//! component of each variant is one [`PackageRelease`], made the same way from the files of one side of
-//! a review, so that a change to what one variant reads is reviewed as that variant's release.
+//! Releases as Cozystack defines them: its `PackageSource` objects (`cozystack.io/v1alpha1`, read as
+//! [`crate::platform`] types them), kept in the repository beside the charts, each a list of variants
+//! whose components are charts. The platform's operator makes of each component an artifact (an
+//! ArtifactGenerator's copies: the chart's directory, the variant's libraries the component names into
+//! `charts/`, its `valuesFiles` over `values.yaml`, the first replacing it and each next one merged)
+//! and, for a component with `install`, a HelmRelease of that artifact (named `install.releaseName`,
+//! else the component, in `install.namespace`). Here each component of each variant is one
+//! [`PackageRelease`], made the same way from the files of one side of a review, so that a change to
+//! what one variant reads is reviewed as that variant's release.
 //!
 //! Paths: a component's `path` lies under its source's `path` (for a GitRepository `packages` unless
 //! given; for an OCIRepository the artifact's root, which Cozystack pushes from `packages/`): the
@@ -21,20 +22,11 @@ use serde_json::{Map, Value, json};
 use super::artifact::{Artifact, Copy, Strategy};
 use super::release_file::ReleaseFiles;
 use crate::flux::HelmRelease;
-
-/// The API group and kind of a PackageSource.
-pub const GROUP: &str = "cozystack.io";
-pub const KIND: &str = "PackageSource";
-
-/// The kind of the objects that make of a component without `install` an application Cozystack's API
-/// releases in a tenant's namespace, named with the definition's `release.prefix`.
-pub const APPLICATION_KIND: &str = "ApplicationDefinition";
+use crate::platform::package_source::{self as kind, Component, Install, PackageSourceSpec, Variant};
+use crate::platform::{self, ApplicationDefinition, PackageSource, application_definition};
 
 /// The namespace of the artifacts the operator's ArtifactGenerators make.
 const ARTIFACTS_NAMESPACE: &str = "cozy-system";
-
-/// The annotation of a PackageSource whose releases get no `cozystack-values` Secret.
-const SKIP_VALUES: &str = "operator.cozystack.io/skip-cozystack-values";
 
 /// Where a PackageSource's release is, as people name it: the package, the variant, the component.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -86,20 +78,23 @@ impl PackageRelease {
 pub fn releases(files: &ReleaseFiles, charts: &BTreeSet<PathBuf>, namespace: &str) -> Vec<PackageRelease> {
     let prefixes = application_prefixes(files);
     let mut out = Vec::new();
-    for source in files.objects(GROUP, KIND) {
-        let name = source.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("");
-        let skip_values = source
-            .get("metadata")
-            .and_then(|m| m.get("annotations"))
-            .and_then(|a| a.get(SKIP_VALUES))
-            .and_then(Value::as_str)
-            == Some("true");
-        let Some(spec) = source.get("spec") else { continue };
+    for object in files.objects(platform::GROUP, kind::KIND) {
+        let source = match PackageSource::read(object) {
+            Ok(source) => source,
+            Err(e) => {
+                // A field of the wrong type: the API server would refuse the object, so no cluster has it.
+                tracing::debug!("PackageSource {}: left out, it cannot be read: {e}", name_of(object));
+                continue;
+            }
+        };
+        let name = source.metadata.name();
+        let skip_values = source.skips_values();
+        let Some(spec) = &source.spec else { continue };
         let Some(root) = source_root(spec, charts) else {
             tracing::debug!("PackageSource {name}: none of its components' charts is in the review");
             continue;
         };
-        for variant in spec.get("variants").and_then(Value::as_array).into_iter().flatten() {
+        for variant in &spec.variants {
             let made = Made { package: name, skip_values, root: &root, namespace, prefixes: &prefixes };
             out.extend(made.variant(variant));
         }
@@ -124,37 +119,40 @@ struct Made<'a> {
 /// ExternalArtifact of its `release.chartRef`) it releases.
 fn application_prefixes(files: &ReleaseFiles) -> BTreeMap<String, String> {
     files
-        .objects(GROUP, APPLICATION_KIND)
-        .filter_map(|definition| {
-            let release = definition.get("spec")?.get("release")?;
-            let chart_ref = release.get("chartRef")?;
-            let artifact = str_of(chart_ref, "name")?;
-            Some((artifact.to_string(), str_of(release, "prefix").unwrap_or("").to_string()))
+        .objects(platform::GROUP, application_definition::KIND)
+        .filter_map(|object| match ApplicationDefinition::read(object) {
+            Ok(definition) => definition.release_of().map(|(artifact, prefix)| (artifact.into(), prefix.into())),
+            Err(e) => {
+                tracing::debug!("ApplicationDefinition {}: left out, it cannot be read: {e}", name_of(object));
+                None
+            }
         })
         .collect()
 }
 
+/// A document's name, for messages about a document that cannot be read.
+fn name_of(object: &Map<String, Value>) -> &str {
+    object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or("")
+}
+
 impl Made<'_> {
-    fn variant(&self, variant: &Value) -> Vec<PackageRelease> {
-        let variant_name = str_of(variant, "name").unwrap_or("default");
+    fn variant(&self, variant: &Variant) -> Vec<PackageRelease> {
+        let variant_name = variant.name.as_deref().unwrap_or("default");
         let libraries: Vec<(String, String)> = variant
-            .get("libraries")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
+            .libraries
+            .iter()
             .filter_map(|l| {
-                let path = str_of(l, "path")?;
-                let name = str_of(l, "name").filter(|n| !n.is_empty()).or_else(|| last_segment(path))?;
+                let path = l.path.as_deref()?;
+                let name = l.name.as_deref().filter(|n| !n.is_empty()).or_else(|| last_segment(path))?;
                 Some((name.to_string(), path.to_string()))
             })
             .collect();
-        let components = variant.get("components").and_then(Value::as_array).into_iter().flatten();
-        components.filter_map(|c| self.component(variant_name, &libraries, c)).collect()
+        variant.components.iter().filter_map(|c| self.component(variant_name, &libraries, c)).collect()
     }
 
-    fn component(&self, variant: &str, libraries: &[(String, String)], c: &Value) -> Option<PackageRelease> {
-        let component = str_of(c, "name")?;
-        let path = str_of(c, "path")?.trim_matches('/');
+    fn component(&self, variant: &str, libraries: &[(String, String)], c: &Component) -> Option<PackageRelease> {
+        let component = c.name.as_deref()?;
+        let path = c.path.as_deref()?.trim_matches('/');
         let dir_name = last_segment(path)?;
         let chart = self.root.join(path);
         let key = Key { package: self.package.into(), variant: variant.into(), component: component.into() };
@@ -166,37 +164,29 @@ impl Made<'_> {
             to: format!("{dir_name}/"),
             strategy: Strategy::Overwrite,
         }];
-        for wanted in c.get("libraries").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for wanted in &c.libraries {
             // The operator leaves out a library its variant does not define.
             if let Some((lib, lib_path)) = libraries.iter().find(|(n, _)| n == wanted) {
                 let from = format!("{}/**", repo(&self.root.join(lib_path.trim_matches('/'))));
                 copies.push(Copy { from, to: format!("{dir_name}/charts/{lib}/"), strategy: Strategy::Overwrite });
             }
         }
-        let values_files: Vec<PathBuf> = c
-            .get("valuesFiles")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(|f| chart.join(f))
-            .collect();
+        let values_files: Vec<PathBuf> = c.values_files.iter().map(|f| chart.join(f)).collect();
         for (i, f) in values_files.iter().enumerate() {
             let strategy = if i == 0 { Strategy::Overwrite } else { Strategy::Merge };
             copies.push(Copy { from: repo(f), to: format!("{dir_name}/values.yaml"), strategy });
         }
-        let install = c.get("install").filter(|i| i.is_object());
-        let namespace = install.and_then(|i| str_of(i, "namespace")).unwrap_or(self.namespace).to_string();
+        let install = c.install.as_ref();
+        let namespace = install.and_then(|i| i.namespace.as_deref()).unwrap_or(self.namespace).to_string();
         // An application (no `install`) is released by Cozystack's API under its ApplicationDefinition's
         // prefix: shown as an application named after the component.
         let application = self.prefixes.get(&artifact_name).map(|prefix| format!("{prefix}{component}"));
-        let name = match install.and_then(|i| str_of(i, "releaseName")).filter(|n| !n.is_empty()) {
+        let name = match install.and_then(|i| i.release_name.as_deref()).filter(|n| !n.is_empty()) {
             Some(name) => name.to_string(),
             None if install.is_none() => application.unwrap_or_else(|| component.to_string()),
             None => component.to_string(),
         };
-        let files_annotation: Vec<&str> =
-            c.get("valuesFiles").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let files_annotation: Vec<&str> = c.values_files.iter().map(String::as_str).collect();
         let helmrelease = self.helmrelease(&namespace, &name, &artifact_name, install, &files_annotation);
         Some(PackageRelease {
             key,
@@ -216,12 +206,12 @@ impl Made<'_> {
         namespace: &str,
         name: &str,
         artifact: &str,
-        install: Option<&Value>,
+        install: Option<&Install>,
         values_files: &[&str],
     ) -> Value {
         let strategy = json!({"name": "RetryOnFailure", "retryInterval": "30s"});
         let mut upgrade = json!({"timeout": "10m", "strategy": strategy});
-        if let Some(crds) = install.and_then(|i| str_of(i, "upgradeCRDs")).filter(|c| !c.is_empty()) {
+        if let Some(crds) = install.and_then(|i| i.upgrade_crds.as_deref()).filter(|c| !c.is_empty()) {
             upgrade["crds"] = json!(crds);
         }
         let mut metadata =
@@ -246,21 +236,15 @@ impl Made<'_> {
 
 /// The repository directory that stands for the root of a PackageSource's source: where its `path`
 /// (the source's default when none) joined with a component's path is a chart.
-fn source_root(spec: &Value, charts: &BTreeSet<PathBuf>) -> Option<PathBuf> {
-    let source = spec.get("sourceRef");
-    let kind = source.and_then(|s| str_of(s, "kind")).unwrap_or("OCIRepository");
-    let base = match source.and_then(|s| str_of(s, "path")) {
+fn source_root(spec: &PackageSourceSpec, charts: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+    let source = spec.source_ref.as_ref();
+    let kind = source.and_then(|s| s.kind.as_deref()).unwrap_or("OCIRepository");
+    let base = match source.and_then(|s| s.path.as_deref()) {
         Some(p) => p.trim_matches('/').to_string(),
         None if kind == "GitRepository" => "packages".into(),
         None => String::new(),
     };
-    let paths = spec
-        .get("variants")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|v| v.get("components").and_then(Value::as_array).into_iter().flatten())
-        .filter_map(|c| str_of(c, "path"));
+    let paths = spec.variants.iter().flat_map(|v| &v.components).filter_map(|c| c.path.as_deref());
     for path in paths {
         let wanted = Path::new(&base).join(path.trim_matches('/'));
         if let Some(chart) = charts.iter().find(|c| c.ends_with(&wanted)) {
@@ -273,10 +257,6 @@ fn source_root(spec: &Value, charts: &BTreeSet<PathBuf>) -> Option<PathBuf> {
     None
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 fn last_segment(path: &str) -> Option<&str> {
     path.trim_matches('/').rsplit('/').next().filter(|s| !s.is_empty())
 }
@@ -284,6 +264,12 @@ fn last_segment(path: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::source_root`] of a spec written as JSON, the form these tests were first written in.
+    fn source_root(spec: &Value, charts: &BTreeSet<PathBuf>) -> Option<PathBuf> {
+        let spec: PackageSourceSpec = serde_json::from_value(spec.clone()).expect("a PackageSource spec");
+        super::source_root(&spec, charts)
+    }
 
     const SOURCES: &str = r#"
 apiVersion: cozystack.io/v1alpha1

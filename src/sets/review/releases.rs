@@ -19,6 +19,7 @@ use super::report::Release;
 use super::sides::{Side, Sides};
 use crate::cluster::Cluster;
 use crate::flux::{HelmRelease, Objects};
+use crate::platform;
 use crate::source::artifact::Artifact;
 use crate::source::gitref::{Listed, is_under};
 use crate::source::package_source::{self, PackageRelease};
@@ -395,7 +396,8 @@ fn platform_file(path: &Path, chart: &Path) -> bool {
 fn defines_platform_objects(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_end();
-        l == format!("kind: {}", package_source::KIND) || l == format!("kind: {}", package_source::APPLICATION_KIND)
+        l == format!("kind: {}", platform::package_source::KIND)
+            || l == format!("kind: {}", platform::application_definition::KIND)
     })
 }
 
