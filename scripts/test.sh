@@ -36,7 +36,7 @@ fi
 
 # The suites that run a second time, on a cluster with Flux 2.8 (as Cozystack runs it), after the whole
 # end-to-end run on Flux 2.9: each is `cargo test -p cozyhr-e2e --test NAME`.
-FLUX_28_SUITES="flux_as_the_cluster_runs_it test_hooks remediation"
+FLUX_28_SUITES="flux_as_the_cluster_runs_it test_hooks remediation chart_repositories"
 
 # A run state of its own, so the tests never touch a cluster a developer keeps up for the demo.
 CACHE=${COZYHR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cozyhr-e2e}
