@@ -1,6 +1,6 @@
 //! `helm cozy diff` of one release, whatever it compares with: the cluster's live objects or stored
 //! release, the chart alone against the stored release, or the chart as it is at a Git ref
-//! ([`super::git_sides`]).
+//! (`git_sides.rs`).
 
 use super::request::{DiffAgainst, DiffRequest};
 use crate::cluster::Cluster;
