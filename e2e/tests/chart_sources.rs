@@ -331,4 +331,19 @@ fn diff_all_without_a_chart_directory_takes_each_releases_own_source() {
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert_eq!(with_changes, ["by-oci"], "{}", changed.stdout);
+
+    // apply --all without a chart directory: each release with its own source's chart, by-oci's change
+    // applied; handed back, helm-controller finds nothing to do for any of them.
+    let applied = cozy_in(Helm::V4, elsewhere.path(), &ns, &["apply", "--all"]).ok();
+    for name in names {
+        assert!(applied.stdout.contains(name) && applied.stdout.contains("applied"), "{name}:\n{}", applied.stdout);
+    }
+    assert!(applied.stderr.contains("resume --all -n"), "how to hand the set back: {}", applied.stderr);
+    let config = cozyhr_e2e::get_json("configmap", &ns, "by-oci-config").expect("by-oci-config");
+    assert_eq!(config["data"]["greeting"], "changed", "{config}");
+    let clean = cozy_in(Helm::V4, elsewhere.path(), &ns, &["diff", "--all", "--detailed-exitcode"]);
+    assert_eq!(clean.code, Some(0), "after apply --all:\n{}\n{}", clean.stdout, clean.stderr);
+    for name in names {
+        resume_without_an_upgrade(&ns, name);
+    }
 }

@@ -97,7 +97,7 @@ impl Round for DiffAllRound<'_> {
             Ok(set) => set,
             Err(e) => return Outcome::Failed(e.to_string()),
         };
-        let charts = crate::sets::release_set::diff::Charts::Directory(self.resolver);
+        let charts = crate::sets::release_set::Charts::Directory(self.resolver);
         let entries = diff_all(charts, self.cluster, &set, self.common, self.concurrency).await;
         match print(&entries, self.format, self.options) {
             Ok(()) => {

@@ -15,6 +15,13 @@ use crate::cli::ApplyArgs;
 
 pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let place = &args.chart_version.place(place)?;
+    if args.set.all && !args.watch && *place == ChartPlace::Source {
+        // Without a chart directory, each release with the chart its own source serves.
+        let helm = cozyhr::render::Helm::locate().await?;
+        let cluster = flags.connect_for(&args.target).await?;
+        let set = cozyhr::sets::release_set::select_any(&cluster, &args.set.selection(&args.names)).await?;
+        return run_all(&cluster, cozyhr::sets::release_set::Charts::Sources(&helm), args, &set).await;
+    }
     let opened = if args.plain || args.watch || args.set.all {
         // The chart alone, the loop that follows a directory's files, a chart's set: a directory's.
         let what = if args.plain {
@@ -33,15 +40,16 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
     resolver.other_chart = args.chart_check.policy();
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
-        let out =
-            cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
+        let out = cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
         cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let request = request(&cluster, &resolver, args);
     if args.set.all {
-        return run_all(&cluster, &resolver, args, request).await;
+        let selection = args.set.selection(&args.names);
+        let set = cozyhr::sets::release_set::select(&cluster, &resolver.chart.meta.name, &selection).await?;
+        return run_all(&cluster, cozyhr::sets::release_set::Charts::Directory(&resolver), args, &set).await;
     }
+    let request = request(&cluster, &resolver, args);
     if args.watch {
         let ended =
             super::or_what_is_there(cozyhr::watch::apply(request).await, &cluster, Some(&resolver.chart)).await?;
@@ -52,19 +60,18 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `apply --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), then a table of what became of
-/// each; exit 1 when any failed.
+/// `apply --all`: every HelmRelease of `set` (see cozyhr::sets::release_set), each with its chart from
+/// `charts`, then a table of what became of each; exit 1 when any failed.
 async fn run_all(
     cluster: &Cluster,
-    resolver: &Resolver,
+    charts: cozyhr::sets::release_set::Charts<'_>,
     args: &ApplyArgs,
-    template: ApplyRequest<'_>,
+    set: &[cozyhr::flux::HelmRelease],
 ) -> anyhow::Result<ExitCode> {
-    use cozyhr::sets::release_set::apply::{Fate, Plan, apply_all, table};
-    let set =
-        cozyhr::sets::release_set::select(cluster, &resolver.chart.meta.name, &args.set.selection(&args.names)).await?;
+    use cozyhr::sets::release_set::apply::{Common, Fate, Plan, apply_all, table};
     let plan = Plan { concurrency: args.set.concurrency(), keep_going: args.keep_going };
-    let rows = apply_all(&template, &set, &plan).await?;
+    let common = Common { user: args.values.user(), options: options(args), resume: args.resume };
+    let rows = apply_all(cluster, charts, &common, set, &plan).await?;
     let color = cozyhr::support::output::ColorChoice::Auto.for_stdout();
     cozyhr::support::output::write_stdout(table(&rows, color))?;
     let failed = rows.iter().filter(|r| matches!(r.result, Fate::Failed(_))).count();
@@ -73,19 +80,35 @@ async fn run_all(
         anyhow::bail!("{failed} of {} releases failed, {skipped} skipped (see the table)", rows.len());
     }
     if !args.resume {
-        let resume = cozyhr::support::output::lifecycle_command("resume");
-        let mut hand_back = format!("{resume} --all --chart {}", resolver.chart.meta.name);
-        if args.set.all_namespaces {
-            hand_back.push_str(" -A");
-        } else {
-            hand_back.push_str(&format!(" -n {}", cluster.namespace));
-        }
-        if let Some(sel) = &args.set.selector {
-            hand_back.push_str(&format!(" -l {sel}"));
-        }
-        cozyhr::support::output::progress::success(format!("hand the set back to Flux with: {hand_back}"));
+        cozyhr::support::output::progress::success(format!(
+            "hand the set back to Flux with: {}",
+            hand_back(cluster, charts, args)
+        ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The resume that hands the applied set back: by chart from a chart directory, else by the selection.
+fn hand_back(cluster: &Cluster, charts: cozyhr::sets::release_set::Charts<'_>, args: &ApplyArgs) -> String {
+    let resume = cozyhr::support::output::lifecycle_command("resume");
+    let mut hand_back = match charts {
+        cozyhr::sets::release_set::Charts::Directory(resolver) => {
+            format!("{resume} --all --chart {}", resolver.chart.meta.name)
+        }
+        cozyhr::sets::release_set::Charts::Sources(_) if !args.names.is_empty() => {
+            format!("{resume} {}", args.names.join(" "))
+        }
+        cozyhr::sets::release_set::Charts::Sources(_) => format!("{resume} --all"),
+    };
+    if args.set.all_namespaces {
+        hand_back.push_str(" -A");
+    } else {
+        hand_back.push_str(&format!(" -n {}", cluster.namespace));
+    }
+    if let Some(sel) = &args.set.selector {
+        hand_back.push_str(&format!(" -l {sel}"));
+    }
+    hand_back
 }
 
 fn request<'a>(cluster: &'a Cluster, resolver: &'a Resolver, args: &'a ApplyArgs) -> ApplyRequest<'a> {
@@ -94,14 +117,18 @@ fn request<'a>(cluster: &'a Cluster, resolver: &'a Resolver, args: &'a ApplyArgs
         resolver,
         name: args.name(),
         user: args.values.user(),
-        options: UpgradeOptions {
-            dry_run: args.dry_run,
-            wait: args.wait,
-            timeout: args.timeout,
-            take_ownership: args.take_ownership,
-            skip_tests: args.skip_tests,
-            keep_failed: args.keep_failed,
-        },
+        options: options(args),
         resume: args.resume,
+    }
+}
+
+fn options(args: &ApplyArgs) -> UpgradeOptions {
+    UpgradeOptions {
+        dry_run: args.dry_run,
+        wait: args.wait,
+        timeout: args.timeout,
+        take_ownership: args.take_ownership,
+        skip_tests: args.skip_tests,
+        keep_failed: args.keep_failed,
     }
 }

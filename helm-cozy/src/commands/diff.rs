@@ -95,7 +95,8 @@ fn what_needs_a_directory(args: &DiffArgs) -> &'static str {
 /// `diff --all`: every HelmRelease of the chart (see cozyhr::sets::release_set), a summary table, then the
 /// diffs; without a chart directory, every selected HelmRelease with its own source's chart.
 async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    use cozyhr::sets::release_set::diff::{Charts, Common, diff_all};
+    use cozyhr::sets::release_set::Charts;
+    use cozyhr::sets::release_set::diff::{Common, diff_all};
     let cluster = flags.connect_for(&args.inputs.target).await?;
     let selection = args.set.selection(&args.names);
     let user = args.inputs.values.user();

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use futures::StreamExt as _;
 
-use super::{key, waves};
+use super::{Charts, key, waves};
 use crate::apply::{ApplyRequest, Outcome};
 use crate::cluster::Cluster;
 use crate::flux::HelmRelease;
@@ -37,9 +37,23 @@ pub struct Plan {
     pub keep_going: bool,
 }
 
-/// Applies every release of `set` with `template`'s chart, values and options (its cluster and name are
-/// replaced per release); the rows come back in the set's order.
-pub async fn apply_all(template: &ApplyRequest<'_>, set: &[HelmRelease], plan: &Plan) -> Result<Vec<Row>> {
+/// What every release of the set is applied with: the user's values and flags, as for one release.
+#[derive(Clone)]
+pub struct Common {
+    pub user: crate::desired::UserValues,
+    pub options: crate::apply::install::UpgradeOptions,
+    pub resume: bool,
+}
+
+/// Applies every release of `set` (of `cluster`, each in its namespace) with its chart from `charts` and
+/// `common`'s values and options; the rows come back in the set's order.
+pub async fn apply_all(
+    cluster: &Cluster,
+    charts: Charts<'_>,
+    common: &Common,
+    set: &[HelmRelease],
+    plan: &Plan,
+) -> Result<Vec<Row>> {
     let order = waves(set)?;
     let results: Mutex<Vec<Option<Fate>>> = Mutex::new(vec![None; set.len()]);
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -70,9 +84,8 @@ pub async fn apply_all(template: &ApplyRequest<'_>, set: &[HelmRelease], plan: &
                 } else if stop.load(std::sync::atomic::Ordering::SeqCst) {
                     Fate::Skipped("not started after an earlier failure (--keep-going goes on)".into())
                 } else {
-                    let here: Cluster = template.cluster.in_namespace(&namespace);
-                    let request = ApplyRequest { cluster: &here, name: &name, ..template.clone() };
-                    match crate::apply::apply(request).await {
+                    let here: Cluster = cluster.in_namespace(&namespace);
+                    match apply_one(&here, charts, common, hr, &name).await {
                         Ok(Outcome::Applied | Outcome::DryRun | Outcome::Resumed) => Fate::Applied,
                         Err(e) => {
                             if !plan.keep_going {
@@ -98,6 +111,19 @@ pub async fn apply_all(template: &ApplyRequest<'_>, set: &[HelmRelease], plan: &
             Row { namespace, name, result: r.unwrap_or(Fate::Skipped("not reached".into())) }
         })
         .collect())
+}
+
+/// One release of the set applied as a single apply applies it, with its chart from `charts`.
+async fn apply_one(
+    here: &Cluster,
+    charts: Charts<'_>,
+    common: &Common,
+    hr: &HelmRelease,
+    name: &str,
+) -> Result<Outcome> {
+    let resolver = charts.resolver_for(here, hr).await?;
+    let Common { user, options, resume } = common.clone();
+    crate::apply::apply(ApplyRequest { cluster: here, resolver: &resolver, name, user, options, resume }).await
 }
 
 /// NAMESPACE NAME RESULT MESSAGE, coloured by result.

@@ -11,7 +11,7 @@ use crate::compare::diff::{COMMENT_LIMIT, Format, Plan, PlanOptions, RenderOptio
 use crate::compare::request::{DiffAgainst, DiffRequest};
 use crate::desired::UserValues;
 use crate::flux::HelmRelease;
-use crate::resolve::Resolver;
+use super::Charts;
 use crate::sets::print as printer;
 use crate::support::output::StdoutError;
 
@@ -48,31 +48,13 @@ pub async fn diff_all(
             offline_view: Default::default(),
             options: common.options,
         };
-        let outcome = match charts {
-            Charts::Directory(resolver) => {
-                crate::compare::release_diff::diff_request(resolver, Some(&here), &request).await
-            }
-            Charts::Sources(helm) => match crate::source::served::fetch(&here, hr).await {
-                Ok(served) => match Resolver::with_served(helm.clone(), served) {
-                    Ok(resolver) => crate::compare::release_diff::diff_request(&resolver, Some(&here), &request).await,
-                    Err(e) => Err(e),
-                },
-                Err(e) => Err(e),
-            },
+        let outcome = match charts.resolver_for(&here, hr).await {
+            Ok(resolver) => crate::compare::release_diff::diff_request(&resolver, Some(&here), &request).await,
+            Err(e) => Err(e),
         };
         Entry { namespace, name, outcome: outcome.map_err(|e| e.to_string()) }
     });
     futures::stream::iter(runs).buffered(concurrency.max(1)).collect().await
-}
-
-/// Where each release of a set takes its chart from.
-#[derive(Clone, Copy)]
-pub enum Charts<'a> {
-    /// One chart directory for all (the set is the HelmReleases of its chart).
-    Directory(&'a Resolver),
-    /// Each release the chart its own source serves in the cluster ([`crate::source::served`]), rendered
-    /// with this helm.
-    Sources(&'a crate::render::Helm),
 }
 
 /// Whether any release failed to diff.

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use kube::ResourceExt as _;
 
 use crate::cluster::Cluster;
+use crate::resolve::Resolver;
 use crate::flux::{HelmRelease, Objects};
 use crate::support::error::{Error, Result};
 
@@ -133,6 +134,46 @@ pub fn waves(set: &[HelmRelease]) -> Result<Vec<Vec<usize>>> {
         out.push(wave);
     }
     Ok(out)
+}
+
+/// Where each release of a set takes its chart from.
+#[derive(Clone, Copy)]
+pub enum Charts<'a> {
+    /// One chart directory for all (the set is the HelmReleases of its chart).
+    Directory(&'a Resolver),
+    /// Each release the chart its own source serves in the cluster ([`crate::source::served`]), rendered
+    /// with this helm.
+    Sources(&'a crate::render::Helm),
+}
+
+impl<'a> Charts<'a> {
+    /// The resolver of `hr` in `cluster` (its namespace's): the directory's, or one with the chart its own
+    /// source serves there.
+    pub async fn resolver_for(&self, cluster: &Cluster, hr: &HelmRelease) -> Result<Held<'a>> {
+        match *self {
+            Charts::Directory(resolver) => Ok(Held::Shared(resolver)),
+            Charts::Sources(helm) => {
+                let served = crate::source::served::fetch(cluster, hr).await?;
+                Ok(Held::Own(Box::new(Resolver::with_served(helm.clone(), served)?)))
+            }
+        }
+    }
+}
+
+/// A release's resolver: the set's one, or its own.
+pub enum Held<'a> {
+    Shared(&'a Resolver),
+    Own(Box<Resolver>),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Resolver;
+    fn deref(&self) -> &Resolver {
+        match self {
+            Held::Shared(r) => r,
+            Held::Own(r) => r,
+        }
+    }
 }
 
 #[cfg(test)]
