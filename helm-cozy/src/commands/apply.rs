@@ -40,7 +40,8 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
     resolver.other_chart = args.chart_check.policy();
     if args.plain {
         let (user, take) = (args.values.user(), args.take_ownership);
-        let out = cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
+        let out =
+            cozyhr::apply::plain::apply_plain(&resolver, &cluster, args.name(), &user, args.dry_run, take).await?;
         cozyhr::support::output::write_stdout(out)?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -5,13 +5,13 @@
 use futures::StreamExt as _;
 use kube::ResourceExt as _;
 
+use super::Charts;
 use crate::cluster::Cluster;
 use crate::compare::Against;
 use crate::compare::diff::{COMMENT_LIMIT, Format, Plan, PlanOptions, RenderOptions};
 use crate::compare::request::{DiffAgainst, DiffRequest};
 use crate::desired::UserValues;
 use crate::flux::HelmRelease;
-use super::Charts;
 use crate::sets::print as printer;
 use crate::support::output::StdoutError;
 

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use kube::ResourceExt as _;
 
 use crate::cluster::Cluster;
-use crate::resolve::Resolver;
 use crate::flux::{HelmRelease, Objects};
+use crate::resolve::Resolver;
 use crate::support::error::{Error, Result};
 
 /// Which HelmReleases of the chart: where, which labels, which names.
