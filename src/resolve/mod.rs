@@ -91,28 +91,11 @@ impl Resolver {
 
     /// One line when the chart is the one the HelmRelease's source serves in `cluster` and the source's
     /// repository has a newer match for the HelmRelease's range (see
-    /// [`crate::source::served::repository_pick`]); for `diff`, which asks it beside its own work.
-    /// The repository is asked at most once a minute per HelmRelease and served version (the answer is
-    /// kept in the cache directory): the inner loop's repeated diffs do not pay for it.
+    /// [`crate::source::served::newer_in_repository`]); for `diff`, which asks it beside its own work.
     pub async fn newer_in_repository(&self, cluster: &Cluster, name: &str) -> Option<String> {
         let served =
             self.served.as_ref().filter(|s| matches!(s.from, crate::source::served::ServedFrom::Cluster(_)))?;
-        let version = &served.chart.meta.version;
-        let key = format!("{} {}/{name} {version}", cluster.server, cluster.namespace);
-        let kept = crate::support::cache::dir().map(|d| d.join("picks").join(crate::support::cache::key_name(&key)));
-        let fresh = |file: &Path| {
-            let age = std::fs::metadata(file).and_then(|m| m.modified()).ok()?.elapsed().ok()?;
-            (age < std::time::Duration::from_secs(60)).then(|| std::fs::read_to_string(file).ok()).flatten()
-        };
-        if let Some(line) = kept.as_deref().and_then(fresh) {
-            return (!line.is_empty()).then_some(line);
-        }
-        let hr = helmrelease(cluster, name).await.ok()?;
-        let line = crate::source::served::repository_pick(cluster, &hr).await?.newer_than(version, name);
-        if let Some(file) = &kept {
-            crate::support::cache::write(file, line.as_deref().unwrap_or_default().as_bytes());
-        }
-        line
+        crate::source::served::newer_in_repository(cluster, name, &served.chart.meta.version).await
     }
 
     /// What a release is made with here: this chart, `user`'s values, and the version the chart's source

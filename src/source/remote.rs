@@ -247,7 +247,12 @@ async fn secret(cluster: &Cluster, ns: &str, name: &str) -> Result<std::collecti
     let secret = api
         .get_opt(name)
         .await
-        .map_err(|e| format!("cannot read Secret {ns}/{name}: {}", crate::support::error::cause(&e)))?;
+        .map_err(|e| {
+        format!(
+            "cannot read Secret {ns}/{name}, which holds the source's credentials ({}): ask for read access to it, or run from a chart directory",
+            crate::support::error::cause(&e)
+        )
+    })?;
     let secret = secret
         .ok_or_else(|| format!("Secret {ns}/{name}, which the source names for its credentials, does not exist"))?;
     Ok(secret

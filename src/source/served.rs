@@ -103,18 +103,27 @@ pub async fn fetch(cluster: &Cluster, hr: &HelmRelease) -> Result<Served> {
             (bytes, false)
         }
     };
-    let unpack_error =
-        |why: String| Error::Failed(format!("{} ({}) cannot be unpacked: {why}", what(), artifact.describe()));
-    // Unpacked once per archive beside it, at a path that stays the same: helm then starts ahead of the
-    // cluster's answers on the next command as it does for a chart directory (render/early.rs).
-    if let Some(top) = cache.as_deref().and_then(|file| kept_unpacked(file, &bytes, !cached)) {
-        let chart = ChartDir::open(&top)?.packaged();
-        return Ok(Served { chart, from: ServedFrom::Cluster(artifact), cached, _dir: None });
-    }
-    let dir = crate::support::process::private_dir("cozyhr-served-")?;
-    let top = unpack(&bytes, dir.path()).map_err(unpack_error)?;
+    let (top, dir) = unpacked(&bytes, cache.as_deref(), !cached)
+        .map_err(|why| Error::Failed(format!("{} ({}) cannot be unpacked: {why}", what(), artifact.describe())))?;
     let chart = ChartDir::open(&top)?.packaged();
-    Ok(Served { chart, from: ServedFrom::Cluster(artifact), cached, _dir: Some(dir) })
+    Ok(Served { chart, from: ServedFrom::Cluster(artifact), cached, _dir: dir })
+}
+
+/// The chart of archive `bytes`: unpacked once beside its copy in the cache (`kept`), at a path that
+/// stays the same, so that helm starts ahead of the cluster's answers on the next command as it does for a
+/// chart directory (render/early.rs); `anew` when the archive was fetched again. Without a cache, into a
+/// private directory, returned to be kept while the chart is used.
+fn unpacked(
+    bytes: &[u8],
+    kept: Option<&Path>,
+    anew: bool,
+) -> std::result::Result<(PathBuf, Option<tempfile::TempDir>), String> {
+    if let Some(top) = kept.and_then(|file| kept_unpacked(file, bytes, anew)) {
+        return Ok((top, None));
+    }
+    let dir = crate::support::process::private_dir("cozyhr-served-").map_err(|e| e.to_string())?;
+    let top = unpack(bytes, dir.path())?;
+    Ok((top, Some(dir)))
 }
 
 /// `hr`'s chart at `version` (a version or a semver range) straight from the repository its source
@@ -168,13 +177,32 @@ async fn from_remote(
     if let Some(file) = &cache {
         crate::support::cache::write(file, &fetched.bytes);
     }
-    if let Some(top) = cache.as_deref().and_then(|file| kept_unpacked(file, &fetched.bytes, false)) {
-        return Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: None });
+    let (top, dir) = unpacked(&fetched.bytes, cache.as_deref(), false)
+        .map_err(|why| Error::Failed(format!("{what} cannot be unpacked: {why}")))?;
+    // As its author packaged it: valuesFiles are merged here, as source-controller would merge them.
+    Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: dir })
+}
+
+/// One line when the repository the source of HelmRelease `name` (in `cluster`'s namespace) names has a
+/// newer match for its range than `served`, the chart version source-controller fetched. The repository
+/// is asked at most once a minute per HelmRelease and served version (the answer, a line or nothing, is
+/// kept in the cache directory): the inner loop's repeated diffs do not pay for it.
+pub async fn newer_in_repository(cluster: &Cluster, name: &str, served: &str) -> Option<String> {
+    let key = format!("{} {}/{name} {served}", cluster.server, cluster.namespace);
+    let kept = crate::support::cache::dir().map(|d| d.join("picks").join(crate::support::cache::key_name(&key)));
+    let fresh = |file: &Path| {
+        let age = std::fs::metadata(file).and_then(|m| m.modified()).ok()?.elapsed().ok()?;
+        (age < std::time::Duration::from_secs(60)).then(|| std::fs::read_to_string(file).ok()).flatten()
+    };
+    if let Some(line) = kept.as_deref().and_then(fresh) {
+        return (!line.is_empty()).then_some(line);
     }
-    let dir = crate::support::process::private_dir("cozyhr-served-")?;
-    let top =
-        unpack(&fetched.bytes, dir.path()).map_err(|why| Error::Failed(format!("{what} cannot be unpacked: {why}")))?;
-    Ok(Served { chart: ChartDir::open(&top)?, from, cached: false, _dir: Some(dir) })
+    let hr = crate::flux::Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(name).await.ok()?;
+    let line = repository_pick(cluster, &hr).await?.newer_than(served, name);
+    if let Some(file) = &kept {
+        crate::support::cache::write(file, line.as_deref().unwrap_or_default().as_bytes());
+    }
+    line
 }
 
 /// What the repository `hr`'s source names would give the HelmRelease's range now (a HelmRepository's
