@@ -287,3 +287,63 @@ fn bad_repository_input_is_one_line_and_changes_nothing() {
     let out = cozy(Helm::V4, chart.path(), &ns, &["apply", "app", "--version", "1.0.0"]).code(1);
     assert!(out.stderr.contains("is a chart directory"), "{}", out.stderr);
 }
+
+/// An OCIRepository picks its tag as source-controller does, and a Flux 2.10 HelmRelease whose
+/// `spec.chart` template has `kind: OCIRepository` is read the same way: `ref.semver` with a
+/// `semverFilter` (the newest tag the filter keeps, a pre-release here), and `ref.digest`.
+/// source-controller and helm-controller decide in the cluster; `show` without a cluster, from release
+/// files, must render the same chart at the same version (digest included).
+#[test]
+fn oci_references_are_read_as_source_controller_reads_them() {
+    let ns = namespace("repo-ociref");
+    let name = format!("ref-{}", &ns[ns.len().saturating_sub(6)..]);
+    for version in ["1.0.0", "1.1.0", "1.2.0-dev.1"] {
+        chart_at(&name, version).push_oci();
+    }
+    let url = format!("oci://{}/charts/{name}", registry());
+    let filtered = "  ref:\n    semver: \">=1.0.0-0\"\n    semverFilter: \".*-dev.*\"\n";
+    let oci_repository = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
+         spec:\n  interval: 1h\n  url: {url}\n  insecure: true\n{filtered}"
+    );
+    apply(&oci_repository);
+    apply(&helmrelease(&ns, "app", "chartRef:\n  kind: OCIRepository\n  name: repo\n"));
+    wait_hr_ready(&ns, "app", READY_TIMEOUT);
+    let installed = chart_version_recorded(&ns, "app");
+    assert!(installed.starts_with("1.2.0-dev.1+"), "source-controller kept the -dev tag: {installed}");
+    let repo = get_json("ocirepository", &ns, "repo").expect("the OCIRepository");
+    let revision = repo.pointer("/status/artifact/revision").and_then(|v| v.as_str()).unwrap_or_default();
+    let digest = revision.split_once('@').map(|(_, d)| d.to_string()).expect("TAG@DIGEST");
+
+    let stored = objects(&helm_get(&["manifest", "app", "-n", &ns]).stdout);
+    let config = |objs: &std::collections::BTreeMap<String, serde_json::Value>| {
+        objs.values().find(|o| o["kind"] == "ConfigMap").map(|o| o["data"].clone()).expect("a ConfigMap")
+    };
+    let offline = |documents: &str| {
+        let files = tempfile::tempdir().expect("tempdir");
+        let release_file = files.path().join("release.yaml");
+        std::fs::write(&release_file, documents).expect("write");
+        let mut show = cozyhr_e2e::cozy_home(Helm::V4).command();
+        show.current_dir(files.path()).env("KUBECONFIG", "/nonexistent");
+        show.args(["cozy", "show", "app", "-n", &ns, "--release-file"]).arg(&release_file);
+        let shown = cozyhr_e2e::run(show).ok();
+        (config(&objects(&shown.stdout)), shown.stderr)
+    };
+    let chart_ref = helmrelease(&ns, "app", "chartRef:\n  kind: OCIRepository\n  name: repo\n");
+    let (data, said) = offline(&format!("{oci_repository}---\n{chart_ref}"));
+    assert_eq!(data, config(&stored), "ref.semver + semverFilter: {said}");
+    assert_eq!(data["version"], installed.as_str(), "the digest helm-controller appends");
+
+    // ref.digest: that manifest, whatever the tags say.
+    let pinned = oci_repository.replace(filtered, &format!("  ref:\n    digest: {digest}\n"));
+    let (data, said) = offline(&format!("{pinned}---\n{chart_ref}"));
+    assert_eq!(data["version"], installed.as_str(), "ref.digest: {said}");
+
+    // Flux 2.10: the OCIRepository inlined in the HelmRelease's template.
+    let template = format!(
+        "chart:\n  kind: OCIRepository\n  spec:\n    url: {url}\n    insecure: true\n    ref:\n      semver: \">=1.0.0-0\"\n      semverFilter: \".*-dev.*\"\n"
+    );
+    let (data, said) = offline(&helmrelease(&ns, "app", &template));
+    assert_eq!(data, config(&stored), "a kind: OCIRepository template: {said}");
+    assert!(said.contains(&format!("OCIRepository {ns}/{ns}-app")), "names the object helm-controller makes: {said}");
+}

@@ -141,14 +141,31 @@ pub struct SecretKeyReference {
     pub key: Option<String>,
 }
 
-/// `spec.chart`: a template from which Flux creates a HelmChart.
+/// `spec.chart`: a template from which helm-controller makes the chart's source, a HelmChart, or (Flux
+/// 2.10, `kind: OCIRepository`) an OCIRepository whose spec (`url`, `ref`, `layerSelector`, `secretRef`…)
+/// is inlined in `spec.chart.spec`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HelmChartTemplate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     #[serde(default)]
     pub spec: HelmChartTemplateSpec,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl HelmChartTemplate {
+    /// Whether helm-controller makes an OCIRepository of this template (`kind: OCIRepository`, Flux
+    /// 2.10) rather than a HelmChart.
+    pub fn makes_oci_repository(&self) -> bool {
+        self.kind.as_deref() == Some(super::kind::OCI_REPOSITORY.kind)
+    }
+
+    /// The OCIRepository's URL this template names, when it makes one.
+    pub fn oci_url(&self) -> Option<&str> {
+        self.makes_oci_repository().then(|| self.spec.extra.get("url").and_then(Value::as_str)).flatten()
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -493,6 +510,12 @@ impl HelmRelease {
 
     /// The chart source as `Kind/namespace/name`, for tables.
     pub fn source(&self) -> String {
+        if self.spec.chart_ref.is_none()
+            && let Some(url) = self.spec.chart.as_ref().and_then(HelmChartTemplate::oci_url)
+        {
+            let ns = self.namespace();
+            return format!("OCIRepository/{ns}/{ns}-{} ({url})", self.name());
+        }
         let (r, chart) = match (&self.spec.chart_ref, &self.spec.chart) {
             (Some(r), _) => (r, None),
             (None, Some(t)) => (&t.spec.source_ref, Some(t.spec.chart.as_str())),
@@ -507,7 +530,7 @@ impl HelmRelease {
 
     /// The chart name as a table shows it: the template's chart, else the latest snapshot's chart name.
     pub fn chart_name(&self) -> String {
-        if let Some(t) = &self.spec.chart {
+        if let Some(t) = self.spec.chart.as_ref().filter(|t| !t.makes_oci_repository()) {
             return t.spec.chart.clone();
         }
         self.latest_snapshot().map(|s| s.chart_name.clone()).unwrap_or_default()

@@ -29,7 +29,8 @@ pub enum Step {
 }
 
 /// The object helm-controller takes `hr`'s chart from: `chartRef`, or the HelmChart it made for
-/// `spec.chart` (`status.helmChart`, else `<hr namespace>-<hr name>` in the source's namespace).
+/// `spec.chart` (`status.helmChart`, else `<hr namespace>-<hr name>` in the source's namespace), or the
+/// OCIRepository it made for a `kind: OCIRepository` template (Flux 2.10, in the HelmRelease's namespace).
 pub(crate) fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)> {
     let hr_ns = hr.namespace();
     if let Some(r) = &hr.spec.chart_ref {
@@ -38,6 +39,11 @@ pub(crate) fn chart_source(hr: &HelmRelease) -> Result<(String, String, String)>
     }
     if let Some(t) = &hr.spec.chart {
         let made = hr.status.as_ref().and_then(|s| s.helm_chart.as_deref()).and_then(helm_chart_reference);
+        if t.makes_oci_repository() {
+            // Flux 2.10: always `<hr namespace>-<hr name>` in the HelmRelease's namespace.
+            let name = made.map(|(_, name)| name.to_string()).unwrap_or_else(|| format!("{hr_ns}-{}", hr.name()));
+            return Ok((kind::OCI_REPOSITORY.kind.to_string(), hr_ns.to_string(), name));
+        }
         let (ns, name) = match made {
             Some((ns, name)) => (ns.to_string(), name.to_string()),
             None => {

@@ -5,8 +5,10 @@
 //!   registry with `type: oci`), the chart's name, `secretRef` (`username`/`password`, or a
 //!   `.dockerconfigjson` for a registry), `certSecretRef` (`tls.crt`, `tls.key`, `ca.crt`), `insecure`
 //!   (plain HTTP to a registry) and `passCredentials`.
-//! - `chartRef` to an OCIRepository: its `url` is the chart's own (`oci://host/path/chart`), with the
-//!   same `secretRef`, `certSecretRef` and `insecure`.
+//! - `chartRef` to an OCIRepository, or a `spec.chart` template of `kind: OCIRepository` (Flux 2.10,
+//!   the OCIRepository's spec inlined): its `url` is the chart's own (`oci://host/path/chart`), its
+//!   `ref` picks the tag as source-controller picks it, with the same `secretRef`, `certSecretRef` and
+//!   `insecure`.
 //!
 //! A GitRepository, Bucket or ExternalArtifact has one revision, the one the cluster serves: it has no
 //! other version to fetch.
@@ -26,7 +28,7 @@ use crate::flux::kind::{self, Kind};
 use crate::flux::source::FluxSource;
 use crate::flux::verbs::Objects;
 use crate::source::release_file::ReleaseFiles;
-use crate::source::repository::{Credentials, Repo, RepositoryChart};
+use crate::source::repository::{Credentials, OciReference, OciRule, Repo, RepositoryChart, oci};
 
 /// A chart in its repository, and how to reach it.
 #[derive(Debug, Clone)]
@@ -41,63 +43,39 @@ pub struct Remote {
 
 /// The repository of `hr`'s chart at `version` (a version or a semver range), read from `cluster`.
 pub async fn of_cluster(cluster: &Cluster, hr: &HelmRelease, version: &str) -> Result<Remote, String> {
-    of(&InCluster(cluster), hr, version).await
+    of(&InCluster(cluster), hr, Some(version)).await
 }
 
 /// The repository of `hr`'s chart at `version` (else the version the HelmRelease names), its source
 /// objects read from release `files`, the credentials from Helm's own configuration.
 pub async fn of_files(files: &ReleaseFiles, hr: &HelmRelease, version: Option<&str>) -> Result<Remote, String> {
-    let reader = InFiles(files);
-    let version = match version {
-        Some(v) => v.to_string(),
-        None => named_version(&reader, hr).await?,
-    };
-    of(&reader, hr, &version).await
+    of(&InFiles(files), hr, version).await
 }
 
 /// The version or range `hr` asks its repository for, read from `cluster`: None when its source pins one
 /// artifact (an OCIRepository by tag or digest, a Git or Bucket source, an ExternalArtifact).
 pub async fn range_of_cluster(cluster: &Cluster, hr: &HelmRelease) -> Option<String> {
-    let reader = InCluster(cluster);
-    match &hr.spec.chart_ref {
-        Some(r) if r.kind == kind::OCI_REPOSITORY.kind => {
-            let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr.namespace());
-            let repo = reader.source(&kind::OCI_REPOSITORY, ns, &r.name).await.ok()?;
-            let semver = str_at(repo.get("ref")?, "semver");
-            (!semver.is_empty()).then(|| semver.to_string())
-        }
-        Some(_) => None,
-        None if hr.spec.chart.as_ref().is_some_and(|t| t.spec.source_ref.kind == kind::HELM_REPOSITORY.kind) => {
-            named_version(&reader, hr).await.ok()
-        }
-        None => None,
+    let remote = of(&InCluster(cluster), hr, None).await.ok()?;
+    match &remote.chart.repo {
+        Repo::Oci { rule: OciRule::Flux { reference: OciReference::Tag | OciReference::Digest, .. }, .. } => None,
+        _ => Some(remote.chart.version),
     }
 }
 
-/// The version the HelmRelease names: `spec.chart.spec.version` (`*` when empty), or its OCIRepository's
-/// `ref` (`semver`, else `tag`, else `latest`).
-async fn named_version(reader: &impl Reader, hr: &HelmRelease) -> Result<String, String> {
-    if let Some(template) = &hr.spec.chart {
-        return Ok(template.spec.version.clone().filter(|v| !v.is_empty()).unwrap_or_else(|| "*".into()));
-    }
-    match &hr.spec.chart_ref {
-        Some(r) if r.kind == kind::OCI_REPOSITORY.kind => {
-            let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr.namespace());
-            let repo = reader.source(&kind::OCI_REPOSITORY, ns, &r.name).await?;
-            let reference = repo.get("ref").unwrap_or(&Value::Null);
-            let pick = ["semver", "tag"].iter().map(|k| str_at(reference, k)).find(|v| !v.is_empty());
-            Ok(pick.unwrap_or("latest").to_string())
-        }
-        Some(r) => Err(one_revision(&r.kind, r.namespace.as_deref().unwrap_or(hr.namespace()), &r.name)),
-        None => Err("it has neither spec.chart nor spec.chartRef".into()),
-    }
-}
-
-async fn of(reader: &impl Reader, hr: &HelmRelease, version: &str) -> Result<Remote, String> {
+/// `hr`'s chart in its repository, at `version`, else as the HelmRelease names it
+/// (`spec.chart.spec.version`, `*` when empty, or its OCIRepository's `ref`).
+async fn of(reader: &impl Reader, hr: &HelmRelease, version: Option<&str>) -> Result<Remote, String> {
     let hr_ns = hr.namespace();
     if let Some(template) = &hr.spec.chart {
+        if template.makes_oci_repository() {
+            // Flux 2.10: the OCIRepository helm-controller makes, its spec inlined in the template's.
+            let source = format!("OCIRepository {hr_ns}/{hr_ns}-{}", hr.name());
+            return oci_repository(reader, hr_ns, &template.spec.extra, source, version, true).await;
+        }
         let r = &template.spec.source_ref;
         let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
+        let named = template.spec.version.as_deref().filter(|v| !v.is_empty()).unwrap_or("*");
+        let version = version.unwrap_or(named);
         return helm_repository(reader, &r.kind, ns, &r.name, &template.spec.chart, version).await;
     }
     let Some(r) = &hr.spec.chart_ref else {
@@ -105,13 +83,17 @@ async fn of(reader: &impl Reader, hr: &HelmRelease, version: &str) -> Result<Rem
     };
     let ns = r.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(hr_ns);
     match r.kind.as_str() {
-        "OCIRepository" => oci_repository(reader, ns, &r.name, version).await,
+        "OCIRepository" => {
+            let spec = reader.source(&kind::OCI_REPOSITORY, ns, &r.name).await?;
+            oci_repository(reader, ns, &spec, format!("OCIRepository {ns}/{}", r.name), version, false).await
+        }
         "HelmChart" => {
             let spec = reader.source(&kind::HELM_CHART, ns, &r.name).await?;
             let source = spec.get("sourceRef").unwrap_or(&Value::Null);
             let (kind_name, name) = (str_at(source, "kind"), str_at(source, "name"));
             let chart_name = spec.get("chart").and_then(Value::as_str).unwrap_or_default();
-            helm_repository(reader, kind_name, ns, name, chart_name, version).await
+            let named = spec.get("version").and_then(Value::as_str).filter(|v| !v.is_empty()).unwrap_or("*");
+            helm_repository(reader, kind_name, ns, name, chart_name, version.unwrap_or(named)).await
         }
         other => Err(one_revision(other, ns, &r.name)),
     }
@@ -142,26 +124,49 @@ async fn helm_repository(
     let insecure = spec.get("insecure").and_then(Value::as_bool).unwrap_or(false);
     let mut creds = reader.credentials(ns, spec, &url).await?;
     creds.pass_credentials = spec.get("passCredentials").and_then(Value::as_bool).unwrap_or(false);
-    let repo = if oci { Repo::Oci { url, insecure } } else { Repo::Http { url } };
+    let repo = if oci { Repo::Oci { url, insecure, rule: OciRule::Helm } } else { Repo::Http { url } };
     let chart = RepositoryChart { repo, chart: chart.to_string(), version: version.to_string() };
     Ok(Remote { chart, creds, source: format!("HelmRepository {ns}/{name}"), digested: false })
 }
 
-async fn oci_repository(reader: &impl Reader, ns: &str, name: &str, version: &str) -> Result<Remote, String> {
-    let spec = reader.source(&kind::OCI_REPOSITORY, ns, name).await?;
-    let spec = &spec;
+/// The OCIRepository of `spec` in `ns` (`source` names it): its `url` is the chart's own
+/// (`oci://host/path/chart`), picked at `version` (a version or range), else by its `ref` as
+/// source-controller reads it (`digest`, else `semver` with `semverFilter`, else `tag`, else `latest`).
+/// `made`: helm-controller made it from a HelmRelease's template, where no `layerSelector` means Helm's
+/// chart layer.
+async fn oci_repository(
+    reader: &impl Reader,
+    ns: &str,
+    spec: &Spec,
+    source: String,
+    version: Option<&str>,
+    made: bool,
+) -> Result<Remote, String> {
     let url = str_at_map(spec, "url");
     let insecure = spec.get("insecure").and_then(Value::as_bool).unwrap_or(false);
     let Some((parent, chart)) = url.trim_end_matches('/').rsplit_once('/').filter(|(p, _)| p.contains("://")) else {
-        return Err(format!("OCIRepository {ns}/{name}'s url {url:?} names no chart (oci://HOST/PATH/CHART)"));
+        return Err(format!("{source}'s url {url:?} names no chart (oci://HOST/PATH/CHART)"));
     };
+    let reference = spec.get("ref").unwrap_or(&Value::Null);
+    let (how, named) = match version {
+        Some(v) => (OciReference::Semver, v.to_string()),
+        None => [("digest", OciReference::Digest), ("semver", OciReference::Semver), ("tag", OciReference::Tag)]
+            .into_iter()
+            .map(|(field, how)| (how, str_at(reference, field)))
+            .find(|(_, v)| !v.is_empty())
+            .map_or((OciReference::Tag, "latest".to_string()), |(how, v)| (how, v.to_string())),
+    };
+    let selected = spec.get("layerSelector").map(|l| str_at(l, "mediaType")).filter(|m| !m.is_empty());
+    let layer = selected.map(String::from).or_else(|| made.then(|| oci::CHART_LAYER.to_string()));
+    let semver_filter = Some(str_at(reference, "semverFilter")).filter(|f| !f.is_empty()).map(String::from);
     let creds = reader.credentials(ns, spec, url).await?;
+    let rule = OciRule::Flux { reference: how, semver_filter, layer };
     let chart = RepositoryChart {
-        repo: Repo::Oci { url: parent.to_string(), insecure },
+        repo: Repo::Oci { url: parent.to_string(), insecure, rule },
         chart: chart.to_string(),
-        version: version.to_string(),
+        version: named,
     };
-    Ok(Remote { chart, creds, source: format!("OCIRepository {ns}/{name}"), digested: true })
+    Ok(Remote { chart, creds, source, digested: true })
 }
 
 type Spec = std::collections::BTreeMap<String, Value>;

@@ -161,6 +161,10 @@ async fn from_remote(
     // What the source would name as its artifact's revision: an OCIRepository `TAG@MANIFEST-DIGEST`, a
     // HelmChart the chart's version.
     let revision = match (&fetched.manifest_digest, remote.digested) {
+        // Pinned by `ref.digest`: the revision is the digest alone.
+        (Some(manifest), true) if fetched.version.starts_with("sha256:") => {
+            (&crate::flux::kind::OCI_REPOSITORY, manifest.clone())
+        }
         (Some(manifest), true) => {
             (&crate::flux::kind::OCI_REPOSITORY, format!("{}@{manifest}", fetched.version.replace('+', "_")))
         }
@@ -213,11 +217,7 @@ pub async fn repository_pick(cluster: &Cluster, hr: &HelmRelease) -> Option<Repo
         let range = crate::source::remote::range_of_cluster(cluster, hr).await?;
         let remote = crate::source::remote::of_cluster(cluster, hr, &range).await.ok()?;
         let versions = crate::source::repository::versions(&remote.chart, &remote.creds).await.ok()?;
-        let candidates: Vec<crate::source::repository::Candidate> = versions
-            .into_iter()
-            .map(|version| crate::source::repository::Candidate { version, created: None })
-            .collect();
-        let picked = crate::source::repository::select(&candidates, &range).ok()??.version.clone();
+        let picked = crate::source::repository::pick(&remote.chart, &versions)?;
         Some(RepositoryPick { picked, range, source: remote.source })
     };
     tokio::time::timeout(std::time::Duration::from_secs(3), asked).await.ok()?

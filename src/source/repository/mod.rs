@@ -39,8 +39,34 @@ pub struct RepositoryChart {
 pub enum Repo {
     /// A Helm repository served over HTTP(S): the URL `index.yaml` is found under.
     Http { url: String },
-    /// An OCI registry: `oci://host[:port]/path`, the chart at `path/<chart>`; `insecure`: plain HTTP.
-    Oci { url: String, insecure: bool },
+    /// An OCI registry: `oci://host[:port]/path`, the chart at `path/<chart>`; `insecure`: plain HTTP;
+    /// `rule`: how its tags are read, by Helm or by source-controller's OCIRepository.
+    Oci { url: String, insecure: bool, rule: OciRule },
+}
+
+/// How an OCI registry's tags are read as versions and which layer is the chart: a HelmRepository of
+/// `type: oci` goes through Helm's registry client, an OCIRepository through source-controller's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum OciRule {
+    /// Helm's: `_` is `+`, strict versions only, the config and the layer Helm's chart media types.
+    #[default]
+    Helm,
+    /// An OCIRepository's: `reference` says how the wanted version is read; the tags that match
+    /// `semver_filter` (a regular expression, unanchored) are read as fluxcd's `ParseVersion` reads them,
+    /// `_` as `+` only when `layer` is Helm's chart media type; the chart is the first layer of media type
+    /// `layer`, else the first layer.
+    Flux { reference: OciReference, semver_filter: Option<String>, layer: Option<String> },
+}
+
+/// Which of an OCIRepository's `ref` fields the wanted version is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OciReference {
+    /// `ref.semver` (or `--version`): a constraint, or a version pulled as its tag.
+    Semver,
+    /// `ref.tag` (`latest` when `ref` names nothing): the tag as written.
+    Tag,
+    /// `ref.digest`: the manifest of that digest.
+    Digest,
 }
 
 impl Repo {
@@ -181,6 +207,15 @@ pub fn select<'a>(candidates: &'a [Candidate], constraint: &str) -> Result<Optio
     {
         return Ok(Some(exact));
     }
+    newest_match(candidates, constraint)
+}
+
+/// The highest candidate `constraint` (empty: `*`) matches, with no exact-string shortcut: how an
+/// OCIRepository's `ref.semver` picks its tag.
+pub fn newest_match<'a>(
+    candidates: &'a [Candidate],
+    constraint: &str,
+) -> Result<Option<&'a Candidate>, RepositoryError> {
     let wanted = if constraint.is_empty() { "*" } else { constraint };
     let constraints = Constraints::parse(wanted)
         .map_err(|e| RepositoryError::BadConstraint { version: constraint.to_string(), why: e.to_string() })?;
@@ -220,7 +255,9 @@ pub fn newest_first_versions(candidates: &[Candidate]) -> Vec<String> {
 pub async fn fetch(chart: &RepositoryChart, creds: &Credentials) -> Result<Fetched, RepositoryError> {
     match &chart.repo {
         Repo::Http { url } => helm_index::fetch(url, &chart.chart, &chart.version, creds).await,
-        Repo::Oci { url, insecure } => oci::fetch(url, *insecure, &chart.chart, &chart.version, creds).await,
+        Repo::Oci { url, insecure, rule } => {
+            oci::fetch(url, *insecure, rule, &chart.chart, &chart.version, creds).await
+        }
     }
 }
 
@@ -229,8 +266,23 @@ pub async fn fetch(chart: &RepositoryChart, creds: &Credentials) -> Result<Fetch
 pub async fn versions(chart: &RepositoryChart, creds: &Credentials) -> Result<Vec<String>, RepositoryError> {
     match &chart.repo {
         Repo::Http { url } => helm_index::versions(url, &chart.chart, creds).await,
-        Repo::Oci { url, insecure } => oci::versions(url, *insecure, &chart.chart, creds).await,
+        Repo::Oci { url, insecure, rule } => oci::versions(url, *insecure, rule, &chart.chart, creds).await,
     }
+}
+
+/// The version `chart`'s repository gives its constraint among `versions` (what [`versions`] listed),
+/// as the source that names it picks: None when none matches, or when the chart is pinned by tag or
+/// digest (no range to pick in).
+pub fn pick(chart: &RepositoryChart, versions: &[String]) -> Option<String> {
+    let candidates: Vec<Candidate> = versions.iter().map(|v| Candidate { version: v.clone(), created: None }).collect();
+    let picked = match &chart.repo {
+        Repo::Oci { rule: OciRule::Flux { reference: OciReference::Semver, .. }, .. } => {
+            newest_match(&candidates, &chart.version)
+        }
+        Repo::Oci { rule: OciRule::Flux { .. }, .. } => return None,
+        _ => select(&candidates, &chart.version),
+    };
+    Some(picked.ok()??.version.clone())
 }
 
 /// The body of a successful reply; 401 and 403 as [`RepositoryError::Unauthorized`] for `repo`, any

@@ -1,5 +1,5 @@
 //! An OCI registry, read as source-controller reads a HelmRepository of `type: oci` (Helm's registry
-//! client underneath):
+//! client underneath, [`OciRule::Helm`]) or an OCIRepository ([`OciRule::Flux`]):
 //!
 //! - A constraint that is itself a version fluxcd's `ParseVersion` reads (`1.2.3`, `v1.2.3`) is pulled as
 //!   that tag directly. Otherwise the tags are listed (`GET /v2/<path>/<chart>/tags/list`, following
@@ -11,6 +11,12 @@
 //! - Authentication follows the registry's challenge: a 401 with `WWW-Authenticate: Bearer realm=…` gets
 //!   a token from the realm (with the basic credentials when given, else anonymously); `Basic` gets the
 //!   basic credentials. `insecure`: plain HTTP.
+//!
+//! An OCIRepository differs (source-controller's `getArtifactRef`): `ref.digest` pulls that manifest and
+//! `ref.tag` that tag as written; for `ref.semver` the tags are first kept by `ref.semverFilter`, read as
+//! `ParseVersion` reads them (a `v` allowed), `_` as `+` only when `layerSelector.mediaType` is Helm's
+//! chart layer, and the newest match wins with no exact-string shortcut. The chart is the first layer of
+//! the selected media type, else the first layer; the config's media type is not checked.
 
 use http::HeaderMap;
 use http::header::{ACCEPT, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
@@ -19,11 +25,11 @@ use tokio::sync::Mutex;
 
 use super::client::{Http, Reply};
 use super::urls::Url;
-use super::{Candidate, Credentials, Fetched, RepositoryError, body_of, select};
+use super::{Candidate, Credentials, Fetched, OciReference, OciRule, RepositoryError, body_of, newest_match, select};
 use crate::go::semver::Version;
 
 /// Helm's chart layer.
-const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+pub const CHART_LAYER: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 /// The chart layer of Helm's earliest OCI support, still accepted by its client.
 const LEGACY_CHART_LAYER: &str = "application/tar+gzip";
 /// Helm's config media type.
@@ -158,7 +164,7 @@ impl<'a> Registry<'a> {
         Ok(value)
     }
 
-    /// The tags that are strict versions once `_` is `+` again, as Helm's `Tags` gives them.
+    /// The repository's tags, as the registry lists them.
     async fn tags(&self) -> Result<Vec<String>, RepositoryError> {
         let mut tags = Vec::new();
         let mut next = Some(format!("/v2/{}/tags/list", self.name));
@@ -174,7 +180,7 @@ impl<'a> Registry<'a> {
                 .map_err(|e| RepositoryError::BadIndex { url: url.public(), why: e.to_string() })?;
             tags.extend(list.tags.unwrap_or_default());
         }
-        Ok(tags.iter().map(|t| t.replace('_', "+")).filter(|t| Version::parse_strict(t).is_some()).collect())
+        Ok(tags)
     }
 }
 
@@ -212,76 +218,139 @@ fn encode(value: &str) -> String {
         .collect()
 }
 
+/// Whether tags spell a version's `+` as `_`: always through Helm, for an OCIRepository only when its
+/// layer is Helm's chart.
+fn underscore_is_plus(rule: &OciRule) -> bool {
+    match rule {
+        OciRule::Helm => true,
+        OciRule::Flux { layer, .. } => layer.as_deref() == Some(CHART_LAYER),
+    }
+}
+
+/// The tag of `version` in the registry.
+fn tag_of(rule: &OciRule, version: &str) -> String {
+    if underscore_is_plus(rule) { version.replace('+', "_") } else { version.to_string() }
+}
+
+/// The versions among a registry's `tags` that `rule` reads: Helm's strict versions with `_` as `+`, or an
+/// OCIRepository's tags that match its `semverFilter` and that `ParseVersion` reads.
+fn versions_of(rule: &OciRule, tags: &[String]) -> Result<Vec<String>, RepositoryError> {
+    let plus = |t: &String| if underscore_is_plus(rule) { t.replace('_', "+") } else { t.clone() };
+    match rule {
+        OciRule::Helm => Ok(tags.iter().map(plus).filter(|t| Version::parse_strict(t).is_some()).collect()),
+        OciRule::Flux { semver_filter, .. } => {
+            let filter = match semver_filter.as_deref().filter(|f| !f.is_empty()) {
+                Some(f) => Some(regex_lite::Regex::new(f).map_err(|e| RepositoryError::BadConstraint {
+                    version: format!("semverFilter {f}"),
+                    why: e.to_string(),
+                })?),
+                None => None,
+            };
+            let kept = tags.iter().filter(|t| filter.as_ref().is_none_or(|f| f.is_match(t)));
+            Ok(kept.map(plus).filter(|t| Version::parse_flux(t).is_some()).collect())
+        }
+    }
+}
+
 /// Newest first, as the registry's candidates.
 fn candidates(tags: &[String]) -> Vec<Candidate> {
     tags.iter().map(|t| Candidate { version: t.clone(), created: None }).collect()
 }
 
-/// The versions of `chart` under `url`, newest first.
+/// The versions of `chart` under `url` that `rule` reads, newest first.
 pub async fn versions(
     url: &str,
     insecure: bool,
+    rule: &OciRule,
     chart: &str,
     creds: &Credentials,
 ) -> Result<Vec<String>, RepositoryError> {
     let registry = Registry::open(url, insecure, chart, creds)?;
-    Ok(super::newest_first_versions(&candidates(&registry.tags().await?)))
+    Ok(super::newest_first_versions(&candidates(&versions_of(rule, &registry.tags().await?)?)))
 }
 
-/// Fetches `chart` at the version `constraint` picks from the registry at `url`.
+/// Fetches `chart` from the registry at `url`: at the version `wanted` picks, or, for an OCIRepository's
+/// `ref.tag` or `ref.digest`, at that tag or manifest.
 pub async fn fetch(
     url: &str,
     insecure: bool,
+    rule: &OciRule,
     chart: &str,
-    constraint: &str,
+    wanted: &str,
     creds: &Credentials,
 ) -> Result<Fetched, RepositoryError> {
     let registry = Registry::open(url, insecure, chart, creds)?;
-    let listed = registry.tags().await;
-    let version = if Version::parse_flux(constraint).is_some() {
-        constraint.to_string()
-    } else {
-        let tags = listed.clone()?;
-        let found = candidates(&tags);
-        let picked = select(&found, constraint)?.map(|c| c.version.clone());
-        picked.ok_or_else(|| RepositoryError::NoMatch {
-            chart: chart.to_string(),
-            repo: registry.shown.clone(),
-            version: constraint.to_string(),
-            available: super::newest_first_versions(&found),
-        })?
+    let listed = async { versions_of(rule, &registry.tags().await?) };
+    let (version, reference, available) = match rule {
+        OciRule::Flux { reference: OciReference::Digest, .. } => (wanted.to_string(), wanted.to_string(), vec![]),
+        OciRule::Flux { reference: OciReference::Tag, .. } => {
+            let version = if underscore_is_plus(rule) { wanted.replace('_', "+") } else { wanted.to_string() };
+            (version, wanted.to_string(), vec![])
+        }
+        _ => {
+            let listed = listed.await;
+            let available = listed.as_ref().map(|t| super::newest_first_versions(&candidates(t))).unwrap_or_default();
+            let version = if Version::parse_flux(wanted).is_some() {
+                wanted.to_string()
+            } else {
+                picked(rule, &registry, &listed?, wanted)?
+            };
+            (version.clone(), tag_of(rule, &version), available)
+        }
     };
-    let available = listed.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default();
-    let (bytes, digest, blob_url, manifest) = pull(&registry, &version).await?;
+    let (bytes, digest, blob_url, manifest) = pull(&registry, rule, &reference, &version).await?;
     Ok(Fetched { version, bytes, digest, url: blob_url, available, manifest_digest: Some(manifest) })
 }
 
-/// The chart layer of the tag of `version` (`+` as `_`): its bytes, digest and URL, and the manifest's
-/// digest (what an OCIRepository's revision names).
-async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String, String, String), RepositoryError> {
-    let tag = version.replace('+', "_");
-    let (url, reply) =
-        registry.get(&format!("/v2/{}/manifests/{tag}", registry.name), Some(MANIFEST_ACCEPT), SMALL_LIMIT).await?;
+/// The version `rule` picks among `versions` for `constraint`: Helm's exact string first, an
+/// OCIRepository's newest match.
+fn picked(
+    rule: &OciRule,
+    registry: &Registry<'_>,
+    versions: &[String],
+    constraint: &str,
+) -> Result<String, RepositoryError> {
+    let found = candidates(versions);
+    let pick = match rule {
+        OciRule::Helm => select(&found, constraint)?,
+        OciRule::Flux { .. } => newest_match(&found, constraint)?,
+    };
+    pick.map(|c| c.version.clone()).ok_or_else(|| RepositoryError::NoMatch {
+        chart: registry.chart.clone(),
+        repo: registry.shown.clone(),
+        version: constraint.to_string(),
+        available: super::newest_first_versions(&found),
+    })
+}
+
+/// The chart layer of the manifest `reference` (a tag or a digest) names, for `version`: its bytes,
+/// digest and URL, and the manifest's digest (what an OCIRepository's revision names).
+async fn pull(
+    registry: &Registry<'_>,
+    rule: &OciRule,
+    reference: &str,
+    version: &str,
+) -> Result<(Vec<u8>, String, String, String), RepositoryError> {
+    let (url, reply) = registry
+        .get(&format!("/v2/{}/manifests/{reference}", registry.name), Some(MANIFEST_ACCEPT), SMALL_LIMIT)
+        .await?;
     if reply.status == http::StatusCode::NOT_FOUND {
+        let available = match registry.tags().await {
+            Ok(tags) => versions_of(rule, &tags).map(|t| super::newest_first_versions(&candidates(&t))),
+            Err(e) => Err(e),
+        };
         return Err(RepositoryError::NoMatch {
             chart: registry.chart.clone(),
             repo: registry.shown.clone(),
             version: version.to_string(),
-            available: registry.tags().await.map(|t| super::newest_first_versions(&candidates(&t))).unwrap_or_default(),
+            available: available.unwrap_or_default(),
         });
     }
     let body = body_of(reply, &url, &registry.shown)?;
     let manifest_digest = super::sha256(&body);
-    let not_chart = |why: String| RepositoryError::NotAChart { url: format!("{}:{tag}", registry.shown), why };
+    let not_chart = |why: String| RepositoryError::NotAChart { url: format!("{}:{reference}", registry.shown), why };
     let manifest: Manifest = serde_json::from_slice(&body).map_err(|e| not_chart(format!("its manifest: {e}")))?;
-    if manifest.config.as_ref().is_none_or(|c| c.media_type != CHART_CONFIG) {
-        return Err(not_chart(format!("its config is not {CHART_CONFIG}")));
-    }
-    let layer = manifest
-        .layers
-        .iter()
-        .find(|l| l.media_type == CHART_LAYER || l.media_type == LEGACY_CHART_LAYER)
-        .ok_or_else(|| not_chart(format!("it has no {CHART_LAYER} layer")))?;
+    let layer = chart_layer(rule, &manifest).map_err(not_chart)?;
     if !layer.digest.starts_with("sha256:") || layer.digest.contains(['/', '?', '#']) {
         return Err(not_chart(format!("its chart layer's digest {:?} is not sha256", layer.digest)));
     }
@@ -293,6 +362,27 @@ async fn pull(registry: &Registry<'_>, version: &str) -> Result<(Vec<u8>, String
         return Err(RepositoryError::DigestMismatch { url: blob_url.public(), want: layer.digest.clone(), got });
     }
     Ok((bytes, got, blob_url.public(), manifest_digest))
+}
+
+/// The layer that holds the chart: Helm's (its config and layer media types), or the one an
+/// OCIRepository's `layerSelector` selects.
+fn chart_layer<'m>(rule: &OciRule, manifest: &'m Manifest) -> Result<&'m Descriptor, String> {
+    match rule {
+        OciRule::Helm => {
+            if manifest.config.as_ref().is_none_or(|c| c.media_type != CHART_CONFIG) {
+                return Err(format!("its config is not {CHART_CONFIG}"));
+            }
+            manifest
+                .layers
+                .iter()
+                .find(|l| l.media_type == CHART_LAYER || l.media_type == LEGACY_CHART_LAYER)
+                .ok_or_else(|| format!("it has no {CHART_LAYER} layer"))
+        }
+        OciRule::Flux { layer, .. } => {
+            let selected = layer.as_deref().and_then(|m| manifest.layers.iter().find(|l| l.media_type == m));
+            selected.or(manifest.layers.first()).ok_or_else(|| "its manifest has no layers".to_string())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -339,13 +429,51 @@ mod tests {
 
     #[test]
     fn tags_are_helms_strict_versions_with_plus_for_underscore() {
-        let tags: Vec<String> = ["1.0.0", "1.1.0_build.5", "v1.2.0", "1.3", "latest", "2.0.0-rc.1"]
-            .iter()
-            .map(|t| t.replace('_', "+"))
-            .filter(|t| Version::parse_strict(t).is_some())
-            .collect();
+        let raw: Vec<String> =
+            ["1.0.0", "1.1.0_build.5", "v1.2.0", "1.3", "latest", "2.0.0-rc.1"].map(String::from).to_vec();
+        let tags = versions_of(&OciRule::Helm, &raw).expect("no filter");
         assert_eq!(tags, ["1.0.0", "1.1.0+build.5", "2.0.0-rc.1"]);
         let found = candidates(&tags);
         assert_eq!(select(&found, "").expect("ok").map(|c| c.version.as_str()), Some("1.1.0+build.5"));
+    }
+
+    fn flux(filter: Option<&str>, layer: Option<&str>) -> OciRule {
+        OciRule::Flux {
+            reference: OciReference::Semver,
+            semver_filter: filter.map(String::from),
+            layer: layer.map(String::from),
+        }
+    }
+
+    #[test]
+    fn an_oci_repository_reads_tags_as_source_controller_does() {
+        let raw: Vec<String> =
+            ["1.0.0", "v1.2.0", "1.3.0_build.5", "1.4.0-rc.1", "latest", "1.5.0-dev.3"].map(String::from).to_vec();
+        // `v` allowed; `_` kept as written unless the layer is Helm's chart.
+        assert_eq!(versions_of(&flux(None, None), &raw).expect("ok"), ["1.0.0", "v1.2.0", "1.4.0-rc.1", "1.5.0-dev.3"]);
+        assert_eq!(
+            versions_of(&flux(None, Some(CHART_LAYER)), &raw).expect("ok"),
+            ["1.0.0", "v1.2.0", "1.3.0+build.5", "1.4.0-rc.1", "1.5.0-dev.3"]
+        );
+        // The filter is unanchored, on the tag as the registry lists it.
+        assert_eq!(versions_of(&flux(Some(".*-dev.*"), None), &raw).expect("ok"), ["1.5.0-dev.3"]);
+        assert_eq!(versions_of(&flux(Some("^v"), None), &raw).expect("ok"), ["v1.2.0"]);
+        assert!(versions_of(&flux(Some("("), None), &raw).is_err(), "a filter that is no expression");
+        // No exact-string shortcut: `1.0.0-rc.1` as a range takes the newest pre-release too.
+        let found = candidates(&["1.0.0-rc.1".to_string(), "1.0.0-rc.2".to_string()]);
+        assert_eq!(newest_match(&found, ">=1.0.0-rc.1").expect("ok").map(|c| c.version.as_str()), Some("1.0.0-rc.2"));
+    }
+
+    #[test]
+    fn the_chart_layer_is_the_selected_one_else_the_first() {
+        let layer = |m: &str, d: &str| Descriptor { media_type: m.into(), digest: d.into() };
+        let manifest = Manifest {
+            config: Some(layer("application/vnd.example.config", "sha256:c")),
+            layers: vec![layer("application/x-first", "sha256:1"), layer(CHART_LAYER, "sha256:2")],
+        };
+        assert_eq!(chart_layer(&flux(None, Some(CHART_LAYER)), &manifest).expect("ok").digest, "sha256:2");
+        assert_eq!(chart_layer(&flux(None, None), &manifest).expect("ok").digest, "sha256:1");
+        assert_eq!(chart_layer(&flux(None, Some("application/x-none")), &manifest).expect("ok").digest, "sha256:1");
+        assert!(chart_layer(&OciRule::Helm, &manifest).is_err(), "Helm checks the config's media type");
     }
 }
