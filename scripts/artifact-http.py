@@ -5,7 +5,12 @@ on 127.0.0.1:PORT, the chart archives of ExternalArtifacts and the Helm reposito
 HelmRepository reaches through its secretRef); the rest is public. The credentials are never printed or
 logged: the access log has the request line and status only. SIGTERM stops it cleanly.
 
-    scripts/artifact-http.py PORT ROOT --auth AUTH_FILE     (started and stopped by scripts/cluster.sh)
+With --tls-port and --tls-dir, the same files are served over HTTPS on 127.0.0.1:TLS_PORT too, with the
+serving certificate apiserver.crt/.key of TLS_DIR, to clients that present a certificate its ca.crt
+signed (a Helm repository that a HelmRepository reaches through its certSecretRef).
+
+    scripts/artifact-http.py PORT ROOT --auth AUTH_FILE [--tls-port TLS_PORT --tls-dir TLS_DIR]
+                                                        (started and stopped by scripts/cluster.sh)
 """
 
 import argparse
@@ -17,6 +22,7 @@ import http.server
 import os
 import posixpath
 import signal
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -145,18 +151,38 @@ def main():
     p.add_argument("port", type=int)
     p.add_argument("root")
     p.add_argument("--auth", required=True, metavar="FILE", help="user:password for paths under /private/")
+    p.add_argument("--tls-port", type=int, help="serve over HTTPS here too, to clients with a certificate")
+    p.add_argument("--tls-dir", metavar="DIR", help="ca.crt, apiserver.crt and apiserver.key for --tls-port")
     a = p.parse_args()
+    if (a.tls_port is None) != (a.tls_dir is None):
+        p.error("--tls-port and --tls-dir go together")
     ArtifactHandler.root = os.path.realpath(a.root)
     ArtifactHandler.credentials = read_credentials(a.auth)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), ArtifactHandler)
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", a.port), ArtifactHandler)]
+    if a.tls_port is not None:
+        tls = http.server.ThreadingHTTPServer(("127.0.0.1", a.tls_port), ArtifactHandler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(os.path.join(a.tls_dir, "apiserver.crt"), os.path.join(a.tls_dir, "apiserver.key"))
+        context.load_verify_locations(os.path.join(a.tls_dir, "ca.crt"))
+        context.verify_mode = ssl.CERT_REQUIRED
+        tls.socket = context.wrap_socket(tls.socket, server_side=True)
+        servers.append(tls)
     # shutdown() waits for serve_forever() to return: from a thread, not the handler on the serving one.
-    stop = lambda *_: threading.Thread(target=server.shutdown, daemon=True).start()
+    def stop(*_):
+        for server in servers:
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.1}) for s in servers]
     try:
-        server.serve_forever(poll_interval=0.1)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     finally:
-        server.server_close()
+        for server in servers:
+            server.server_close()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # look to a client like a Flux install (labelled CRDs, a Deployment object per controller) + the sources
 # they read: a loopback HTTP server for chart artifacts (artifact-http.py) that is also a public Helm
 # repository (helm-repo/) and a private one (private/helm-repo/: HTTP Basic auth, user `cozy` and a random
-# password made at `up`, kept in $RUN/private-repo.auth), an OCI registry, and a Git server over HTTP
+# password made at `up`, kept in $RUN/private-repo.auth) and, over HTTPS with client certificates of an
+# authority of its own ($RUN/repo-pki), tls/helm-repo/; an OCI registry, and a Git server over HTTP
 # (git-http.py: Git's own http-backend) + a kubelet stand-in
 # (kubelet-standin.py): there is no kubelet, scheduler or controller-manager, so Pods never run, but a Pod
 # annotated `cozyhr.test/phase: Succeeded|Failed` is given the status a kubelet would write when its
@@ -126,6 +127,9 @@ write_env() {
     printf 'export COZYHR_PRIVATE_HELM_REPO_URL=%q\n' "http://127.0.0.1:$ARTIFACT_PORT/private/helm-repo"
     printf 'export COZYHR_PRIVATE_HELM_REPO_USER=%q\n' "$user"
     printf 'export COZYHR_PRIVATE_HELM_REPO_PASSWORD=%q\n' "$password"
+    printf 'export COZYHR_TLS_HELM_REPO_DIR=%q\n' "$RUN/artifacts/tls/helm-repo"
+    printf 'export COZYHR_TLS_HELM_REPO_URL=%q\n' "https://127.0.0.1:$ARTIFACT_TLS_PORT/tls/helm-repo"
+    printf 'export COZYHR_TLS_HELM_REPO_PKI=%q\n' "$RUN/repo-pki"
     printf 'export COZYHR_REGISTRY=%q\n' "127.0.0.1:$REGISTRY_PORT"
     printf 'export COZYHR_GIT_DIR=%q\n' "$RUN/git"
     printf 'export COZYHR_GIT_URL=%q\n' "http://127.0.0.1:$GIT_PORT"
@@ -259,12 +263,15 @@ up() {
   ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
   SC_STORAGE_PORT=$(free_port) SC_METRICS_PORT=$(free_port) SC_HEALTH_PORT=$(free_port) REGISTRY_PORT=$(free_port)
   SW_STORAGE_PORT=$(free_port) SW_METRICS_PORT=$(free_port) SW_HEALTH_PORT=$(free_port)
-  GIT_PORT=$(free_port)
+  GIT_PORT=$(free_port) ARTIFACT_TLS_PORT=$(free_port)
   declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT \
     SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT SW_STORAGE_PORT SW_METRICS_PORT SW_HEALTH_PORT \
-    REGISTRY_PORT GIT_PORT | sed 's/^declare -- //' >"$RUN/ports"
+    REGISTRY_PORT GIT_PORT ARTIFACT_TLS_PORT | sed 's/^declare -- //' >"$RUN/ports"
 
   make_pki
+  # The HTTPS Helm repository's own authority: its serving certificate and the client certificate a
+  # HelmRepository's certSecretRef presents.
+  make_pki "$RUN/repo-pki" cozyhr-repo-ca
   write_kubeconfig
 
   start_control_plane "" "$RUN/pki" "$ETCD_PORT" "$ETCD_PEER_PORT" "$API_PORT"
@@ -279,13 +286,18 @@ up() {
   flux_deployments | "$KUBECTL" apply --server-side -f - >"$RUN/logs/deployments.log" 2>&1 ||
     die "creating the controllers' Deployment objects failed; see $RUN/logs/deployments.log"
 
-  log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT (private/: HTTP Basic auth)"
+  log "starting the chart artifact server on http://127.0.0.1:$ARTIFACT_PORT (private/: HTTP Basic auth) and https://127.0.0.1:$ARTIFACT_TLS_PORT (client certificates)"
   # The private Helm repository's credentials: user cozy and a random password, for this run only.
   (umask 077 && printf 'cozy:%s\n' "$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')" >"$RUN/private-repo.auth")
   chmod 0600 "$RUN/private-repo.auth"
-  start artifacts python3 "$here/artifact-http.py" "$ARTIFACT_PORT" "$RUN/artifacts" --auth "$RUN/private-repo.auth"
+  start artifacts python3 "$here/artifact-http.py" "$ARTIFACT_PORT" "$RUN/artifacts" --auth "$RUN/private-repo.auth" \
+    --tls-port "$ARTIFACT_TLS_PORT" --tls-dir "$RUN/repo-pki"
   wait_for "the artifact server" 30 curl -sf "http://127.0.0.1:$ARTIFACT_PORT/"
-  mkdir -p "$RUN/artifacts/helm-repo" "$RUN/artifacts/private/helm-repo"
+  wait_for "the artifact server's HTTPS" 30 curl -sf --cacert "$RUN/repo-pki/ca.crt" \
+    --cert "$RUN/repo-pki/admin.crt" --key "$RUN/repo-pki/admin.key" "https://127.0.0.1:$ARTIFACT_TLS_PORT/"
+  mkdir -p "$RUN/artifacts/helm-repo" "$RUN/artifacts/private/helm-repo" "$RUN/artifacts/tls/helm-repo"
+  [ -f "$RUN/artifacts/tls/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/tls/helm-repo" \
+    --url "https://127.0.0.1:$ARTIFACT_TLS_PORT/tls/helm-repo"
   [ -f "$RUN/artifacts/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/helm-repo" \
     --url "http://127.0.0.1:$ARTIFACT_PORT/helm-repo"
   [ -f "$RUN/artifacts/private/helm-repo/index.yaml" ] || "$HELM4" repo index "$RUN/artifacts/private/helm-repo" \

@@ -228,6 +228,36 @@ pub fn private_helm_repository(namespace: &str, name: &str) -> String {
     helm_repository_with_auth(namespace, name, &username, &password)
 }
 
+/// The URL of the test ground's HTTPS Helm repository, which serves clients with a certificate of its own
+/// authority only (`scripts/cluster.sh up`).
+pub fn tls_helm_repo_url() -> String {
+    need_var("COZYHR_TLS_HELM_REPO_URL", "scripts/cluster.sh up")
+}
+
+/// The HTTPS Helm repository's authority, client certificate and key: `(ca.crt, client.crt, client.key)`
+/// paths (test-ground-only, made by `scripts/cluster.sh up`).
+pub fn tls_helm_repo_pki() -> (PathBuf, PathBuf, PathBuf) {
+    let dir = PathBuf::from(need_var("COZYHR_TLS_HELM_REPO_PKI", "scripts/cluster.sh up"));
+    (dir.join("ca.crt"), dir.join("admin.crt"), dir.join("admin.key"))
+}
+
+/// A Secret `NAME-tls` (type kubernetes.io/tls with `ca.crt`, as a HelmRepository's `certSecretRef`
+/// reads it) and HelmRepository `name` in `namespace` that reads the HTTPS Helm repository with it.
+pub fn tls_helm_repository(namespace: &str, name: &str) -> String {
+    use base64::Engine as _;
+    let (ca, cert, key) = tls_helm_repo_pki();
+    let b64 = |p: &Path| base64::engine::general_purpose::STANDARD.encode(std::fs::read(p).expect("the test PKI"));
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}-tls\n  namespace: {namespace}\ntype: kubernetes.io/tls\ndata:\n\
+         \x20 ca.crt: {}\n  tls.crt: {}\n  tls.key: {}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n\
+         \x20 name: {name}\n  namespace: {namespace}\nspec:\n  interval: 1h\n  url: {}\n  certSecretRef:\n    name: {name}-tls\n",
+        b64(&ca),
+        b64(&cert),
+        b64(&key),
+        tls_helm_repo_url()
+    )
+}
+
 fn need_var(var: &str, how: &str) -> String {
     env();
     match std::env::var(var) {
@@ -476,6 +506,11 @@ impl Chart {
     /// [`private_helm_repository`].
     pub fn publish_to_private_helm_repo(&self) {
         self.publish_to_repo("COZYHR_PRIVATE_HELM_REPO_DIR", &private_helm_repo_url());
+    }
+
+    /// Publishes the chart to the test ground's HTTPS Helm repository ([`tls_helm_repo_url`]).
+    pub fn publish_to_tls_helm_repo(&self) {
+        self.publish_to_repo("COZYHR_TLS_HELM_REPO_DIR", &tls_helm_repo_url());
     }
 
     /// Packages the chart into the directory `$DIR_VAR` and rewrites its index for `url`.

@@ -2,7 +2,9 @@
 //! chart at two versions in
 //! - the test ground's private Helm repository (HTTP Basic auth; the HelmRepository's `secretRef`),
 //! - its OCI registry, read by a HelmRepository of `type: oci`,
-//! - its OCI registry, read by an OCIRepository (`chartRef`).
+//! - its OCI registry, read by an OCIRepository (`chartRef`),
+//! - its HTTPS Helm repository, which serves only clients with a certificate of its own authority (the
+//!   HelmRepository's `certSecretRef`: `ca.crt`, `tls.crt`, `tls.key`).
 //!
 //! For each: `diff` and `show` from a directory without a chart take the chart the source serves and find
 //! nothing to change right after helm-controller installs; `diff --version` shows the newer chart's change;
@@ -41,6 +43,7 @@ fn chart_at(name: &str, version: &str) -> Chart {
 #[derive(Debug, Clone, Copy)]
 enum Repository {
     PrivateHelm,
+    TlsHelm,
     OciHelm,
     OciRepository,
 }
@@ -49,6 +52,7 @@ enum Repository {
 fn publish(how: Repository, chart: &Chart) {
     match how {
         Repository::PrivateHelm => chart.publish_to_private_helm_repo(),
+        Repository::TlsHelm => chart.publish_to_tls_helm_repo(),
         Repository::OciHelm | Repository::OciRepository => {
             chart.push_oci();
         }
@@ -59,6 +63,7 @@ fn publish(how: Repository, chart: &Chart) {
 fn source(how: Repository, chart: &str, ns: &str) -> (String, String) {
     match how {
         Repository::PrivateHelm => (private_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
+        Repository::TlsHelm => (cozyhr_e2e::tls_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
         Repository::OciHelm => (
             format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
@@ -126,12 +131,18 @@ fn from_the_repository(helm: Helm, how: Repository) {
     let release_file = files.path().join("release.yaml");
     std::fs::write(&release_file, format!("{sources}\n---\n{}", helmrelease(&ns, "app", &chart_spec))).expect("write");
     let (user, password) = cozyhr_e2e::private_helm_repo_credentials();
+    let (ca, cert, key) = cozyhr_e2e::tls_helm_repo_pki();
     let repositories = files.path().join("repositories.yaml");
     std::fs::write(
         &repositories,
         format!(
-            "apiVersion: \"\"\nrepositories:\n- name: private\n  url: {}\n  username: {user}\n  password: {password}\n",
-            cozyhr_e2e::private_helm_repo_url()
+            "apiVersion: \"\"\nrepositories:\n- name: private\n  url: {}\n  username: {user}\n  password: {password}\n\
+             - name: tls\n  url: {}\n  caFile: {}\n  certFile: {}\n  keyFile: {}\n",
+            cozyhr_e2e::private_helm_repo_url(),
+            cozyhr_e2e::tls_helm_repo_url(),
+            ca.display(),
+            cert.display(),
+            key.display()
         ),
     )
     .expect("write");
@@ -175,6 +186,11 @@ fn from_the_repository(helm: Helm, how: Repository) {
 #[test]
 fn private_helm_repository_helm4() {
     from_the_repository(Helm::V4, Repository::PrivateHelm);
+}
+
+#[test]
+fn tls_helm_repository_helm3() {
+    from_the_repository(Helm::V3, Repository::TlsHelm);
 }
 
 #[test]
