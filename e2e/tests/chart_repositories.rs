@@ -237,14 +237,17 @@ fn ranges_pick_the_version_source_controller_picks() {
     let picked = |hr: &str| chart_version_recorded(&ns, hr);
     assert_eq!((picked("pre"), picked("minor"), picked("any")), ("1.2.0-rc.1".into(), "1.1.0".into(), "1.1.0".into()));
 
-    // A newer match published after source-controller fetched: diff says it, from the source's chart.
+    // A newer match published after source-controller fetched: diff, show and apply say it, from the
+    // source's chart.
     chart_at(name, "1.1.1").publish_to_helm_repo();
-    let shown = cozy_in(Helm::V4, elsewhere.path(), &ns, &["diff", "minor"]).ok();
-    assert!(
-        shown.stderr.contains("has 1.1.1 matching \"1.x\", newer than the 1.1.0 its source fetched"),
-        "{}",
-        shown.stderr
-    );
+    for command in ["diff", "show", "apply"] {
+        let out = cozy_in(Helm::V4, elsewhere.path(), &ns, &[command, "minor"]).ok();
+        assert!(
+            out.stderr.contains("has 1.1.1 matching \"1.x\", newer than the 1.1.0 its source fetched"),
+            "{command}: {}",
+            out.stderr
+        );
+    }
 }
 
 /// Bad input: one line that says what is wrong, exit 1, answered within seconds, nothing changed.

@@ -50,6 +50,7 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
         let set = cozyhr::sets::release_set::select(&cluster, &resolver.chart.meta.name, &selection).await?;
         return run_all(&cluster, cozyhr::sets::release_set::Charts::Directory(&resolver), args, &set).await;
     }
+    super::say_newer_in_repository(&resolver, &cluster, args.name()).await;
     let request = request(&cluster, &resolver, args);
     if args.watch {
         let ended =

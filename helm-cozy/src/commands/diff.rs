@@ -62,15 +62,11 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     let diffed = cozyhr::compare::release_diff::diff_request(&resolver, cluster.as_ref(), &request);
     // Beside the diff: whether the source's repository has a newer match than the chart it serves.
     let newer = async {
-        match &cluster {
-            Some(c) => resolver.newer_in_repository(c, args.name()).await,
-            None => None,
+        if let Some(c) = &cluster {
+            super::say_newer_in_repository(&resolver, c, args.name()).await;
         }
     };
-    let (plan, newer) = tokio::join!(diffed, newer);
-    if let Some(line) = newer {
-        cozyhr::support::output::stderr_line(format_args!("{}: {line}", cozyhr::support::output::chart_command()));
-    }
+    let (plan, ()) = tokio::join!(diffed, newer);
     let plan = match &cluster {
         Some(c) => or_what_is_there(plan, c, Some(&resolver.chart)).await?,
         None => plan?,

@@ -95,3 +95,12 @@ fn note_offline_lookup(charts: &[&cozyhr::source::chart::ChartDir]) {
         ));
     }
 }
+
+/// Says on stderr, in one line, when HelmRelease `name`'s chart is the one its source serves in `cluster`
+/// and the source's repository has a newer match for its range (source-controller takes it at its next
+/// interval): what is shown, diffed or applied now is not what Flux will install then.
+async fn say_newer_in_repository(resolver: &cozyhr::resolve::Resolver, cluster: &cozyhr::cluster::Cluster, name: &str) {
+    if let Some(line) = resolver.newer_in_repository(cluster, name).await {
+        cozyhr::support::output::stderr_line(format_args!("{}: {line}", cozyhr::support::output::chart_command()));
+    }
+}

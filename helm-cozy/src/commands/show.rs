@@ -30,7 +30,8 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
             let resolver = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
             // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
             let resolver = Resolver { other_chart: cozyhr::desired::which_chart::OtherChart::Warn, ..resolver };
-            let shown = resolver.show(&cluster, &args.name, &user).await;
+            let newer = super::say_newer_in_repository(&resolver, &cluster, &args.name);
+            let (shown, ()) = tokio::join!(resolver.show(&cluster, &args.name, &user), newer);
             or_what_is_there(shown, &cluster, Some(&resolver.chart)).await?
         }
         ReleaseSource::ChartDefaults => {
