@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real, local control plane for cozyhr's tests and demo: etcd + kube-apiserver (TLS, admin client
 # certificate) + the Flux CRDs + the real Flux helm-controller, source-controller and source-watcher
-# (ArtifactGenerator), of Flux 2.9 (default) or Flux 2.8 (--flux 2.8, as Cozystack runs it), made to
+# (ArtifactGenerator), and kustomize-controller where its version is served (the 2.9 set), of Flux 2.9 (default) or Flux 2.8 (--flux 2.8, as Cozystack runs it), made to
 # look to a client like a Flux install (labelled CRDs, a Deployment object per controller) + the sources
 # they read: a loopback HTTP server for chart artifacts (artifact-http.py) that is also a public Helm
 # repository (helm-repo/) and a private one (private/helm-repo/: HTTP Basic auth, user `cozy` and a random
@@ -106,7 +106,7 @@ KC
 
 healthy() {
   alive etcd && alive kube-apiserver && alive helm-controller && alive artifacts && alive source-controller &&
-    alive source-watcher && alive registry && alive git && alive kubelet-standin && [ -f "$RUN/private-repo.auth" ] &&
+    alive source-watcher && { [ -z "${KUSTOMIZE_CONTROLLER:-}" ] || alive kustomize-controller; } && alive registry && alive git && alive kubelet-standin && [ -f "$RUN/private-repo.auth" ] &&
     curl -sfk "https://127.0.0.1:$API_PORT/readyz" >/dev/null
 }
 
@@ -263,10 +263,10 @@ up() {
   ARTIFACT_PORT=$(free_port) METRICS_PORT=$(free_port) HEALTH_PORT=$(free_port)
   SC_STORAGE_PORT=$(free_port) SC_METRICS_PORT=$(free_port) SC_HEALTH_PORT=$(free_port) REGISTRY_PORT=$(free_port)
   SW_STORAGE_PORT=$(free_port) SW_METRICS_PORT=$(free_port) SW_HEALTH_PORT=$(free_port)
-  GIT_PORT=$(free_port) ARTIFACT_TLS_PORT=$(free_port)
+  GIT_PORT=$(free_port) ARTIFACT_TLS_PORT=$(free_port) KC_METRICS_PORT=$(free_port) KC_HEALTH_PORT=$(free_port)
   declare -p ETCD_PORT ETCD_PEER_PORT API_PORT ARTIFACT_PORT METRICS_PORT HEALTH_PORT \
     SC_STORAGE_PORT SC_METRICS_PORT SC_HEALTH_PORT SW_STORAGE_PORT SW_METRICS_PORT SW_HEALTH_PORT \
-    REGISTRY_PORT GIT_PORT ARTIFACT_TLS_PORT | sed 's/^declare -- //' >"$RUN/ports"
+    REGISTRY_PORT GIT_PORT ARTIFACT_TLS_PORT KC_METRICS_PORT KC_HEALTH_PORT | sed 's/^declare -- //' >"$RUN/ports"
 
   make_pki
   # The HTTPS Helm repository's own authority: its serving certificate and the client certificate a
@@ -350,10 +350,22 @@ up() {
     --log-level=debug --log-encoding=console
   wait_for helm-controller 60 curl -sf "http://127.0.0.1:$HEALTH_PORT/readyz"
 
+  if [ -n "${KUSTOMIZE_CONTROLLER:-}" ]; then
+    log "starting kustomize-controller $KUSTOMIZE_CONTROLLER_VERSION"
+    # As `flux install` runs it with source-watcher: ExternalArtifact on (an ArtifactGenerator's output as
+    # a Kustomization's source). No leader election, no events receiver.
+    start kustomize-controller env KUBECONFIG="$RUN/kubeconfig" RUNTIME_NAMESPACE=flux-system "$KUSTOMIZE_CONTROLLER" \
+      --watch-all-namespaces=true --enable-leader-election=false \
+      --metrics-addr="127.0.0.1:$KC_METRICS_PORT" --health-addr="127.0.0.1:$KC_HEALTH_PORT" --events-addr= \
+      --feature-gates=ExternalArtifact=true --concurrent=4 --requeue-dependency=5s \
+      --log-level=debug --log-encoding=console
+    wait_for kustomize-controller 60 curl -sf "http://127.0.0.1:$KC_HEALTH_PORT/readyz"
+  fi
+
   [ "$TENANT" = 1 ] && up_tenant
   write_env
-  log "up with Flux $COZYHR_FLUX_VERSION (helm-controller $HELM_CONTROLLER_VERSION, source-controller $SOURCE_CONTROLLER_VERSION, source-watcher $SOURCE_WATCHER_VERSION)"
-  log "logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,source-watcher,registry,artifacts,git,kubelet-standin}.log"
+  log "up with Flux $COZYHR_FLUX_VERSION (helm-controller $HELM_CONTROLLER_VERSION, source-controller $SOURCE_CONTROLLER_VERSION, source-watcher $SOURCE_WATCHER_VERSION${KUSTOMIZE_CONTROLLER:+, kustomize-controller $KUSTOMIZE_CONTROLLER_VERSION})"
+  log "logs: $RUN/logs/{etcd,kube-apiserver,helm-controller,source-controller,source-watcher,kustomize-controller,registry,artifacts,git,kubelet-standin}.log"
   log "use it: eval \"\$($here/cluster.sh env)\"; stop it: $here/cluster.sh down"
 }
 
@@ -374,6 +386,7 @@ flux_crds() {
       helm.toolkit.fluxcd.io_*) comp=helm-controller ;;
       source.toolkit.fluxcd.io_*) comp=source-controller ;;
       source.extensions.fluxcd.io_*) comp=source-watcher ;;
+      kustomize.toolkit.fluxcd.io_*) comp=kustomize-controller ;;
       *) die "$f: a CRD of no known controller" ;;
     esac
     mapfile -t labels < <(flux_labels "$comp" "" | sed 's/: /=/')
@@ -389,9 +402,10 @@ flux_crds() {
 # kubelet here: replicas 0, and the controller itself runs as a process of the test ground's host.
 flux_deployments() {
   local name v
-  for name in helm-controller source-controller source-watcher; do
+  for name in helm-controller source-controller source-watcher ${KUSTOMIZE_CONTROLLER:+kustomize-controller}; do
     case $name in
       helm-controller) v=$HELM_CONTROLLER_VERSION ;;
+      kustomize-controller) v=$KUSTOMIZE_CONTROLLER_VERSION ;;
       source-controller) v=$SOURCE_CONTROLLER_VERSION ;;
       source-watcher) v=$SOURCE_WATCHER_VERSION ;;
     esac
@@ -428,7 +442,7 @@ DEPLOY
 
 down_quiet() {
   local name pid
-  for name in kubelet-standin-tenant kubelet-standin helm-controller source-watcher source-controller registry git artifacts \
+  for name in kubelet-standin-tenant kubelet-standin kustomize-controller helm-controller source-watcher source-controller registry git artifacts \
     kube-apiserver-tenant etcd-tenant kube-apiserver etcd; do
     [ -f "$RUN/pids/$name" ] || continue
     pid=$(cat "$RUN/pids/$name")
@@ -483,9 +497,9 @@ case ${1:-} in
     # shellcheck disable=SC1091
     source "$RUN/ports"
     echo "flux: $(run_flux)"
-    for s in etcd kube-apiserver helm-controller source-controller source-watcher registry git artifacts kubelet-standin \
+    for s in etcd kube-apiserver helm-controller source-controller source-watcher kustomize-controller registry git artifacts kubelet-standin \
       etcd-tenant kube-apiserver-tenant kubelet-standin-tenant; do
-      [ -f "$RUN/pids/$s" ] || case $s in *-tenant) continue ;; esac
+      [ -f "$RUN/pids/$s" ] || case $s in *-tenant | kustomize-controller) continue ;; esac
       if alive "$s"; then echo "$s: running (pid $(cat "$RUN/pids/$s"))"; else echo "$s: stopped"; fi
     done ;;
   *) echo "usage: scripts/cluster.sh up [--tenant] [--flux 2.8|2.9]|down|env|status|apiserver stop|start" >&2; exit 1 ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
 # etcd, kube-apiserver, kubectl, Flux helm-controller, source-controller and source-watcher (two sets: Flux
-# 2.9 and Flux 2.8), an OCI registry (distribution), Helm 3, Helm 4 (the user's, and the one each
+# 2.9 and Flux 2.8) and kustomize-controller (the 2.9 set only), an OCI registry (distribution), Helm 3, Helm 4 (the user's, and the one each
 # helm-controller embeds), krew, the flux CLI and oras; the k9s module's plugin files and schema (read, not
 # built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
@@ -34,11 +34,13 @@ ORAS_VERSION=${ORAS_VERSION:-v1.3.6}
 #   2.8: Flux 2.8.0 as Cozystack's operator installs it: helm-controller v1.5.0 (Helm SDK v4.1.1),
 #        source-controller v1.8.0, source-watcher v2.1.0.
 FLUX_SETS=(2.9 2.8)
-# flux_set SET: sets HC_V SC_V SW_V HC_HELM_V FLUX_RELEASE for that set.
+# kustomize-controller: v1.9.5 (Flux 2.9.5's) is served; Flux 2.8.0's v1.8.0 is not, so the 2.8 set has
+# none (KC_V empty) and the fleet suites run on the 2.9 set.
+# flux_set SET: sets HC_V SC_V SW_V KC_V HC_HELM_V FLUX_RELEASE for that set.
 flux_set() {
   case $1 in
-    2.9) HC_V=v1.6.4 SC_V=v1.9.5 SW_V=v2.2.1 HC_HELM_V=v4.2.4 FLUX_RELEASE=v2.9.5 ;;
-    2.8) HC_V=v1.5.0 SC_V=v1.8.0 SW_V=v2.1.0 HC_HELM_V=v4.1.1 FLUX_RELEASE=v2.8.0 ;;
+    2.9) HC_V=v1.6.4 SC_V=v1.9.5 SW_V=v2.2.1 KC_V=v1.9.5 HC_HELM_V=v4.2.4 FLUX_RELEASE=v2.9.5 ;;
+    2.8) HC_V=v1.5.0 SC_V=v1.8.0 SW_V=v2.1.0 KC_V= HC_HELM_V=v4.1.1 FLUX_RELEASE=v2.8.0 ;;
     *) echo "tools.sh: unknown Flux set '$1': use --flux 2.8 or --flux 2.9" >&2; exit 1 ;;
   esac
 }
@@ -210,6 +212,15 @@ build_source_controller() { # VERSION
   built "source-controller $v" "$t0"
 }
 
+# kustomize-controller, which reconciles the fleet repository fixtures' Kustomizations.
+build_kustomize_controller() { # VERSION
+  local v=$1 out=$BIN/kustomize-controller-$1 t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building kustomize-controller $v (cold: 3-6 min)"
+  build_flux_controller kustomize-controller "$v" "$out"
+  built "kustomize-controller $v" "$t0"
+}
+
 # source-watcher (ArtifactGenerator): only from ../shared/vendor, the proxy serves no version of it.
 build_source_watcher() { # VERSION
   local v=$1 out=$BIN/source-watcher-$1 t0=$SECONDS
@@ -317,7 +328,7 @@ build_venv() {
 }
 
 # crds_dir SET: where that set's CRDs are collected.
-crds_dir() { echo "$CACHE/crds/flux-$1-$HC_V-$SC_V-$SW_V"; }
+crds_dir() { echo "$CACHE/crds/flux-$1-$HC_V-$SC_V-$SW_V${KC_V:+-$KC_V}"; }
 
 # collect_crds SET (after flux_set SET): the HelmRelease CRD of that helm-controller (its module, or its
 # source archive's config/crd/bases), the source kinds of that source-controller, and the
@@ -336,6 +347,11 @@ collect_crds() {
     cp "$sc/config/crd/bases/source.toolkit.fluxcd.io_$k.yaml" "$out/"
   done
   cp "$sw/config/crd/bases/source.extensions.fluxcd.io_artifactgenerators.yaml" "$out/"
+  if [ -n "$KC_V" ]; then
+    local kc
+    kc=$(moddir "github.com/fluxcd/kustomize-controller@$KC_V")
+    cp "$kc/config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml" "$out/"
+  fi
   chmod 0644 "$out"/*.yaml
   touch "$out/.done"
 }
@@ -347,6 +363,7 @@ build_flux_set() {
   locked "helm-controller-$HC_V" build_helm_controller "$HC_V"
   locked "source-controller-$SC_V" build_source_controller "$SC_V"
   locked "source-watcher-$SW_V" build_source_watcher "$SW_V"
+  [ -z "$KC_V" ] || locked "kustomize-controller-$KC_V" build_kustomize_controller "$KC_V"
   locked "helm-sdk-$HC_HELM_V" build_sdk_helm "$HC_HELM_V"
   locked "flux-$FLUX_RELEASE" build_flux "$FLUX_RELEASE"
 }
@@ -405,7 +422,17 @@ print_env() {
   [ -f "$crds/.done" ] || { echo "tools.sh: the CRDs of Flux $1 are not collected yet: run scripts/tools.sh build --flux $1" >&2; return 1; }
   local k9s=$GOMODCACHE/github.com/derailed/k9s@$K9S_VERSION
   [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; return 1; }
+  [ -z "$KC_V" ] || t[KUSTOMIZE_CONTROLLER]=$BIN/kustomize-controller-$KC_V
+  [ -z "$KC_V" ] || [ -x "${t[KUSTOMIZE_CONTROLLER]}" ] || { echo "tools.sh: ${t[KUSTOMIZE_CONTROLLER]} is missing: run scripts/tools.sh build --flux $1" >&2; return 1; }
   for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX ORAS COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  # kustomize-controller only where its version is served (the 2.9 set): unset otherwise, so the
+  # fleet suites say what to do instead of starting a cluster without it.
+  if [ -n "$KC_V" ]; then
+    printf 'export KUSTOMIZE_CONTROLLER=%q\n' "${t[KUSTOMIZE_CONTROLLER]}"
+    printf 'export KUSTOMIZE_CONTROLLER_VERSION=%q\n' "$KC_V"
+  else
+    printf 'unset KUSTOMIZE_CONTROLLER KUSTOMIZE_CONTROLLER_VERSION\n'
+  fi
   printf 'export FLUX_CRDS=%q\n' "$crds"
   printf 'export K9S_DIR=%q\n' "$k9s"
   # Which Flux: the set, the Flux release it stands for, and each controller's version.
