@@ -27,6 +27,8 @@
 //!   cluster I/O.
 //! - [`cluster`]: kubeconfig, context and namespace as kubectl resolves them, discovery, live objects,
 //!   manifests, kstatus and Helm's release storage.
+//! - [`fleet`]: a fleet repository's Flux Kustomizations, each built as kustomize-controller builds it,
+//!   cluster by cluster (what `review` reads the releases of such a repository from).
 //! - [`platform`]: the kinds of the platform cozyhr serves, typed beside Flux's: Cozystack's
 //!   PackageSource and ApplicationDefinition (`cozystack.io/v1alpha1`), read from documents; what
 //!   releases are made of them is [`source`]'s.
@@ -39,6 +41,7 @@ pub mod cluster;
 pub mod compare;
 pub mod controller;
 pub mod desired;
+pub mod fleet;
 pub mod flux;
 pub use cozyhr_go as go;
 pub mod platform;

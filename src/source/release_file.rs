@@ -86,6 +86,15 @@ impl ReleaseFiles {
         Ok(out)
     }
 
+    /// Objects already read (those a Kustomization build applies), named `label` in messages.
+    pub fn from_objects(
+        label: &str,
+        objects: impl IntoIterator<Item = serde_json::Map<String, Value>>,
+    ) -> ReleaseFiles {
+        let docs = objects.into_iter().map(|object| Document { file: label.to_string(), object }).collect();
+        ReleaseFiles { labels: vec![label.to_string()], docs }
+    }
+
     /// [`parse`](Self::parse) file by file, leaving out the files that are not YAML documents (a
     /// directory of manifests may hold templates and other texts): the files read, and each file left
     /// out with why. `parsed` keeps what was parsed, by file and text, for the next call: the two sides

@@ -6,7 +6,7 @@ pub type Values = serde_json::Map<String, serde_json::Value>;
 
 /// One `valuesFrom` entry with the text it points at (None: optional and missing), read from the cluster
 /// or from files.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FetchedRef {
     pub reference: crate::flux::helmrelease::ValuesReference,
     pub data: Option<String>,

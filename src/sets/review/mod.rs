@@ -19,6 +19,7 @@
 
 pub mod affected;
 pub mod charts;
+pub mod fleet;
 pub mod print;
 pub mod releases;
 pub mod render;
@@ -26,7 +27,7 @@ mod report;
 mod request;
 pub mod sides;
 
-pub use report::{Entry, Release, Report};
+pub use report::{Entry, FleetTally, Release, Report};
 pub use request::{Releases, Request};
 
 use std::path::Path;
@@ -38,6 +39,13 @@ use crate::support::error::Result;
 pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Report> {
     let sides = sides::Sides::open(req.dir, req.refs).await?;
     let scope = sides.scope(req.dir, req.scope)?;
+    if fleet::found(&sides, &scope).await? {
+        let reviewed = fleet::review(helm, self_exe, &sides, &scope, req).await;
+        sides.close().await;
+        let (entries, tally) = reviewed?;
+        let (old, new) = (sides.old.label.clone(), sides.new.label.clone());
+        return Ok(Report { old, new, charts: 0, entries, fleet: Some(tally) });
+    }
     let found = async {
         let charts = charts::discover(&sides, &scope).await?;
         let touched = affected::select(&sides, &charts, &sides.changed).await?;
@@ -49,5 +57,11 @@ pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Repo
     let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await;
     sides.close().await;
     let entries = entries?;
-    Ok(Report { old: sides.old.label.clone(), new: sides.new.label.clone(), charts: charts.len(), entries })
+    Ok(Report {
+        old: sides.old.label.clone(),
+        new: sides.new.label.clone(),
+        charts: charts.len(),
+        entries,
+        fleet: None,
+    })
 }

@@ -40,6 +40,9 @@ pub fn render(report: &Report, format: Format, options: RenderOptions) -> String
 /// One sentence: what was compared, how many charts were rendered, how many changed.
 pub fn headline(report: &Report) -> String {
     let compared = format!("{} → {}", report.old, report.new);
+    if let Some(tally) = &report.fleet {
+        return fleet_headline(report, tally, &compared);
+    }
     if report.entries.is_empty() {
         return format!(
             "{compared}: none of the {} chart{} read anything that changed; nothing rendered.",
@@ -62,6 +65,39 @@ pub fn headline(report: &Report) -> String {
     );
     if errors > 0 {
         line.push_str(&format!("; {errors} could not be rendered"));
+    }
+    line.push('.');
+    line
+}
+
+/// A fleet repository's sentence: the clusters, how many Kustomizations were built again and how many
+/// HelmReleases rendered (the others read nothing that changed), how many of those change.
+fn fleet_headline(report: &Report, tally: &super::FleetTally, compared: &str) -> String {
+    let fleet_changes = |kustomization: bool| {
+        printer::changed(&report.entries)
+            .filter(|(e, _)| matches!(e.release, Release::Kustomization { .. }) == kustomization)
+            .count()
+    };
+    let mut line = format!(
+        "{compared}: {} cluster{}; {} of {} Kustomization{} read what changed and were built at both sides, {} of them changing what {} {}; {} of {} HelmRelease{} rendered, {} changing what {} {}",
+        tally.clusters,
+        plural(tally.clusters),
+        tally.built,
+        tally.kustomizations,
+        plural(tally.kustomizations),
+        fleet_changes(true),
+        if fleet_changes(true) == 1 { "it" } else { "they" },
+        if fleet_changes(true) == 1 { "applies" } else { "apply" },
+        tally.rendered,
+        tally.releases,
+        plural(tally.releases),
+        fleet_changes(false),
+        if fleet_changes(false) == 1 { "it" } else { "they" },
+        if fleet_changes(false) == 1 { "renders" } else { "render" },
+    );
+    let errors = report.errors();
+    if errors > 0 {
+        line.push_str(&format!("; {errors} could not be built or rendered"));
     }
     line.push('.');
     line
@@ -133,8 +169,9 @@ impl printer::Member for Entry {
         let (namespace, name) = match &self.release {
             Release::Cluster { namespace, name }
             | Release::File { namespace, name }
-            | Release::Package { namespace, name, .. } => (Some(namespace.as_str()), Some(name.as_str())),
-            Release::Defaults => (None, None),
+            | Release::Package { namespace, name, .. }
+            | Release::Fleet { namespace, name, .. } => (Some(namespace.as_str()), Some(name.as_str())),
+            Release::Defaults | Release::Kustomization { .. } => (None, None),
         };
         let mut item = serde_json::Map::new();
         item.insert("chart".into(), json!(self.chart.display().to_string()));
@@ -146,6 +183,10 @@ impl printer::Member for Entry {
             item.insert("package".into(), json!(key.package));
             item.insert("variant".into(), json!(key.variant));
             item.insert("component".into(), json!(key.component));
+        }
+        if let Some((cluster, kustomization)) = self.release.fleet() {
+            item.insert("cluster".into(), json!(cluster));
+            item.insert("kustomization".into(), json!(kustomization));
         }
         item.insert("changed".into(), json!(self.outcome.as_ref().is_ok_and(Plan::has_changes)));
         if let Ok(plan) = &self.outcome {
@@ -214,7 +255,7 @@ mod tests {
                     outcome: Err("git:main: helm template failed: boom".into()),
                 }))
                 .collect();
-        Report { old: "git:main".into(), new: "the work tree".into(), charts: 12, entries }
+        Report { old: "git:main".into(), new: "the work tree".into(), charts: 12, entries, fleet: None }
     }
 
     #[test]
@@ -276,7 +317,13 @@ mod tests {
 
     #[test]
     fn nothing_affected_is_said_in_one_line() {
-        let empty = Report { old: "git:main".into(), new: "the work tree".into(), charts: 150, entries: Vec::new() };
+        let empty = Report {
+            old: "git:main".into(),
+            new: "the work tree".into(),
+            charts: 150,
+            entries: Vec::new(),
+            fleet: None,
+        };
         assert_eq!(
             headline(&empty),
             "git:main → the work tree: none of the 150 charts read anything that changed; nothing rendered."

@@ -19,6 +19,11 @@ pub enum Release {
     Package { namespace: String, name: String, key: crate::source::package_source::Key, shared: bool },
     /// The chart alone, with its own values (no HelmRelease deploys it, or none was looked for).
     Defaults,
+    /// A HelmRelease a Flux Kustomization of a fleet repository applies to `cluster` (the path its
+    /// reconciliation starts from, see [`crate::fleet::clusters`]).
+    Fleet { cluster: String, kustomization: String, namespace: String, name: String },
+    /// The objects a Flux Kustomization (`namespace/name`) applies to `cluster`, compared as objects.
+    Kustomization { cluster: String, kustomization: String },
 }
 
 impl Release {
@@ -38,6 +43,18 @@ impl Release {
                 }
             }
             Release::Defaults => "(chart defaults)".into(),
+            Release::Fleet { cluster, namespace, name, .. } => format!("{namespace}/{name} in {cluster}"),
+            Release::Kustomization { cluster, kustomization } => format!("Kustomization {kustomization} in {cluster}"),
+        }
+    }
+
+    /// The fleet cluster and the Kustomization, for what a fleet repository's builds apply.
+    pub fn fleet(&self) -> Option<(&str, &str)> {
+        match self {
+            Release::Fleet { cluster, kustomization, .. } | Release::Kustomization { cluster, kustomization } => {
+                Some((cluster, kustomization))
+            }
+            _ => None,
         }
     }
 
@@ -48,6 +65,8 @@ impl Release {
             Release::File { .. } => "file",
             Release::Package { .. } => "package",
             Release::Defaults => "defaults",
+            Release::Fleet { .. } => "fleet",
+            Release::Kustomization { .. } => "kustomization",
         }
     }
 }
@@ -69,6 +88,20 @@ pub struct Report {
     pub charts: usize,
     /// One entry per release of each affected chart, by chart path, then release.
     pub entries: Vec<Entry>,
+    /// For a fleet repository: what was built and rendered.
+    pub fleet: Option<FleetTally>,
+}
+
+/// How much of a fleet repository a review built and rendered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FleetTally {
+    pub clusters: usize,
+    /// Kustomizations at either side, and those built at both (the others read nothing that changed).
+    pub kustomizations: usize,
+    pub built: usize,
+    /// HelmReleases at either side, and those rendered (the others read nothing that changed).
+    pub releases: usize,
+    pub rendered: usize,
 }
 
 impl Report {

@@ -1,0 +1,95 @@
+//! The files of a Git side as source-controller archives them into the artifact kustomize-controller
+//! builds from (`Storage.Archive` with its default ignore rules): regular files only (symbolic links are
+//! dropped), without Git's own files, and, when the repository has no `.sourceignore`, without images,
+//! archives and CI configuration. Staged in a private temporary directory, removed when dropped.
+
+use std::path::{Path, PathBuf};
+
+/// Always left out of an artifact.
+const GIT_FILES: [&str; 3] = [".gitignore", ".gitmodules", ".gitattributes"];
+/// Left out when there is no `.sourceignore` (source-controller's `VCSPatterns` and default excludes).
+const DEFAULT_EXTENSIONS: [&str; 8] = [".jpg", ".jpeg", ".gif", ".png", ".wmv", ".flv", ".tar.gz", ".zip"];
+const DEFAULT_DIRS: [&str; 2] = [".github", ".circleci"];
+const DEFAULT_FILES: [&str; 8] = [
+    ".travis.yml",
+    ".gitlab-ci.yml",
+    "appveyor.yml",
+    ".drone.yml",
+    "cloudbuild.yaml",
+    ".goreleaser.yml",
+    ".sops.yaml",
+    ".flux.yaml",
+];
+
+/// A side's files, staged as an artifact.
+pub struct Artifact {
+    dir: tempfile::TempDir,
+}
+
+impl Artifact {
+    /// Stages `files` (repository path, contents): those an artifact holds.
+    pub fn stage(files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) -> std::io::Result<Artifact> {
+        let files: Vec<(PathBuf, Vec<u8>)> = files.into_iter().collect();
+        let ignore_file = files.iter().any(|(p, _)| p.file_name().is_some_and(|n| n == ".sourceignore"));
+        let dir = crate::support::process::private_dir("cozyhr-fleet-")?;
+        for (path, bytes) in files.iter().filter(|(p, _)| included(p, ignore_file)) {
+            let to = dir.path().join(path);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            crate::render::postrender::write_private(&to, bytes)?;
+        }
+        Ok(Artifact { dir })
+    }
+
+    /// The artifact's root: the repository's top.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Whether repository path `path` is in the artifact (`ignore_file`: the repository has a
+/// `.sourceignore`, which replaces the default excludes; its own patterns are not read).
+pub fn included(path: &Path, ignore_file: bool) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if GIT_FILES.contains(&name.as_str()) || path.components().any(|c| c.as_os_str() == ".git") {
+        return false;
+    }
+    if ignore_file {
+        return true;
+    }
+    let in_dir = path.parent().into_iter().flat_map(|p| p.components()).any(|c| {
+        let c = c.as_os_str().to_string_lossy();
+        DEFAULT_DIRS.contains(&c.as_ref())
+    });
+    let codeship = name.starts_with("codeship-") && name.ends_with(".yml");
+    !(in_dir
+        || codeship
+        || DEFAULT_FILES.contains(&name.as_str())
+        || DEFAULT_EXTENSIONS.iter().any(|e| name.ends_with(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaves_out_what_source_controller_leaves_out() {
+        for p in [
+            ".gitignore",
+            "a/.gitattributes",
+            "logo.png",
+            "x/chart-1.0.0.tar.gz",
+            ".github/workflows/ci.yaml",
+            "deep/.sops.yaml",
+            "codeship-steps.yml",
+        ] {
+            assert!(!included(Path::new(p), false), "{p}");
+        }
+        for p in ["apps/base/web/release.yaml", "clusters/staging/flux-system/gotk-sync.yaml", "README.md"] {
+            assert!(included(Path::new(p), false), "{p}");
+        }
+        assert!(included(Path::new("logo.png"), true));
+        assert!(!included(Path::new(".gitmodules"), true));
+    }
+}

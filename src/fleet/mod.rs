@@ -1,0 +1,20 @@
+//! A fleet repository as Flux builds it: the Flux Kustomizations its files define, each built as
+//! kustomize-controller builds it, cluster by cluster, so that `review` sees every HelmRelease (and every
+//! other object) a change reaches, not only the charts that lie in the repository.
+//!
+//! Rooms, in the order a side is built:
+//! - [`artifact`]: the side's files as source-controller archives them;
+//! - [`kustomization`]: the Flux Kustomization's fields a build reads;
+//! - [`clusters`]: where each cluster's reconciliation starts, and its Kustomizations built in order,
+//!   nested ones included;
+//! - [`reads`]: what a build reads, to build again only what a change reaches;
+//! - [`build`]: one build: [`generate`] writes its kustomization, kubectl's kustomize builds it, each
+//!   object is finished ([`substitute`], then as the apply step leaves it).
+
+pub mod artifact;
+pub mod build;
+pub mod clusters;
+pub mod generate;
+pub mod kustomization;
+pub mod reads;
+pub mod substitute;
