@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: build everything, run the unit tests, build the docs (warnings fail), bring up a fresh
-# local control plane (real etcd, kube-apiserver, Flux 2.9's helm-controller, source-controller and
-# source-watcher; tools built from Go modules and cached by version), run the end-to-end tests against it,
+# local control plane (real etcd, kube-apiserver, Flux 2.9's helm-controller, source-controller,
+# source-watcher and kustomize-controller; tools built from Go modules and cached by version), run the end-to-end tests against it,
 # then bring it up again with Flux 2.8 and run the suites of FLUX_28_SUITES against that, and bring it
 # down again on every exit path.
 #
