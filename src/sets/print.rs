@@ -37,6 +37,11 @@ pub trait Member {
     /// Its object in `-o json`, in key order, before its `plan` or `error`.
     fn json(&self) -> Map<String, Value>;
 
+    /// What it is, in the line of an image change many share (`7 containers in 6 releases`).
+    fn noun(&self) -> &'static str {
+        "release"
+    }
+
     /// Its changed `plan` as one section of a Markdown comment (starting with a blank line), within `room`
     /// bytes; `usize::MAX` for the whole section.
     fn markdown_section(&self, plan: &Plan, context: Option<usize>, room: usize) -> String;
@@ -115,11 +120,17 @@ pub fn table<M: Member>(members: &[M], color: bool) -> String {
     })
 }
 
-/// What to see first, member by member (nothing when none has anything): after the table.
+/// What to see first (nothing when none has anything): after the table. An image change seen in more
+/// than one container is one line, with how many containers in how many members and where
+/// ([`super::image_groups`]); then member by member, its other image changes and its risks.
 pub fn attention_list<M: Member>(members: &[M]) -> String {
+    let seen = Seen::of(members);
     let mut out = String::new();
-    for (m, plan) in changed(members) {
-        let lines = attention::of(plan).lines();
+    for g in &seen.groups {
+        out.push_str(&format!("  image  {}: {}\n", g.change(), seen.places(g, M::heading)));
+    }
+    for (m, a) in &seen.members {
+        let lines = seen.ungrouped(a).lines();
         if lines.is_empty() {
             continue;
         }
@@ -134,11 +145,18 @@ pub fn attention_list<M: Member>(members: &[M]) -> String {
 /// What to see first as a Markdown list (nothing when none has anything): after the table.
 fn attention_markdown<M: Member>(members: &[M]) -> String {
     let code = |t: &str| format!("`{}`", t.replace('`', "'"));
+    let seen = Seen::of(members);
     let mut out = String::new();
-    for (m, plan) in changed(members) {
+    let heading = |m: &M| {
         let [first, second] = m.markdown_who();
-        let a = attention::of(plan);
-        for i in &a.images {
+        format!("{first} · {second}")
+    };
+    for g in &seen.groups {
+        out.push_str(&format!("- image {}: {}\n", code(&g.change()), seen.places(g, heading)));
+    }
+    for (m, a) in &seen.members {
+        let [first, second] = m.markdown_who();
+        for i in &seen.ungrouped(a).images {
             let side = |s: &Option<String>| s.as_deref().map_or("(none)".to_string(), code);
             out.push_str(&format!(
                 "- {first} · {second}: image of {}, container {}: {} → {}\n",
@@ -153,6 +171,48 @@ fn attention_markdown<M: Member>(members: &[M]) -> String {
         }
     }
     if out.is_empty() { out } else { format!("\n**What to see first**\n\n{out}") }
+}
+
+/// What each changed member has to be seen first, and the image changes more than one container shares.
+struct Seen<'a, M> {
+    members: Vec<(&'a M, attention::Attention)>,
+    groups: Vec<super::image_groups::Group>,
+}
+
+/// How many members a group's line names before it counts the rest.
+const PLACES_NAMED: usize = 3;
+
+impl<'a, M: Member> Seen<'a, M> {
+    fn of(members: &'a [M]) -> Self {
+        let members: Vec<(&M, attention::Attention)> = changed(members).map(|(m, p)| (m, attention::of(p))).collect();
+        let changes = members.iter().enumerate().flat_map(|(i, (_, a))| a.images.iter().map(move |c| (i, c)));
+        let groups = super::image_groups::groups(changes);
+        Seen { members, groups }
+    }
+
+    /// A member's attention without the image changes a group says.
+    fn ungrouped(&self, a: &attention::Attention) -> attention::Attention {
+        let images = a.images.iter().filter(|i| !self.groups.iter().any(|g| g.has(i))).cloned().collect();
+        attention::Attention { images, risks: a.risks.clone() }
+    }
+
+    /// `7 containers in 6 releases (a, b, c and 3 more)`, each member named by `name`.
+    fn places(&self, g: &super::image_groups::Group, name: impl Fn(&M) -> String) -> String {
+        let mut nouns: Vec<(&str, usize)> = Vec::new();
+        for &i in &g.members {
+            let noun = self.members[i].0.noun();
+            match nouns.iter_mut().find(|(n, _)| *n == noun) {
+                Some((_, count)) => *count += 1,
+                None => nouns.push((noun, 1)),
+            }
+        }
+        let counted: Vec<String> =
+            nouns.iter().map(|(n, c)| format!("{c} {n}{}", if *c == 1 { "" } else { "s" })).collect();
+        let named: Vec<String> = g.members.iter().take(PLACES_NAMED).map(|&i| name(self.members[i].0)).collect();
+        let rest = g.members.len().saturating_sub(PLACES_NAMED);
+        let named = if rest > 0 { format!("{} and {rest} more", named.join(", ")) } else { named.join(", ") };
+        format!("{} containers in {} ({named})", g.containers, counted.join(" and "))
+    }
 }
 
 /// Each changed member's plan as `format` prints it (`-o diff` or `-o summary`), under its heading.

@@ -160,6 +160,13 @@ impl printer::Member for Entry {
         self.who().map(|text| cell(&text))
     }
 
+    fn noun(&self) -> &'static str {
+        match self.release {
+            Release::Kustomization { .. } => "Kustomization",
+            _ => "release",
+        }
+    }
+
     fn heading(&self) -> String {
         let [chart, release] = self.who();
         format!("{chart} · {release}")
@@ -256,6 +263,41 @@ mod tests {
                 }))
                 .collect();
         Report { old: "git:main".into(), new: "the work tree".into(), charts: 12, entries, fleet: None }
+    }
+
+    fn deployment(name: &str, image: &str) -> (ObjectId, serde_json::Value) {
+        let v = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"template": {"spec": {"containers": [{"name": "agent", "image": image}, {"name": "sidecar", "image": image}]}}}});
+        (ObjectId::from_object(&v).unwrap(), v)
+    }
+
+    #[test]
+    fn one_image_change_many_containers_share_is_one_line() {
+        let entry = |chart: &str, release: Release, extra: bool| {
+            let mut old = vec![deployment("agent", "quay.io/cilium/cilium:v1.6.0")];
+            let mut new = vec![deployment("agent", "quay.io/cilium/cilium:v1.6.1")];
+            if extra {
+                old.push(deployment("web", "nginx:1.27"));
+                new.push(deployment("web", "nginx:1.28"));
+            }
+            Entry { chart: PathBuf::from(chart), release, outcome: Ok(plan(new, old).unwrap()) }
+        };
+        let fleet = |name: &str| Release::Fleet { cluster: "clusters/a".into(), kustomization: "flux-system/apps".into(), namespace: "kube-system".into(), name: name.into() };
+        let entries = vec![
+            entry("cilium", fleet("cilium"), false),
+            entry("cilium", fleet("cilium-b"), true),
+            entry("(objects)", Release::Kustomization { cluster: "clusters/a".into(), kustomization: "flux-system/extra".into() }, false),
+        ];
+        let report = Report { old: "git:main".into(), new: "the work tree".into(), charts: 0, entries, fleet: None };
+        let text = render(&report, Format::Summary, RenderOptions::default());
+        let after = text.split_once("What to see first:\n").map(|(_, a)| a).unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            after,
+            "  image  quay.io/cilium/cilium v1.6.0 → v1.6.1: 6 containers in 2 releases and 1 Kustomization (cilium · kube-system/cilium in clusters/a, cilium · kube-system/cilium-b in clusters/a, (objects) · Kustomization flux-system/extra in clusters/a)\n  \
+             image  nginx 1.27 → 1.28: 2 containers in 1 release (cilium · kube-system/cilium-b in clusters/a)\n"
+        );
+        let md = markdown(&report, Some(3), COMMENT_LIMIT);
+        assert!(md.contains("- image `quay.io/cilium/cilium v1.6.0 → v1.6.1`: 6 containers in 2 releases and 1 Kustomization (`cilium` · `kube-system/cilium in clusters/a`, "), "{md}");
     }
 
     #[test]
