@@ -22,6 +22,8 @@ use cozyhr_e2e::{
 use serde_json::Value;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(240);
+/// The value of the staging cluster's Secret, which no review prints.
+const SECRET: &str = "s3cret-token-of-staging";
 
 /// The chart of the `web` release: a Deployment and, from 1.1.0, a Service.
 fn web_chart(name: &str, version: &str) -> Chart {
@@ -136,7 +138,7 @@ impl Fleet {
             );
             self.write(
                 &format!("apps/{cluster}/kustomization.yaml"),
-                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base/web\n- ../base/cache\npatches:\n- path: web-values.yaml\n  target:\n    kind: HelmRelease\n    name: web\n",
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../base/web\n- ../base/cache\n- ../base/tools\npatches:\n- path: web-values.yaml\n  target:\n    kind: HelmRelease\n    name: web\n",
             );
             self.write(
                 &format!("apps/{cluster}/web-values.yaml"),
@@ -180,6 +182,26 @@ impl Fleet {
         self.write(
             "apps/base/cache/kustomization.yaml",
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- release.yaml\n",
+        );
+        // A chart of the repository itself, from the cluster's GitRepository.
+        self.write("charts/tools/Chart.yaml", "apiVersion: v2\nname: tools\nversion: 0.1.0\n");
+        self.write("charts/tools/values.yaml", "level: info\n");
+        self.write(
+            "charts/tools/templates/configmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  level: {{ .Values.level | quote }}\n",
+        );
+        self.write(
+            "apps/base/tools/release.yaml",
+            &format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: tools\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: ./charts/tools\n      reconcileStrategy: Revision\n      sourceRef:\n        kind: GitRepository\n        name: flux-system\n        namespace: {ns}\n"),
+        );
+        self.write(
+            "apps/base/tools/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- release.yaml\n",
+        );
+        // A Secret of the staging cluster, for its apps' substitution (optional there); masked in reviews.
+        self.write(
+            "clusters/staging/cluster-secrets.yaml",
+            &format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: {ns}\nstringData:\n  api_token: {SECRET}\n"),
         );
     }
 
@@ -279,13 +301,22 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
             }
         });
     }
-    for hr in ["web", "cache"] {
+    for hr in ["web", "cache", "tools"] {
         wait_hr_ready(apps, hr, READY_TIMEOUT);
     }
 
-    // Everything of the fleet is added since the first commit.
+    // Everything of the fleet is added since the first commit; the cluster is the fleet's staging.
     let (rows, stderr, _) = fleet.review(&["git:HEAD~1"]);
     assert!(stderr.contains("2 clusters; 7 of 7 Kustomizations"), "{stderr}");
+    assert!(stderr.contains("6 of 6 HelmReleases rendered"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "clusters/staging is the cluster at {}",
+            std::env::var("COZYHR_APISERVER_URL").unwrap_or_default()
+        )),
+        "{stderr}"
+    );
+    assert!(!serde_json::to_string(&rows).expect("json").contains(SECRET), "the Secret's value is masked");
     let staging: Vec<&Value> = rows.iter().filter(|r| r["cluster"] == "clusters/staging").collect();
     let kustomizations: BTreeSet<String> =
         staging.iter().filter(|r| r["source"] == "kustomization").map(|r| key(r).2).collect();
@@ -322,12 +353,19 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
             let resource = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
             let namespace = object.pointer("/metadata/namespace").and_then(Value::as_str);
             let live = kubectl_get(&resource, namespace, obj_name);
-            within(object, &live, &format!("{k}: {id}")).unwrap_or_else(|e| panic!("{e}"));
+            let mut object = object.clone();
+            if kind == "Secret" {
+                // Masked in a review: its keys are there, not its values.
+                let masked = object.as_object_mut().and_then(|o| o.remove("data")).expect("a Secret's data");
+                let live_keys: BTreeSet<&String> = live["data"].as_object().expect("live data").keys().collect();
+                assert_eq!(masked.as_object().expect("data").keys().collect::<BTreeSet<_>>(), live_keys);
+            }
+            within(&object, &live, &format!("{k}: {id}")).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 
     // Each release: the objects review renders are those helm-controller installed.
-    for release in ["web", "cache"] {
+    for release in ["web", "cache", "tools"] {
         let row = staging
             .iter()
             .find(|r| r["name"] == release && r["source"] == "fleet")
@@ -383,7 +421,7 @@ fn pull_requests_are_reviewed_exactly() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("2 of 7 Kustomizations") && stderr.contains("2 of 4 HelmReleases rendered, 2 changing"),
+        stderr.contains("2 of 7 Kustomizations") && stderr.contains("2 of 6 HelmReleases rendered, 2 changing"),
         "{stderr}"
     );
     let staging_web = rows.iter().find(|r| key(r) == web("staging", true)).expect("row");
@@ -437,14 +475,23 @@ fn pull_requests_are_reviewed_exactly() {
     );
     let (rows, stderr, _) = fleet.review(&["git:HEAD"]);
     assert_eq!(rows_of(&rows), BTreeSet::from([k("staging", "dashboards", true)]), "{stderr}");
-    assert!(stderr.contains("0 of 4 HelmReleases rendered"), "{stderr}");
+    assert!(stderr.contains("0 of 6 HelmReleases rendered"), "{stderr}");
+    fleet.reset();
+
+    // A chart of the repository: its releases in both clusters, no Kustomization built again.
+    fleet.write("charts/tools/values.yaml", "level: debug\n");
+    let (rows, stderr, _) = fleet.review(&["git:HEAD", "--offline"]);
+    let tools =
+        |cluster: &str| (format!("clusters/{cluster}"), "fleet".to_string(), format!("{}/tools", fleet.apps), true);
+    assert_eq!(rows_of(&rows), BTreeSet::from([tools("staging"), tools("production")]), "{stderr}");
+    assert!(stderr.contains("without a cluster (--offline)") && stderr.contains("0 of 7 Kustomizations"), "{stderr}");
     fleet.reset();
 
     // A change no build reads: nothing built again, nothing rendered.
     fleet.write("README.md", "A fleet repository, described.\n");
     let (rows, stderr, code) = fleet.review(&["git:HEAD"]);
     assert!(rows.is_empty(), "{rows:#?}");
-    assert!(stderr.contains("0 of 7 Kustomizations") && stderr.contains("0 of 4 HelmReleases rendered"), "{stderr}");
+    assert!(stderr.contains("0 of 7 Kustomizations") && stderr.contains("0 of 6 HelmReleases rendered"), "{stderr}");
     assert_eq!(code, Some(0));
     fleet.reset();
 }

@@ -46,7 +46,9 @@ impl Group {
     pub fn change(&self) -> String {
         let side = |s: &Option<String>| s.clone().unwrap_or_else(|| "(none)".into());
         match (self.before.as_deref().map(split), self.after.as_deref().map(split)) {
-            (Some((repo_a, tag_a)), Some((repo_b, tag_b))) if repo_a == repo_b && !tag_a.is_empty() && !tag_b.is_empty() => {
+            (Some((repo_a, tag_a)), Some((repo_b, tag_b)))
+                if repo_a == repo_b && !tag_a.is_empty() && !tag_b.is_empty() =>
+            {
                 format!("{repo_a} {tag_a} → {tag_b}")
             }
             _ => format!("{} → {}", side(&self.before), side(&self.after)),
@@ -72,7 +74,12 @@ mod tests {
     use super::*;
 
     fn change(object: &str, before: &str, after: &str) -> ImageChange {
-        ImageChange { object: object.into(), container: "c".into(), before: Some(before.into()), after: Some(after.into()) }
+        ImageChange {
+            object: object.into(),
+            container: "c".into(),
+            before: Some(before.into()),
+            after: Some(after.into()),
+        }
     }
 
     #[test]
@@ -90,7 +97,8 @@ mod tests {
 
     #[test]
     fn repositories_and_ports_are_told_apart() {
-        let g = |b: &str, a: &str| Group { before: Some(b.into()), after: Some(a.into()), containers: 2, members: vec![0] };
+        let g =
+            |b: &str, a: &str| Group { before: Some(b.into()), after: Some(a.into()), containers: 2, members: vec![0] };
         assert_eq!(g("localhost:5000/web:1", "localhost:5000/web:2").change(), "localhost:5000/web 1 → 2");
         assert_eq!(g("a/web:1", "b/web:1").change(), "a/web:1 → b/web:1");
         assert_eq!(g("web@sha256:aa", "web@sha256:bb").change(), "web sha256:aa → sha256:bb");

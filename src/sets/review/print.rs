@@ -282,11 +282,20 @@ mod tests {
             }
             Entry { chart: PathBuf::from(chart), release, outcome: Ok(plan(new, old).unwrap()) }
         };
-        let fleet = |name: &str| Release::Fleet { cluster: "clusters/a".into(), kustomization: "flux-system/apps".into(), namespace: "kube-system".into(), name: name.into() };
+        let fleet = |name: &str| Release::Fleet {
+            cluster: "clusters/a".into(),
+            kustomization: "flux-system/apps".into(),
+            namespace: "kube-system".into(),
+            name: name.into(),
+        };
         let entries = vec![
             entry("cilium", fleet("cilium"), false),
             entry("cilium", fleet("cilium-b"), true),
-            entry("(objects)", Release::Kustomization { cluster: "clusters/a".into(), kustomization: "flux-system/extra".into() }, false),
+            entry(
+                "(objects)",
+                Release::Kustomization { cluster: "clusters/a".into(), kustomization: "flux-system/extra".into() },
+                false,
+            ),
         ];
         let report = Report { old: "git:main".into(), new: "the work tree".into(), charts: 0, entries, fleet: None };
         let text = render(&report, Format::Summary, RenderOptions::default());
