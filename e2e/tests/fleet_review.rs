@@ -375,6 +375,38 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
             without_namespaces(by_kind_and_name(objects(&helm_get(&["manifest", release, "-n", apps]).stdout)));
         cozyhr_e2e::assert_same_objects(&ours, &stored, release);
     }
+
+    // A substitution variable with no value and no default fails review's build as it fails
+    // kustomize-controller's, with the same words.
+    let patch = fleet.path().join("apps/staging/web-values.yaml");
+    fleet.write(
+        "apps/staging/web-values.yaml",
+        &std::fs::read_to_string(&patch).expect("read").replace("${domain}", "${region}"),
+    );
+    let (rows, _, _) = fleet.review(&["git:HEAD"]);
+    let ours = rows
+        .iter()
+        .find(|r| {
+            r["cluster"] == "clusters/staging"
+                && r["kustomization"] == format!("{ns}/apps")
+                && r["source"] == "kustomization"
+        })
+        .and_then(|r| r["error"].as_str())
+        .unwrap_or_else(|| panic!("no error row of apps: {rows:#?}"))
+        .to_string();
+    let ours = ours.strip_prefix("the work tree: ").unwrap_or_else(|| panic!("{ours}")).to_string();
+    fleet.push();
+    let now = format!("reconcile.fluxcd.io/requestedAt={}", std::process::id());
+    kubectl(["annotate", "--overwrite", "-n", ns, "gitrepository/flux-system", &now]).ok();
+    kubectl(["annotate", "--overwrite", "-n", ns, "kustomization.kustomize.toolkit.fluxcd.io/apps", &now]).ok();
+    let theirs = eventually("kustomize-controller to fail the apps build", READY_TIMEOUT, || {
+        let o = get_json("kustomization.kustomize.toolkit.fluxcd.io", ns, "apps").ok_or("gone")?;
+        match condition(&o, "Ready") {
+            Some((s, _, message)) if s == "False" && message.contains("region") => Ok(message),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    assert!(theirs.contains(&ours), "kustomize-controller says: {theirs}\nreview says: {ours}");
 }
 
 /// The live object (`namespace`: None for a cluster-scoped one).
@@ -527,7 +559,7 @@ fn bad_input_is_one_line_and_the_other_rows_still_shown() {
     assert_eq!(error("clusters/production", "apps"), "the work tree: kustomization path not found: apps/prod");
     assert_eq!(
         error("clusters/staging", "apps"),
-        "the work tree: var substitution failed for 'HelmRelease/web': variable not set (strict mode): \"region\""
+        "the work tree: post build failed for 'HelmRelease.v2.helm.toolkit.fluxcd.io/web': envsubst error: variable substitution failed: variable not set (strict mode): \"region\""
     );
     assert_eq!(code, Some(1));
     assert!(stderr.lines().last().is_some_and(|l| l.starts_with("Error: ") || l.starts_with("error: ")), "{stderr}");

@@ -26,7 +26,7 @@ pub enum BuildError {
     Kustomize(String),
     #[error("{0}")]
     Object(String),
-    #[error("var substitution failed for '{object}': {error}")]
+    #[error("post build failed for '{object}': envsubst error: variable substitution failed: {error}")]
     Substitute { object: String, error: substitute::SubstituteError },
 }
 
@@ -94,8 +94,8 @@ fn finish(
     Ok(object)
 }
 
-/// `Kind/name`, as kustomize-controller names an object in messages; an object without one of them is an
-/// error.
+/// `Kind.version.group/name`, as kustomize-controller names an object in messages (kustomize's resource
+/// id; `[noGrp]` for the core group); an object without an apiVersion, a kind or a name is an error.
 fn identity(object: &Map<String, Value>) -> Result<String, BuildError> {
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
     let name = object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default();
@@ -105,7 +105,8 @@ fn identity(object: &Map<String, Value>) -> Result<String, BuildError> {
             "an object of the build has no apiVersion, kind or name: '{kind}/{name}'"
         )));
     }
-    Ok(format!("{kind}/{name}"))
+    let (group, version) = api.split_once('/').unwrap_or(("[noGrp]", api));
+    Ok(format!("{kind}.{version}.{group}/{name}"))
 }
 
 fn set(meta: &mut Value, field: &str, key: &str, value: &str) {
@@ -173,7 +174,7 @@ mod tests {
         let err = finish(o.clone(), &k(json!({})), Some(&PostBuild { vars, always: false })).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "var substitution failed for 'ConfigMap/c': variable not set (strict mode): \"nope\""
+            "post build failed for 'ConfigMap.v1.[noGrp]/c': envsubst error: variable substitution failed: variable not set (strict mode): \"nope\""
         );
         // No variable at all: nothing is substituted.
         let out = finish(o, &k(json!({})), Some(&PostBuild { vars: Variables::default(), always: false })).unwrap();
