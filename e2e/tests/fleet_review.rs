@@ -583,3 +583,69 @@ fn bad_input_is_one_line_and_the_other_rows_still_shown() {
     assert!(why.contains("9.9.9") && !why.contains('\n'), "{why}");
     assert_eq!(web("clusters/production")["changed"], true);
 }
+
+/// The job `review`'s script of the GitLab CI recipe, its lines joined as the runner runs them.
+fn gitlab_script(ci: &Value) -> String {
+    let lines = ci["review"]["script"].as_array().cloned().unwrap_or_default();
+    lines.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn the_fleet_ci_recipes_review_a_pull_request() {
+    let fleet = Fleet::new();
+    // As the CI checkout leaves a pull request: the base branch on origin, the head checked out.
+    let origin = format!("{}/{}.git", std::env::var("COZYHR_GIT_DIR").expect("COZYHR_GIT_DIR"), fleet.repo);
+    git(fleet.path(), &["remote", "add", "origin", &origin]);
+    git(fleet.path(), &["fetch", "-q", "origin"]);
+    git(fleet.path(), &["checkout", "-q", "-b", "pull-request"]);
+    let patch = fleet.path().join("apps/staging/web-values.yaml");
+    fleet.write(
+        "apps/staging/web-values.yaml",
+        &std::fs::read_to_string(&patch).expect("read").replace("nginx:1.27-staging", "nginx:1.28-staging"),
+    );
+    git(fleet.path(), &["commit", "-qam", "staging: nginx 1.28"]);
+    let expect = |md: &str, runner: &str| {
+        assert!(md.starts_with("#### `helm cozy review`: "), "{runner}: {md}");
+        assert!(md.contains(&format!("`{}/web in clusters/staging`", fleet.apps)), "{runner}: {md}");
+        assert!(!md.contains("in clusters/production`"), "{runner}: only staging changes: {md}");
+        assert!(
+            md.contains("`nginx 1.27-staging → 1.28-staging`") || md.contains("`nginx:1.28-staging`"),
+            "{runner}: {md}"
+        );
+    };
+
+    // GitHub Actions: the `review` step, as a runner runs it.
+    let wf = cozyhr_e2e::workflow("review-fleet.yml");
+    let script = cozyhr_e2e::workflow_step(&wf, "review");
+    assert!(
+        script.contains("helm cozy review \"git:origin/$GITHUB_BASE_REF...HEAD\" --offline -o markdown"),
+        "{script}"
+    );
+    let bin = tempfile::tempdir().expect("tempdir");
+    cozyhr_e2e::run_workflow_step(&wf, &script, fleet.path(), &bin.path().join("github"));
+    expect(&std::fs::read_to_string(fleet.path().join("review.md")).expect("review.md"), "GitHub Actions");
+    std::fs::remove_file(fleet.path().join("review.md")).expect("rm");
+
+    // GitLab CI: the job's script, its lines in one shell with the merge request's variables.
+    let ci = cozyhr_e2e::workflow("review-fleet.gitlab-ci.yml");
+    let script = gitlab_script(&ci);
+    assert!(script.contains("git:origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME...HEAD"), "{script}");
+    let gitlab = bin.path().join("gitlab");
+    std::fs::create_dir_all(&gitlab).expect("mkdir");
+    std::os::unix::fs::symlink(&cozyhr_e2e::env().helm4, gitlab.join("helm")).expect("link helm");
+    std::os::unix::fs::symlink(&cozyhr_e2e::env().kubectl, gitlab.join("kubectl")).expect("link kubectl");
+    let mut sh = Command::new("bash");
+    sh.args(["-eo", "pipefail", "-c", &script]).current_dir(fleet.path());
+    for (k, v) in cozy_home(Helm::V4).command().get_envs() {
+        if let Some(v) = v {
+            sh.env(k, v);
+        }
+    }
+    sh.env("PATH", format!("{}:{}", gitlab.display(), std::env::var("PATH").unwrap_or_default()));
+    sh.env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main");
+    for (k, v) in ci["variables"].as_object().cloned().unwrap_or_default() {
+        sh.env(k, v.as_str().unwrap_or_default());
+    }
+    run(sh).ok();
+    expect(&std::fs::read_to_string(fleet.path().join("review.md")).expect("review.md"), "GitLab CI");
+}
