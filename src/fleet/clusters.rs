@@ -33,7 +33,8 @@ pub struct Found {
 /// The Flux Kustomizations of `files` (repository path, text); files that are not YAML are passed over.
 pub fn find<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> Vec<Found> {
     let mut out = Vec::new();
-    for (file, text) in files {
+    // Most YAML of a repository is something else: only a file that names the API group is parsed.
+    for (file, text) in files.into_iter().filter(|(_, text)| text.contains(super::kustomization::GROUP)) {
         for doc in crate::cluster::manifests::split_documents(text) {
             let Ok(object) = crate::values::parse_values(&doc.text, "a manifest") else { continue };
             if Kustomization::is(&object)
