@@ -9,7 +9,7 @@
 //! - each Kustomization built again (it reads what changed) compares what it applies as objects,
 //!   Secrets masked, so that a plain manifest's change is seen too.
 //!
-//! The cluster that is reachable, when it runs one of the fleet's clusters ([`home`]), renders that
+//! The cluster that is reachable, when it runs one of the fleet's clusters (see `home`), renders that
 //! cluster's releases with its capabilities and lookups; the others render without a cluster.
 
 mod home;
