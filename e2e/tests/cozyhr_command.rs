@@ -1,7 +1,7 @@
 //! Cozystack's Makefiles unchanged (issue 36): the `cozyhr` command takes the Go cozyhr's command line
 //! and does what this project's plugins do, against the real helm-controller.
 //!
-//! - Cozystack's own `hack/package.mk` (`../shared/vendor/cozystack-package.mk`, included from there, not
+//! - Cozystack's own `hack/package.mk` (`../shared/vendor/cozystack-package.mk` or `$COZYHR_VENDOR`'s, included from there, not
 //!   copied), included by a package Makefile for a chart helm-controller installed: `make show`, `make
 //!   diff` (unchanged, then after an edit), `make apply`, `make resume`, `make delete`.
 //! - flux-aio's pipe: `cozyhr show --plain | kubectl apply --server-side -f -` and `| kubectl diff -f -`.
@@ -49,13 +49,17 @@ fn cozyhr(args: &[&str]) -> Run {
     cozyhr_in(&std::env::temp_dir(), args)
 }
 
-/// Cozystack's `hack/package.mk`, as Cozystack ships it, from the shared vendor directory beside the
-/// checkout.
+/// Cozystack's `hack/package.mk`, as Cozystack ships it, from the shared vendor directory: `$COZYHR_VENDOR`
+/// when set (as `scripts/tools.sh` reads it), else `../shared/vendor` beside the checkout.
 fn package_mk() -> PathBuf {
-    let mk = cozyhr_e2e::repo().parent().expect("the checkout has a parent").join("shared/vendor/cozystack-package.mk");
+    let vendor = match std::env::var_os("COZYHR_VENDOR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => cozyhr_e2e::repo().parent().expect("the checkout has a parent").join("shared/vendor"),
+    };
+    let mk = vendor.join("cozystack-package.mk");
     assert!(
         mk.is_file(),
-        "{} is missing: the shared directory (../shared beside the checkout) holds Cozystack's hack/package.mk",
+        "{} is missing: the shared vendor directory (../shared/vendor beside the checkout, or $COZYHR_VENDOR) holds Cozystack's hack/package.mk",
         mk.display()
     );
     mk
