@@ -196,7 +196,17 @@ impl Fleet {
         );
         self.write(
             "apps/base/tools/kustomization.yaml",
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- release.yaml\n",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- release.yaml\n- artifact-release.yaml\n",
+        );
+        // The same chart cut out of the repository by an ArtifactGenerator, as a platform delivers its
+        // charts: a HelmRelease whose chartRef is that ExternalArtifact.
+        self.write(
+            "infrastructure/charts.yaml",
+            "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: charts\nspec:\n  sources:\n  - alias: repo\n    kind: GitRepository\n    name: flux-system\n  artifacts:\n  - name: tools-chart\n    copy:\n    - from: \"@repo/charts/tools/**\"\n      to: \"@artifact/tools/\"\n",
+        );
+        self.write(
+            "apps/base/tools/artifact-release.yaml",
+            &format!("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: tools-artifact\nspec:\n  interval: 10m\n  chartRef:\n    kind: ExternalArtifact\n    name: tools-chart\n    namespace: {ns}\n  values:\n    level: warn\n"),
         );
         // A Secret of the staging cluster, for its apps' substitution (optional there); masked in reviews.
         self.write(
@@ -301,14 +311,14 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
             }
         });
     }
-    for hr in ["web", "cache", "tools"] {
+    for hr in ["web", "cache", "tools", "tools-artifact"] {
         wait_hr_ready(apps, hr, READY_TIMEOUT);
     }
 
     // Everything of the fleet is added since the first commit; the cluster is the fleet's staging.
     let (rows, stderr, _) = fleet.review(&["git:HEAD~1"]);
     assert!(stderr.contains("2 clusters; 7 of 7 Kustomizations"), "{stderr}");
-    assert!(stderr.contains("6 of 6 HelmReleases rendered"), "{stderr}");
+    assert!(stderr.contains("8 of 8 HelmReleases rendered"), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "clusters/staging is the cluster at {}",
@@ -365,7 +375,7 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
     }
 
     // Each release: the objects review renders are those helm-controller installed.
-    for release in ["web", "cache", "tools"] {
+    for release in ["web", "cache", "tools", "tools-artifact"] {
         let row = staging
             .iter()
             .find(|r| r["name"] == release && r["source"] == "fleet")
@@ -453,7 +463,7 @@ fn pull_requests_are_reviewed_exactly() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("2 of 7 Kustomizations") && stderr.contains("2 of 6 HelmReleases rendered, 2 changing"),
+        stderr.contains("2 of 7 Kustomizations") && stderr.contains("2 of 8 HelmReleases rendered, 2 changing"),
         "{stderr}"
     );
     let staging_web = rows.iter().find(|r| key(r) == web("staging", true)).expect("row");
@@ -507,15 +517,25 @@ fn pull_requests_are_reviewed_exactly() {
     );
     let (rows, stderr, _) = fleet.review(&["git:HEAD"]);
     assert_eq!(rows_of(&rows), BTreeSet::from([k("staging", "dashboards", true)]), "{stderr}");
-    assert!(stderr.contains("0 of 6 HelmReleases rendered"), "{stderr}");
+    assert!(stderr.contains("0 of 8 HelmReleases rendered"), "{stderr}");
     fleet.reset();
 
     // A chart of the repository: its releases in both clusters, no Kustomization built again.
-    fleet.write("charts/tools/values.yaml", "level: debug\n");
+    fleet.write(
+        "charts/tools/templates/configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  level: {{ .Values.level | quote }}\n  format: json\n",
+    );
     let (rows, stderr, _) = fleet.review(&["git:HEAD", "--offline"]);
     let tools =
         |cluster: &str| (format!("clusters/{cluster}"), "fleet".to_string(), format!("{}/tools", fleet.apps), true);
-    assert_eq!(rows_of(&rows), BTreeSet::from([tools("staging"), tools("production")]), "{stderr}");
+    let artifact = |cluster: &str| {
+        (format!("clusters/{cluster}"), "fleet".to_string(), format!("{}/tools-artifact", fleet.apps), true)
+    };
+    assert_eq!(
+        rows_of(&rows),
+        BTreeSet::from([tools("staging"), tools("production"), artifact("staging"), artifact("production")]),
+        "{stderr}"
+    );
     assert!(stderr.contains("without a cluster (--offline)") && stderr.contains("0 of 7 Kustomizations"), "{stderr}");
     fleet.reset();
 
@@ -523,7 +543,7 @@ fn pull_requests_are_reviewed_exactly() {
     fleet.write("README.md", "A fleet repository, described.\n");
     let (rows, stderr, code) = fleet.review(&["git:HEAD"]);
     assert!(rows.is_empty(), "{rows:#?}");
-    assert!(stderr.contains("0 of 7 Kustomizations") && stderr.contains("0 of 6 HelmReleases rendered"), "{stderr}");
+    assert!(stderr.contains("0 of 7 Kustomizations") && stderr.contains("0 of 8 HelmReleases rendered"), "{stderr}");
     assert_eq!(code, Some(0));
     fleet.reset();
 }

@@ -85,7 +85,7 @@ pub async fn review(
     let home =
         home::find(req.releases.cluster.as_ref().map(|(options, _)| options), &clusters::entries(&new.found)).await;
     let (mut entries, jobs, tally) = rows(&built, sides, req);
-    let staged = render::Sides2 { old: (&sides.old, &old), new: (&sides.new, &new) };
+    let staged = render::StagedSides { old: (&sides.old, &old), new: (&sides.new, &new) };
     entries.extend(render::all(helm, self_exe, req, &staged, home.as_ref(), &jobs).await);
     entries.sort_by_key(order);
     Ok((entries, tally))

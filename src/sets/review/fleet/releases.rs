@@ -17,12 +17,12 @@ pub(super) struct Job {
     pub(super) cluster: String,
     namespace: String,
     name: String,
-    pub(super) old: Option<At1>,
-    pub(super) new: Option<At1>,
+    pub(super) old: Option<AtSide>,
+    pub(super) new: Option<AtSide>,
 }
 
 /// A HelmRelease at one side, with the objects of that side's builds of its cluster.
-pub(super) struct At1 {
+pub(super) struct AtSide {
     kustomization: String,
     pub(super) hr: HelmRelease,
     pub(super) files: ReleaseFiles,
@@ -30,7 +30,7 @@ pub(super) struct At1 {
 }
 
 pub(super) fn of(cluster: &str, old: &ClusterBuild, new: &ClusterBuild) -> Vec<Job> {
-    let side = |c: &ClusterBuild| -> BTreeMap<(String, String), At1> {
+    let side = |c: &ClusterBuild| -> BTreeMap<(String, String), AtSide> {
         let files =
             ReleaseFiles::from_objects(&format!("the builds of {cluster}"), c.objects().map(|(_, o)| o.clone()));
         c.objects()
@@ -41,7 +41,7 @@ pub(super) fn of(cluster: &str, old: &ClusterBuild, new: &ClusterBuild) -> Vec<J
                 object["metadata"]["namespace"] = Value::String(ns.clone());
                 let hr: HelmRelease = serde_json::from_value(Value::Object(object.clone())).ok()?;
                 let name = hr.name().to_string();
-                Some(((ns, name), At1 { kustomization: k.key(), hr, files: files.clone(), object }))
+                Some(((ns, name), AtSide { kustomization: k.key(), hr, files: files.clone(), object }))
             })
             .collect()
     };
@@ -88,18 +88,16 @@ impl Job {
         if o.object != n.object {
             return true;
         }
-        let refs = |a: &At1| a.files.values_from(&a.hr).map_err(|e| e.to_string());
+        let refs = |a: &AtSide| a.files.values_from(&a.hr).map_err(|e| e.to_string());
         if refs(o) != refs(n) {
             return true;
         }
-        let source = |a: &At1| source_object(a);
+        let source = |a: &AtSide| source_object(a);
         if source(o) != source(n) {
             return true;
         }
-        match repository_chart(&n.hr) {
-            Some(dir) => paths.iter().any(|p| p.starts_with(&dir)),
-            None => false,
-        }
+        let reads = [o, n].into_iter().flat_map(repository_reads).collect::<Vec<_>>();
+        paths.iter().any(|p| reads.iter().any(|r| p.starts_with(r)))
     }
 
     pub(super) fn release(&self) -> Release {
@@ -121,7 +119,7 @@ impl Job {
 }
 
 /// The source object the HelmRelease's chart comes from, as the builds have it.
-fn source_object(a: &At1) -> Option<Map<String, Value>> {
+fn source_object(a: &AtSide) -> Option<Map<String, Value>> {
     let hr_ns = a.hr.namespace();
     let (kind, ns, name) = match (&a.hr.spec.chart_ref, &a.hr.spec.chart) {
         (Some(r), _) => (r.kind.clone(), r.namespace.clone(), r.name.clone()),
@@ -139,6 +137,22 @@ fn source_object(a: &At1) -> Option<Map<String, Value>> {
                 && o.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str) == Some(name.as_str())
         })
         .cloned()
+}
+
+/// The repository paths a chart of this repository is read from: its directory for a GitRepository, what
+/// the ArtifactGenerator's copies read for an ExternalArtifact (none for a chart from a repository).
+fn repository_reads(a: &AtSide) -> Vec<PathBuf> {
+    if let Some(dir) = repository_chart(&a.hr) {
+        return vec![dir];
+    }
+    generated(a).map(|g| g.reads()).unwrap_or_default()
+}
+
+/// The HelmRelease's chart as an ArtifactGenerator of the builds makes it, when its `chartRef` names such
+/// an ExternalArtifact.
+pub(super) fn generated(a: &AtSide) -> Option<crate::source::generated::Generated> {
+    a.hr.spec.chart_ref.as_ref().filter(|r| r.kind == "ExternalArtifact")?;
+    crate::source::generated::Generated::of_file(&a.files, a.hr.name(), Some(a.hr.namespace()), "default")
 }
 
 /// The repository directory of a chart that comes from a GitRepository (this repository).

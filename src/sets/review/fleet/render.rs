@@ -11,7 +11,7 @@ use super::super::report::Entry;
 use super::super::request::Request;
 use super::super::sides::Side;
 use super::Staged;
-use super::releases::{At1, Job, repository_chart};
+use super::releases::{AtSide, Job, repository_chart};
 use crate::cluster::Cluster;
 use crate::compare::diff::Plan;
 use crate::compare::two_sides::{self, Caller, ReleaseCluster, Renderer, View};
@@ -22,14 +22,14 @@ use crate::source::chart::{ChartDir, Checkout};
 use crate::support::error::{Error, Result};
 
 /// The two sides, as staged.
-pub(super) struct Sides2<'a> {
+pub(super) struct StagedSides<'a> {
     pub old: (&'a Side, &'a Staged),
     pub new: (&'a Side, &'a Staged),
 }
 
 struct Ctx<'a> {
     renderer: Renderer<'a>,
-    sides: &'a Sides2<'a>,
+    sides: &'a StagedSides<'a>,
     req: &'a Request<'a>,
     /// The fleet cluster the reachable cluster is, by name.
     home: Option<(&'a str, &'a Cluster)>,
@@ -40,7 +40,7 @@ pub(super) async fn all(
     helm: &Helm,
     self_exe: &Path,
     req: &Request<'_>,
-    sides: &Sides2<'_>,
+    sides: &StagedSides<'_>,
     home: Option<&(String, Cluster)>,
     jobs: &[Job],
 ) -> Vec<Entry> {
@@ -61,6 +61,8 @@ pub(super) async fn all(
 enum Opened {
     Served(crate::source::served::Served),
     Dir(ChartDir),
+    /// An ArtifactGenerator's artifact, built from the side's files.
+    Built(Box<crate::source::generated::Built>),
 }
 
 impl Opened {
@@ -68,6 +70,7 @@ impl Opened {
         match self {
             Opened::Served(s) => &s.chart,
             Opened::Dir(c) => c,
+            Opened::Built(b) => &b.chart,
         }
     }
 }
@@ -76,7 +79,7 @@ async fn render(ctx: &Ctx<'_>, job: &Job) -> Result<Plan> {
     let (old_side, new_side) = (ctx.sides.old, ctx.sides.new);
     let (old, new) = tokio::try_join!(chart(old_side, job.old.as_ref()), chart(new_side, job.new.as_ref()))?;
     let side = |label: &'_ Side,
-                at: Option<&'_ At1>|
+                at: Option<&'_ AtSide>|
      -> std::result::Result<(Option<Box<HelmRelease>>, Vec<crate::values::FetchedRef>), Error> {
         match at {
             Some(a) => {
@@ -121,7 +124,7 @@ fn make_side<'s>(
 }
 
 /// The HelmRelease's chart at one side, from where Flux gets it.
-async fn chart((side, staged): (&Side, &Staged), at: Option<&At1>) -> Result<Option<Opened>> {
+async fn chart((side, staged): (&Side, &Staged), at: Option<&AtSide>) -> Result<Option<Opened>> {
     let Some(a) = at else { return Ok(None) };
     let named = |e: Error| Error::Failed(format!("{}: {e}", side.label));
     if let Some(dir) = repository_chart(&a.hr) {
@@ -129,6 +132,14 @@ async fn chart((side, staged): (&Side, &Staged), at: Option<&At1>) -> Result<Opt
         let path = top.join(&dir);
         let opened = ChartDir::open(&path).map_err(|e| named(e.into()))?;
         return Ok(Some(Opened::Dir(opened.in_checkout(Checkout { top, dir: path }))));
+    }
+    if a.hr.spec.chart_ref.as_ref().is_some_and(|r| r.kind == "ExternalArtifact") {
+        let generated = super::releases::generated(a).ok_or_else(|| {
+            named(Error::Failed(
+                "its chartRef names an ExternalArtifact no ArtifactGenerator of the builds makes".into(),
+            ))
+        })?;
+        return Ok(Some(Opened::Built(Box::new(generated.build(staged.artifact.root(), &a.files).map_err(named)?))));
     }
     let served = crate::source::served::from_repository_offline(&a.files, &a.hr, None).await.map_err(named)?;
     Ok(Some(Opened::Served(served)))
