@@ -2,9 +2,10 @@
 //! its path joined to the artifact's root (it must exist), the kustomization written there
 //! ([`super::generate`]), `kustomize build` by the kustomize kubectl embeds (v5.8.1 in kubectl 1.37, the
 //! one kustomize-controller v1.9.5 pins; load restrictions off, as there, the artifact being the only
-//! tree), then each object: it must have an apiVersion, a kind and a name; `postBuild` substitution
-//! ([`super::substitute`]); as the apply step leaves it: a Secret's `stringData` folded into `data`,
-//! `commonMetadata` over the object's metadata, and the owner labels kustomize-controller adds.
+//! tree) or its output kept from a run before ([`super::kept`]), then each object: it must have an
+//! apiVersion, a kind and a name; `postBuild` substitution ([`super::substitute`]); as the apply step
+//! leaves it: a Secret's `stringData` folded into `data`, `commonMetadata` over the object's metadata,
+//! and the owner labels kustomize-controller adds.
 
 use std::path::Path;
 
@@ -12,6 +13,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::generate;
+use super::kept::Kept;
 use super::kustomization::Kustomization;
 use super::substitute::{self, Variables};
 
@@ -48,23 +50,34 @@ pub async fn build(
     if !dir.is_dir() {
         return Err(BuildError::PathNotFound(if path.is_empty() { ".".into() } else { path }));
     }
-    let written = generate::write(&dir, k).map_err(BuildError::Generate)?;
+    let kept = Kept::of(kubectl, root, k);
+    let (text, fresh) = match kept.as_ref().and_then(Kept::load) {
+        Some(text) => (text, false),
+        None => (kustomize(kubectl, &dir, k).await?, true),
+    };
+    let mut built = Vec::new();
+    for doc in crate::cluster::manifests::split_documents(&text) {
+        let object = crate::values::parse_values(&doc.text, "kustomize's output")
+            .map_err(|e| BuildError::Kustomize(e.to_string()))?;
+        if !object.is_empty() {
+            built.push(object);
+        }
+    }
+    if let Some(kept) = kept.filter(|_| fresh) {
+        kept.store(&text, built.iter().any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret")));
+    }
+    built.into_iter().map(|object| finish(object, k, post)).collect()
+}
+
+/// `kubectl kustomize` of `dir`, with the kustomization kustomize-controller would generate there.
+async fn kustomize(kubectl: &Path, dir: &Path, k: &Kustomization) -> Result<String, BuildError> {
+    let written = generate::write(dir, k).map_err(BuildError::Generate)?;
     let args =
         ["kustomize".into(), "--load-restrictor".into(), "LoadRestrictionsNone".into(), dir.as_os_str().to_owned()];
     let out = crate::support::process::run_program(kubectl, &args, &[], None).await;
     written.restore();
     let out = out.map_err(|e| BuildError::Kustomize(e.to_string()))?;
-    let text = String::from_utf8_lossy(&out);
-    let mut objects = Vec::new();
-    for doc in crate::cluster::manifests::split_documents(&text) {
-        let object = crate::values::parse_values(&doc.text, "kustomize's output")
-            .map_err(|e| BuildError::Kustomize(e.to_string()))?;
-        if object.is_empty() {
-            continue;
-        }
-        objects.push(finish(object, k, post)?);
-    }
-    Ok(objects)
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// One object of the build as kustomize-controller applies it.

@@ -8,13 +8,15 @@
 //! - [`clusters`]: where each cluster's reconciliation starts, and its Kustomizations built in order,
 //!   nested ones included;
 //! - [`reads`]: what a build reads, to build again only what a change reaches;
-//! - [`build`]: one build: [`generate`] writes its kustomization, kubectl's kustomize builds it, each
-//!   object is finished ([`substitute`], then as the apply step leaves it).
+//! - [`build`]: one build: [`generate`] writes its kustomization, kubectl's kustomize builds it (or
+//!   [`kept`] has its output from a run before), each object is finished ([`substitute`], then as the
+//!   apply step leaves it).
 
 pub mod artifact;
 pub mod build;
 pub mod clusters;
 pub mod generate;
+pub mod kept;
 pub mod kustomization;
 pub mod reads;
 pub mod substitute;

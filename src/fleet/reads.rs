@@ -17,6 +17,8 @@ use super::kustomization::clean_path;
 pub struct Reads {
     dirs: BTreeSet<PathBuf>,
     files: BTreeSet<PathBuf>,
+    /// Whether a kustomization names a remote resource (not followed, so not known from here).
+    remote: bool,
 }
 
 impl Reads {
@@ -30,6 +32,16 @@ impl Reads {
     /// Adds everything under repository directory `dir`.
     pub fn add_dir(&mut self, dir: PathBuf) {
         self.dirs.insert(dir);
+    }
+
+    /// The directories read whole and the single files read, in order.
+    pub fn paths(&self) -> (impl Iterator<Item = &PathBuf>, impl Iterator<Item = &PathBuf>) {
+        (self.dirs.iter(), self.files.iter())
+    }
+
+    /// Whether a kustomization names a remote resource, which these paths do not cover.
+    pub fn remote(&self) -> bool {
+        self.remote
     }
 
     /// Whether the build reads repository path `changed`.
@@ -47,6 +59,7 @@ impl Reads {
         let Ok(k) = crate::values::parse_values(&text, "a kustomization") else { return };
         for named in named_paths(&Value::Object(k)) {
             if named.contains("://") || named.starts_with("github.com/") || named.starts_with("git@") {
+                self.remote = true;
                 continue;
             }
             let joined = PathBuf::from(clean_path(&dir.join(&named).to_string_lossy()));
