@@ -1,7 +1,8 @@
 //! Builds kept from one run to the next: kustomize's output for a Kustomization, on disk under cozyhr's
 //! cache directory, by what the build reads: the content of every file under its [`Reads`], the
-//! Kustomization's fields (what [`super::generate`] writes from) and the kubectl binary. A review run again
-//! (a developer's second look, CI with its cache restored) builds only what changed since.
+//! Kustomization's fields (what [`super::generate`] writes from), the kubectl binary and this one. A
+//! review run again (a developer's second look, CI with its cache restored) builds only what changed
+//! since.
 //!
 //! What is kept is kustomize's output before substitution, so variables (which may come from Secrets) are
 //! never kept; an output that holds a Secret is not kept at all, nor a build that names a remote resource
@@ -41,10 +42,11 @@ impl Kept {
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         };
-        field("cozyhr", env!("CARGO_PKG_VERSION").as_bytes());
-        let binary = std::fs::metadata(kubectl).ok()?;
-        let modified = binary.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-        field("kubectl", format!("{} {} {}", kubectl.display(), binary.len(), modified.as_nanos()).as_bytes());
+        // This program too (what it writes for a path that has none changes with it, and a build from
+        // source keeps its version number).
+        let this = std::env::current_exe().ok()?;
+        field("cozyhr", format!("{} {}", env!("CARGO_PKG_VERSION"), identity(&this)?).as_bytes());
+        field("kubectl", identity(kubectl)?.as_bytes());
         field("kustomization", format!("{k:?}").as_bytes());
         let (dirs, files) = reads.paths();
         for dir in dirs {
@@ -72,6 +74,13 @@ impl Kept {
             crate::support::cache::write(&self.file, output.as_bytes());
         }
     }
+}
+
+/// A binary as the file it is: its path, size and modification time.
+fn identity(binary: &Path) -> Option<String> {
+    let meta = std::fs::metadata(binary).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("{} {} {}", binary.display(), meta.len(), modified.as_nanos()))
 }
 
 /// Every file under `dir` (symbolic links followed, as kustomize reads them), relative to it, in order.
