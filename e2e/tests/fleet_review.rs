@@ -217,7 +217,13 @@ impl Fleet {
 
     /// `helm cozy review ARGS -o json` in the work tree: the rows, stderr and the exit code.
     fn review(&self, args: &[&str]) -> (Vec<Value>, String, Option<i32>) {
+        self.review_with(args, |_| {})
+    }
+
+    /// As [`Fleet::review`], the command set up by `with` first.
+    fn review_with(&self, args: &[&str], with: impl FnOnce(&mut Command)) -> (Vec<Value>, String, Option<i32>) {
         let mut c = cozy_home(Helm::V4).command();
+        with(&mut c);
         c.current_dir(self.path()).args(["cozy", "review"]).args(args).args(["-o", "json"]);
         let out = run(c);
         let rows: Vec<Value> = serde_json::from_str(&out.stdout)
@@ -668,4 +674,43 @@ fn the_fleet_ci_recipes_review_a_pull_request() {
     }
     run(sh).ok();
     expect(&std::fs::read_to_string(fleet.path().join("review.md")).expect("review.md"), "GitLab CI");
+}
+
+/// Builds kept from one run to the next: the same review run again gives the same rows and asks kubectl
+/// only for the build that holds a Secret (the staging cluster's entry: never kept).
+#[test]
+fn a_review_run_again_builds_only_what_was_not_kept() {
+    let fleet = Fleet::new();
+    fleet.write(
+        "apps/production/web-values.yaml",
+        &std::fs::read_to_string(fleet.path().join("apps/production/web-values.yaml"))
+            .expect("read")
+            .replace("nginx:1.27-production", "nginx:1.28-production"),
+    );
+    // kubectl through a wrapper that writes down what it is asked to build (the wrapper is part of what
+    // names a kept build, so both runs use the same one).
+    let wrapper = tempfile::tempdir().expect("tempdir");
+    let (kubectl, asked) = (wrapper.path().join("kubectl"), wrapper.path().join("asked"));
+    let real = std::env::var("KUBECTL").expect("KUBECTL: run with eval \"$(scripts/cluster.sh env)\"");
+    std::fs::write(&kubectl, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n", asked.display()))
+        .expect("write");
+    std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let review = || fleet.review_with(&["git:HEAD", "--offline"], |c| _ = c.env("COZYHR_KUBECTL", &kubectl));
+
+    let (first, stderr, code) = review();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(first.iter().any(|r| r["cluster"] == "clusters/production" && r["changed"] == true), "{first:#?}");
+    let built_first = std::fs::read_to_string(&asked).expect("kubectl was asked");
+    std::fs::remove_file(&asked).expect("rm");
+
+    let (again, stderr, code) = review();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(again, first, "{stderr}");
+    let built_again = std::fs::read_to_string(&asked).unwrap_or_default();
+    let dirs: BTreeSet<&str> = built_again.lines().filter_map(|l| l.split_whitespace().last()).collect();
+    assert!(
+        !dirs.is_empty() && dirs.iter().all(|d| d.ends_with("/clusters/staging")),
+        "built again: {built_again}\nbuilt the first time: {built_first}"
+    );
+    assert!(built_first.lines().count() > built_again.lines().count(), "{built_first}");
 }

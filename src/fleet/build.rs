@@ -64,7 +64,7 @@ pub async fn build(
         }
     }
     if let Some(kept) = kept.filter(|_| fresh) {
-        kept.store(&text, built.iter().any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret")));
+        kept.store(&text, &built);
     }
     built.into_iter().map(|object| finish(object, k, post)).collect()
 }

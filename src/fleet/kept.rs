@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::kustomization::Kustomization;
@@ -68,9 +69,9 @@ impl Kept {
         std::fs::read_to_string(&self.file).ok()
     }
 
-    /// Keeps `output` (not when it holds a Secret).
-    pub fn store(&self, output: &str, holds_secret: bool) {
-        if !holds_secret {
+    /// Keeps `output`, whose objects are `objects`, unless one of them is a Secret.
+    pub fn store(&self, output: &str, objects: &[Map<String, Value>]) {
+        if !objects.iter().any(|o| o.get("kind").and_then(Value::as_str) == Some("Secret")) {
             crate::support::cache::write(&self.file, output.as_bytes());
         }
     }
@@ -153,10 +154,13 @@ mod tests {
             "another Kustomization"
         );
 
-        at().store("kind: ConfigMap\n", false);
+        let objects = |kinds: &[&str]| -> Vec<Map<String, Value>> {
+            kinds.iter().map(|k| serde_json::json!({"kind": k}).as_object().unwrap().clone()).collect()
+        };
+        at().store("kind: ConfigMap\n", &objects(&["ConfigMap"]));
         assert_eq!(at().load().as_deref(), Some("kind: ConfigMap\n"));
         write("apps/base/web/values.yaml", "a: 2\n");
-        at().store("kind: Secret\n", true);
+        at().store("kind: ConfigMap\n---\nkind: Secret\n", &objects(&["ConfigMap", "Secret"]));
         assert_eq!(at().load(), None, "an output holding a Secret is not kept");
 
         write("apps/staging/kustomization.yaml", "resources:\n- https://example.com/remote.yaml\n");

@@ -17,7 +17,7 @@ pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
     }
     which::which("kubectl").map_err(|_| RenderError::Missing {
         program: "kubectl",
-        hint: "it runs kustomize for Flux's post-rendering: install kubectl or set COZYHR_KUBECTL",
+        hint: "it runs kustomize (Flux's post-rendering, a fleet's Kustomizations): install kubectl or set COZYHR_KUBECTL",
     })
 }
 

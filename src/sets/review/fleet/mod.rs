@@ -159,10 +159,10 @@ async fn stage(sides: &Sides, side: &Side, scope: &Path) -> Result<Staged> {
     Ok(Staged { artifact, found, generators })
 }
 
-/// The ArtifactGenerators of the files.
+/// The ArtifactGenerators of the files (only a file that names the kind is parsed).
 fn generators(texts: &[(&Path, String)]) -> Vec<Map<String, Value>> {
     let mut out = Vec::new();
-    for (_, text) in texts {
+    for (_, text) in texts.iter().filter(|(_, t)| t.contains(crate::source::artifact::GENERATOR_KIND)) {
         for doc in crate::cluster::manifests::split_documents(text) {
             if let Ok(o) = crate::values::parse_values(&doc.text, "a manifest")
                 && o.get("kind").and_then(Value::as_str) == Some(crate::source::artifact::GENERATOR_KIND)

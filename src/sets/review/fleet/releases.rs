@@ -151,8 +151,8 @@ fn repository_reads(a: &AtSide) -> Vec<PathBuf> {
 /// The HelmRelease's chart as an ArtifactGenerator of the builds makes it, when its `chartRef` names such
 /// an ExternalArtifact.
 pub(super) fn generated(a: &AtSide) -> Option<crate::source::generated::Generated> {
-    a.hr.spec.chart_ref.as_ref().filter(|r| r.kind == "ExternalArtifact")?;
-    crate::source::generated::Generated::of_file(&a.files, a.hr.name(), Some(a.hr.namespace()), "default")
+    let artifact = crate::source::artifact::Artifact::of_helmrelease(&a.files, &a.hr)?;
+    Some(crate::source::generated::Generated { hr: a.hr.clone(), artifact })
 }
 
 /// The repository directory of a chart that comes from a GitRepository (this repository).

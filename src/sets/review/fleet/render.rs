@@ -136,7 +136,7 @@ async fn chart((side, staged): (&Side, &Staged), at: Option<&AtSide>) -> Result<
     if a.hr.spec.chart_ref.as_ref().is_some_and(|r| r.kind == "ExternalArtifact") {
         let generated = super::releases::generated(a).ok_or_else(|| {
             named(Error::Failed(
-                "its chartRef names an ExternalArtifact no ArtifactGenerator of the builds makes".into(),
+                "its chartRef names an ExternalArtifact that no ArtifactGenerator of this cluster's builds makes: add the ArtifactGenerator to a Kustomization of the cluster, or fix the chartRef's name and namespace".into(),
             ))
         })?;
         return Ok(Some(Opened::Built(Box::new(generated.build(staged.artifact.root(), &a.files).map_err(named)?))));
