@@ -11,9 +11,10 @@
 #
 #   scripts/bench-fleet.sh [CLUSTERS] [RELEASES]
 #       env: BENCH_RUNS=10; BENCH_KEEP=DIR keeps the repository in DIR; BENCH_HELM_COZY=PATH measures that
-#       binary (default: target/shipped/helm-cozy, as scripts/build.sh ships it), with the Helm 4 and
-#       kubectl of scripts/tools.sh; flate is built once from its Go module (GOTOOLCHAIN=go1.27.3, the
-#       approved Go it needs) into the tools' cache.
+#       binary (default: target/shipped/helm-cozy, as scripts/build.sh ships it), with the Helm 4,
+#       kubectl and kustomize of scripts/tools.sh (BENCH_KUSTOMIZE=kubectl: kubectl's embedded kustomize
+#       only, as on a machine without the kustomize binary); flate is built once from its Go module
+#       (GOTOOLCHAIN=go1.27.3, the approved Go it needs) into the tools' cache.
 #
 # Both tools keep what they built on disk (flate: helm and kustomize output; helm cozy: kustomize
 # output), so two pairings are printed: as a developer's machine runs them (caches warm from the run
@@ -155,13 +156,21 @@ sed -i 's/image: example.com\/app:1.0-staging/image: example.com\/app:1.1-stagin
 git_ worktree add -q "$work/baseline" HEAD
 
 export HELM_BIN=$HELM4 COZYHR_KUBECTL=$KUBECTL KUBECONFIG=/dev/null NO_COLOR=1 XDG_CACHE_HOME=$work/xdg
+if [ "${BENCH_KUSTOMIZE:-}" = kubectl ]; then
+  unset COZYHR_KUSTOMIZE
+  ! command -v kustomize >/dev/null || { echo "bench-fleet.sh: BENCH_KUSTOMIZE=kubectl needs a PATH without kustomize" >&2; exit 1; }
+  builder="kubectl's kustomize"
+else
+  export COZYHR_KUSTOMIZE=$KUSTOMIZE
+  builder="kustomize $(basename "$KUSTOMIZE")"
+fi
 ours=("$bin" -C "$fixture" review git:HEAD --offline -o summary)
 ours_fresh=(sh -c 'rm -rf "$1" && shift && exec "$@"' sh "$work/xdg/cozyhr/kustomize" "${ours[@]}")
 theirs=("$flate" diff all --no-progress --cache-dir "$work/flate-cache" --path "$fixture" --path-orig "$work/baseline")
 fresh=("${theirs[@]}" --helm-render-cache-mb 0 --kustomize-render-cache-mb 0)
 "${ours[@]}" >"$work/ours.out" 2>&1 || { cat "$work/ours.out" >&2; exit 1; }
 (cd "$fixture" && "${theirs[@]}") >"$work/theirs.out" 2>&1 || { [ $? -le 1 ] || { cat "$work/theirs.out" >&2; exit 1; }; }
-echo "== $clusters clusters × $releases HelmReleases, one values patch changed ($changed): helm cozy review vs flate $FLATE_VERSION diff ($runs pairs)"
+echo "== $clusters clusters × $releases HelmReleases, one values patch changed ($changed): helm cozy review (builds by $builder) vs flate $FLATE_VERSION diff ($runs pairs)"
 echo "-- helm cozy review says:"
 grep -m1 '→' "$work/ours.out" || true
 grep -A5 '^What to see first' "$work/ours.out" || true

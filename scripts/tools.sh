@@ -2,7 +2,7 @@
 # Build (once) and print the paths of the real components that cozyhr's tests and demo run against:
 # etcd, kube-apiserver, kubectl, Flux helm-controller, source-controller and source-watcher (two sets: Flux
 # 2.9 and Flux 2.8) and kustomize-controller (the 2.9 set only), an OCI registry (distribution), Helm 3, Helm 4 (the user's, and the one each
-# helm-controller embeds), krew, the flux CLI and oras; the k9s module's plugin files and schema (read, not
+# helm-controller embeds), krew, the flux CLI, oras and kustomize; the k9s module's plugin files and schema (read, not
 # built) and a Python venv with jsonschema for checking k9s/plugins-cozyhr.yaml. There are no release
 # downloads on this machine, only the Go module proxy, so every tool is built from its Go module at a
 # pinned version, or from a source archive in ../shared/vendor/ where the proxy does not serve it
@@ -24,6 +24,9 @@ HELM4_VERSION=${HELM4_VERSION:-v4.3.2}
 KREW_VERSION=${KREW_VERSION:-v0.4.3}
 K9S_VERSION=${K9S_VERSION:-v0.50.16}
 ORAS_VERSION=${ORAS_VERSION:-v1.3.6}
+# kustomize as kustomize-controller v1.9.5 pins it (kubectl 1.37 embeds the same): a fleet review builds
+# with the binary when it has it (it starts in a fraction of kubectl's time).
+KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1}
 
 # The Flux sets (--flux). The controllers' versions are fixed per set, not read from the environment
 # (`env` exports HELM_CONTROLLER_VERSION, which must not leak into the next call for the other set).
@@ -307,6 +310,16 @@ build_oras() {
   built "oras $v" "$t0"
 }
 
+# kustomize, which a fleet review prefers to kubectl's embedded copy (src/fleet/kustomizer.rs).
+build_kustomize() {
+  local v=$KUSTOMIZE_VERSION out=$BIN/kustomize-$KUSTOMIZE_VERSION t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building kustomize $v (cold: ~2 min)"
+  GOBIN=$BIN/kustomize-$v.tmp go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kustomize/kustomize/v5@$v"
+  install_bin "$BIN/kustomize-$v.tmp/kustomize" "$out"; rmdir "$BIN/kustomize-$v.tmp"
+  built "kustomize $v" "$t0"
+}
+
 # k9s is not built: its module gives the plugin JSON schema and the upstream plugin files (flux.yaml),
 # which the k9s plugin test reads. A Python venv with jsonschema and PyYAML (pinned, from PyPI) checks
 # the repository's plugin file against that schema.
@@ -375,6 +388,7 @@ control_plane_lane() {
   locked kube build_kube
   locked registry build_registry
   locked oras build_oras
+  locked "kustomize-$KUSTOMIZE_VERSION" build_kustomize
   locked k9s fetch_k9s
   locked venv build_venv
 }
@@ -412,6 +426,7 @@ print_env() {
     [KREW]=$BIN/krew-$KREW_VERSION
     [FLUX]=$BIN/flux-$FLUX_RELEASE
     [ORAS]=$BIN/oras-$ORAS_VERSION
+    [KUSTOMIZE]=$BIN/kustomize-$KUSTOMIZE_VERSION
     [COZYHR_PYTHON]=$(venv_dir)/bin/python
   )
   local k crds
@@ -424,7 +439,7 @@ print_env() {
   [ -f "$k9s/internal/config/json/schemas/plugins.json" ] || { echo "tools.sh: the k9s module ($K9S_VERSION) is not downloaded: run scripts/tools.sh build" >&2; return 1; }
   [ -z "$KC_V" ] || t[KUSTOMIZE_CONTROLLER]=$BIN/kustomize-controller-$KC_V
   [ -z "$KC_V" ] || [ -x "${t[KUSTOMIZE_CONTROLLER]}" ] || { echo "tools.sh: ${t[KUSTOMIZE_CONTROLLER]} is missing: run scripts/tools.sh build --flux $1" >&2; return 1; }
-  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX ORAS COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
+  for k in ETCD KUBE_APISERVER KUBECTL HELM_CONTROLLER SOURCE_CONTROLLER SOURCE_WATCHER REGISTRY HELM3 HELM4 KREW FLUX ORAS KUSTOMIZE COZYHR_PYTHON; do printf 'export %s=%q\n' "$k" "${t[$k]}"; done
   # kustomize-controller only where its version is served (the 2.9 set): unset otherwise, so the
   # fleet suites say what to do instead of starting a cluster without it.
   if [ -n "$KC_V" ]; then

@@ -323,6 +323,10 @@ fn review_renders_what_kustomize_controller_and_helm_controller_apply() {
 
     // Everything of the fleet is added since the first commit; the cluster is the fleet's staging.
     let (rows, stderr, _) = fleet.review(&["git:HEAD~1"]);
+    // The kustomize binary (v5.8.1, as kustomize-controller pins it) builds the same as kubectl's.
+    let kustomize = std::env::var("KUSTOMIZE").expect("KUSTOMIZE: run with eval \"$(scripts/cluster.sh env)\"");
+    let (by_kustomize, _, _) = fleet.review_with(&["git:HEAD~1"], |c| _ = c.env("COZYHR_KUSTOMIZE", &kustomize));
+    assert_eq!(by_kustomize, rows, "the same review built by {kustomize}");
     assert!(stderr.contains("2 clusters; 7 of 7 Kustomizations"), "{stderr}");
     assert!(stderr.contains("8 of 8 HelmReleases rendered"), "{stderr}");
     assert!(
@@ -545,11 +549,17 @@ fn pull_requests_are_reviewed_exactly() {
     assert!(stderr.contains("without a cluster (--offline)") && stderr.contains("0 of 7 Kustomizations"), "{stderr}");
     fleet.reset();
 
-    // A change no build reads: nothing built again, nothing rendered.
+    // A change no build reads: nothing built again, nothing rendered; the apps Kustomizations (which lead
+    // to no other Kustomization and hold no object another one reads) not built at all.
     fleet.write("README.md", "A fleet repository, described.\n");
     let (rows, stderr, code) = fleet.review(&["git:HEAD"]);
     assert!(rows.is_empty(), "{rows:#?}");
-    assert!(stderr.contains("0 of 7 Kustomizations") && stderr.contains("0 of 8 HelmReleases rendered"), "{stderr}");
+    assert!(
+        stderr.contains("0 of 7 Kustomizations")
+            && stderr.contains("2 not built at all")
+            && stderr.contains("no HelmRelease in what was built"),
+        "{stderr}"
+    );
     assert_eq!(code, Some(0));
     fleet.reset();
 }
@@ -676,7 +686,7 @@ fn the_fleet_ci_recipes_review_a_pull_request() {
     expect(&std::fs::read_to_string(fleet.path().join("review.md")).expect("review.md"), "GitLab CI");
 }
 
-/// Builds kept from one run to the next: the same review run again gives the same rows and asks kubectl
+/// Builds kept from one run to the next: the same review run again gives the same rows and asks kustomize
 /// only for the build that holds a Secret (the staging cluster's entry: never kept).
 #[test]
 fn a_review_run_again_builds_only_what_was_not_kept() {
@@ -687,20 +697,20 @@ fn a_review_run_again_builds_only_what_was_not_kept() {
             .expect("read")
             .replace("nginx:1.27-production", "nginx:1.28-production"),
     );
-    // kubectl through a wrapper that writes down what it is asked to build (the wrapper is part of what
+    // kustomize through a wrapper that writes down what it is asked to build (the wrapper is part of what
     // names a kept build, so both runs use the same one).
     let wrapper = tempfile::tempdir().expect("tempdir");
-    let (kubectl, asked) = (wrapper.path().join("kubectl"), wrapper.path().join("asked"));
-    let real = std::env::var("KUBECTL").expect("KUBECTL: run with eval \"$(scripts/cluster.sh env)\"");
-    std::fs::write(&kubectl, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n", asked.display()))
+    let (kustomize, asked) = (wrapper.path().join("kustomize"), wrapper.path().join("asked"));
+    let real = std::env::var("KUSTOMIZE").expect("KUSTOMIZE: run with eval \"$(scripts/cluster.sh env)\"");
+    std::fs::write(&kustomize, format!("#!/bin/sh\necho \"$*\" >> '{}'\nexec '{real}' \"$@\"\n", asked.display()))
         .expect("write");
-    std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    let review = || fleet.review_with(&["git:HEAD", "--offline"], |c| _ = c.env("COZYHR_KUBECTL", &kubectl));
+    std::fs::set_permissions(&kustomize, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let review = || fleet.review_with(&["git:HEAD", "--offline"], |c| _ = c.env("COZYHR_KUSTOMIZE", &kustomize));
 
     let (first, stderr, code) = review();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(first.iter().any(|r| r["cluster"] == "clusters/production" && r["changed"] == true), "{first:#?}");
-    let built_first = std::fs::read_to_string(&asked).expect("kubectl was asked");
+    let built_first = std::fs::read_to_string(&asked).expect("kustomize was asked");
     std::fs::remove_file(&asked).expect("rm");
 
     let (again, stderr, code) = review();

@@ -1,8 +1,8 @@
 //! One Kustomization built as kustomize-controller builds it (its `build` step), from a staged artifact:
 //! its path joined to the artifact's root (it must exist), the kustomization written there
-//! ([`super::generate`]), `kustomize build` by the kustomize kubectl embeds (v5.8.1 in kubectl 1.37, the
-//! one kustomize-controller v1.9.5 pins; load restrictions off, as there, the artifact being the only
-//! tree) or its output kept from a run before ([`super::kept`]), then each object: it must have an
+//! ([`super::generate`]), `kustomize build` by kustomize v5.8, the one kustomize-controller v1.9.5 pins
+//! ([`super::kustomizer`]: the binary, or kubectl's; load restrictions off, as there, the artifact being
+//! the only tree) or its output kept from a run before ([`super::kept`]), then each object: it must have an
 //! apiVersion, a kind and a name; `postBuild` substitution ([`super::substitute`]); as the apply step
 //! leaves it: a Secret's `stringData` folded into `data`, `commonMetadata` over the object's metadata,
 //! and the owner labels kustomize-controller adds.
@@ -15,7 +15,10 @@ use serde_json::{Map, Value, json};
 use super::generate;
 use super::kept::Kept;
 use super::kustomization::Kustomization;
+use super::kustomizer::Kustomizer;
+use super::reads::Reads;
 use super::substitute::{self, Variables};
+use super::turns::{Turn, Turns};
 
 /// Why a Kustomization cannot be built; its message reads as kustomize-controller's would.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -38,11 +41,12 @@ pub struct PostBuild {
     pub always: bool,
 }
 
-/// The objects `k` applies, built from the artifact at `root` with `kubectl`'s kustomize.
+/// The objects `k` applies, built from the artifact at `root` by `kustomizer`, in its turn
+/// among the builds of the same tree.
 pub async fn build(
-    kubectl: &Path,
-    root: &Path,
-    k: &Kustomization,
+    kustomizer: &Kustomizer,
+    (root, turns): (&Path, &Turns),
+    (k, reads): (&Kustomization, &Reads),
     post: Option<&PostBuild>,
 ) -> Result<Vec<Map<String, Value>>, BuildError> {
     let path = k.path();
@@ -50,10 +54,11 @@ pub async fn build(
     if !dir.is_dir() {
         return Err(BuildError::PathNotFound(if path.is_empty() { ".".into() } else { path }));
     }
-    let kept = Kept::of(kubectl, root, k);
+    let turn = turns.build(reads, None).await;
+    let kept = Kept::of(kustomizer.program(), root, k, reads);
     let (text, fresh) = match kept.as_ref().and_then(Kept::load) {
         Some(text) => (text, false),
-        None => (kustomize(kubectl, &dir, k).await?, true),
+        None => (kustomize(kustomizer, (root, &dir), (turns, turn), (k, reads)).await?, true),
     };
     let mut built = Vec::new();
     for doc in crate::cluster::manifests::split_documents(&text) {
@@ -69,12 +74,25 @@ pub async fn build(
     built.into_iter().map(|object| finish(object, k, post)).collect()
 }
 
-/// `kubectl kustomize` of `dir`, with the kustomization kustomize-controller would generate there.
-async fn kustomize(kubectl: &Path, dir: &Path, k: &Kustomization) -> Result<String, BuildError> {
-    let written = generate::write(dir, k).map_err(BuildError::Generate)?;
-    let args =
-        ["kustomize".into(), "--load-restrictor".into(), "LoadRestrictionsNone".into(), dir.as_os_str().to_owned()];
-    let out = crate::support::process::run_program(kubectl, &args, &[], None).await;
+/// kustomize's build of `dir`, with the kustomization kustomize-controller would generate there, in a
+/// turn that writes it when it must be written (`turn`, the build's, reads only).
+async fn kustomize(
+    kustomizer: &Kustomizer,
+    (root, dir): (&Path, &Path),
+    (turns, turn): (&Turns, Turn<'_>),
+    (k, reads): (&Kustomization, &Reads),
+) -> Result<String, BuildError> {
+    let planned = generate::plan(dir, k).map_err(BuildError::Generate)?;
+    let (_turn, planned) = match planned.writes().map(|f| f.strip_prefix(root).unwrap_or(f).to_path_buf()) {
+        None => (turn, planned),
+        Some(file) => {
+            drop(turn);
+            let turn = turns.build(reads, Some(&file)).await;
+            (turn, generate::plan(dir, k).map_err(BuildError::Generate)?)
+        }
+    };
+    let written = planned.write().map_err(BuildError::Generate)?;
+    let out = crate::support::process::run_program(kustomizer.program(), &kustomizer.args(dir), &[], None).await;
     written.restore();
     let out = out.map_err(|e| BuildError::Kustomize(e.to_string()))?;
     Ok(String::from_utf8_lossy(&out).into_owned())

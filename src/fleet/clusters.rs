@@ -11,17 +11,26 @@
 //!   builds makes of it), its `postBuild` variables read from the ConfigMaps and Secrets applied before
 //!   it. A Kustomization that reads nothing that changed and is the same at the other side is not built
 //!   again: the other side's objects are its own.
+//! - Not built at all (deferred): a Kustomization of this repository that reads nothing that changed
+//!   and no file defining a Kustomization or an ArtifactGenerator: nothing it applies can differ
+//!   between the sides, and it leads to no other Kustomization. [`settle`] and [`complete`] build it
+//!   after all when something that changed needs its objects (a source or values object a changed one
+//!   redefines, a variable source, a release to render), or when the other side builds it.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
+use tokio::sync::Notify;
 
 use super::build::{self, BuildError, PostBuild};
 use super::kustomization::{Kustomization, SubstituteReference};
+use super::kustomizer::Kustomizer;
 use super::reads::Reads;
 use super::substitute::Variables;
+use super::turns::Turns;
 
 /// A Kustomization defined in a file of the repository.
 #[derive(Debug, Clone)]
@@ -92,6 +101,8 @@ pub struct Built {
     pub reads: Reads,
     /// Built at this side; false: the same as the other side's, taken from there.
     pub built: bool,
+    /// Not built at either side (see the module's docs): its objects are unknown, `outcome` empty.
+    pub deferred: bool,
     /// Its variables (to tell a change of a substituteFrom source apart).
     vars: Option<Variables>,
 }
@@ -115,22 +126,83 @@ impl ClusterBuild {
 
 /// What building a side needs.
 pub struct Ground<'a> {
-    pub kubectl: &'a Path,
+    pub kustomizer: &'a Kustomizer,
     /// The side's files, staged as source-controller archives them.
     pub root: &'a Path,
+    /// The turns of the builds in `root`.
+    pub turns: &'a Turns,
     /// The ArtifactGenerators the repository's files define.
     pub generators: &'a [Map<String, Value>],
     /// Repository paths that differ between the sides.
     pub changed: &'a BTreeSet<PathBuf>,
+    /// The side's files that define a Kustomization or an ArtifactGenerator.
+    pub defines: &'a BTreeSet<PathBuf>,
+    /// Whether a Kustomization that reads nothing that changed may be left unbuilt (false when what
+    /// changed may reach releases through another way than the builds, a chart of the repository).
+    pub defer: bool,
 }
 
-/// Builds a cluster from its `entries`, taking from `other` (the same cluster at the other side) what
-/// it can.
-pub async fn build_cluster(
-    ground: &Ground<'_>,
-    entries: &[Kustomization],
-    other: Option<&ClusterBuild>,
-) -> ClusterBuild {
+/// A cluster's builds at the old side as they are made, so that the new side, built at the same time,
+/// takes from them what reads nothing that changed (and waits for them only then).
+#[derive(Default)]
+pub struct Progress {
+    builds: RefCell<Vec<Built>>,
+    done: Cell<bool>,
+    grown: Notify,
+}
+
+impl Progress {
+    fn publish(&self, built: &Built) {
+        self.builds.borrow_mut().push(built.clone());
+        self.grown.notify_waiters();
+    }
+
+    fn finish(&self) {
+        self.done.set(true);
+        self.grown.notify_waiters();
+    }
+
+    /// The build of `k` at this side once it is made; None when the side ends without it.
+    async fn of(&self, k: &Kustomization) -> Option<Built> {
+        loop {
+            // Created before looking, so that a build published in between still wakes it.
+            let grown = self.grown.notified();
+            if let Some(b) = self.builds.borrow().iter().find(|b| b.kustomization.key() == k.key()) {
+                return Some(b.clone());
+            }
+            if self.done.get() {
+                return None;
+            }
+            grown.await;
+        }
+    }
+}
+
+/// Which side a cluster is built at: the old one publishes its builds as it goes, the new one takes
+/// from them.
+#[derive(Clone, Copy)]
+pub enum Pairing<'a> {
+    Old(&'a Progress),
+    New(&'a Progress),
+}
+
+/// Builds a cluster at both sides at once: the old side from `old_entries`, the new one from
+/// `new_entries`, taking from the old what reads nothing that changed and is the same.
+pub async fn build_both(
+    (old_ground, old_entries): (&Ground<'_>, &[Kustomization]),
+    (new_ground, new_entries): (&Ground<'_>, &[Kustomization]),
+) -> (ClusterBuild, ClusterBuild) {
+    let progress = Progress::default();
+    let old = async {
+        let old = build_cluster(old_ground, old_entries, Pairing::Old(&progress)).await;
+        progress.finish();
+        old
+    };
+    tokio::join!(old, build_cluster(new_ground, new_entries, Pairing::New(&progress)))
+}
+
+/// Builds a cluster at one side from its `entries`.
+async fn build_cluster(ground: &Ground<'_>, entries: &[Kustomization], pairing: Pairing<'_>) -> ClusterBuild {
     let mut out = ClusterBuild::default();
     let mut queue: VecDeque<Kustomization> = entries.iter().cloned().collect();
     let mut seen = BTreeSet::new();
@@ -138,7 +210,11 @@ pub async fn build_cluster(
         if !seen.insert(k.key()) {
             continue;
         }
-        let built = build_one(ground, &k, &out, other).await;
+        if out.deferred() && variables(&k, &out).is_err() {
+            // A variable source may be among what was not built.
+            materialize(ground, &mut out, |_| true).await;
+        }
+        let built = build_one(ground, &k, &out, pairing).await;
         if let Ok(objects) = &built.outcome {
             for o in objects.iter().filter(|o| Kustomization::is(o)) {
                 if let Ok(child) = Kustomization::from_object(o, "default") {
@@ -146,55 +222,150 @@ pub async fn build_cluster(
                 }
             }
         }
+        if let Pairing::Old(progress) = pairing {
+            progress.publish(&built);
+        }
         out.builds.push(built);
     }
     out
 }
 
-async fn build_one(
-    ground: &Ground<'_>,
-    k: &Kustomization,
-    so_far: &ClusterBuild,
-    other: Option<&ClusterBuild>,
-) -> Built {
+async fn build_one(ground: &Ground<'_>, k: &Kustomization, so_far: &ClusterBuild, pairing: Pairing<'_>) -> Built {
     let failed = |why: String, reads: Reads| Built {
         kustomization: k.clone(),
         outcome: Err(why),
         reads,
         built: true,
+        deferred: false,
         vars: None,
     };
-    let source = match Source::of(ground, k, so_far) {
-        Ok(source) => source,
-        Err(why) => return failed(why, Reads::default()),
+    let source = match k.spec.source_ref.kind.as_str() {
+        // An artifact is cut from the tree as no build has written it.
+        "ExternalArtifact" => {
+            let _look = ground.turns.look().await;
+            Source::of(ground, k, so_far)
+        }
+        _ => Source::of(ground, k, so_far),
     };
     let reads = match &source {
-        Source::Repository => Reads::of(ground.root, &k.path()),
+        Ok(Source::Repository) => ground.turns.reads(ground.root, k).await,
         // An artifact's paths are not the repository's: seen as reading everything its copies read.
-        Source::Artifact { reads, .. } => reads.clone(),
+        Ok(Source::Artifact { reads, .. }) => reads.clone(),
+        Err(_) => Reads::default(),
+    };
+    let source = match source {
+        Ok(source) => source,
+        Err(why) => return failed(why, reads),
     };
     let vars = match variables(k, so_far) {
         Ok(vars) => vars,
         Err(why) => return failed(why, reads),
     };
-    let same_elsewhere = other.and_then(|o| o.builds.iter().find(|b| b.kustomization == *k && b.vars == vars));
-    if let Some(same) =
-        same_elsewhere.filter(|b| !ground.changed.iter().any(|c| reads.touches(c) || b.reads.touches(c)))
-    {
-        return Built { kustomization: k.clone(), outcome: same.outcome.clone(), reads, built: false, vars };
+    let untouched = |r: &Reads| !ground.changed.iter().any(|c| r.touches(c));
+    match pairing {
+        Pairing::New(old) if untouched(&reads) => {
+            let same = old.of(k).await.filter(|b| b.kustomization == *k && b.vars == vars && untouched(&b.reads));
+            if let Some(same) = same {
+                let (outcome, deferred) = (same.outcome, same.deferred);
+                return Built { kustomization: k.clone(), outcome, reads, built: false, deferred, vars };
+            }
+        }
+        Pairing::Old(_) => {
+            let leads_nowhere = !reads.remote() && !ground.defines.iter().any(|f| reads.touches(f));
+            if ground.defer && matches!(source, Source::Repository) && untouched(&reads) && leads_nowhere {
+                let outcome = Ok(Vec::new());
+                return Built { kustomization: k.clone(), outcome, reads, built: false, deferred: true, vars };
+            }
+        }
+        Pairing::New(_) => {}
     }
     let post = vars.clone().map(|vars| PostBuild { vars, always: always(k) });
     let outcome = match &source {
-        Source::Repository => build::build(ground.kubectl, ground.root, k, post.as_ref()).await,
-        Source::Artifact { dir, .. } => build::build(ground.kubectl, dir.path(), k, post.as_ref()).await,
+        Source::Repository => {
+            build::build(ground.kustomizer, (ground.root, ground.turns), (k, &reads), post.as_ref()).await
+        }
+        Source::Artifact { dir, .. } => {
+            // Its own tree, and paths of its own: what it reads there is everything.
+            let all = Reads::of_kustomization(dir.path(), k);
+            build::build(ground.kustomizer, (dir.path(), &Turns::default()), (k, &all), post.as_ref()).await
+        }
     };
     Built {
         kustomization: k.clone(),
         outcome: outcome.map_err(|e: BuildError| e.to_string()),
         reads,
         built: true,
+        deferred: false,
         vars,
     }
+}
+
+impl ClusterBuild {
+    /// Whether a Kustomization of the cluster was left unbuilt.
+    pub fn deferred(&self) -> bool {
+        self.builds.iter().any(|b| b.deferred)
+    }
+
+    /// The outcomes of `other` (the same cluster at the other side, settled) for what was deferred here
+    /// and built there: the same Kustomization, reading nothing that changed.
+    fn take_from(&mut self, other: &ClusterBuild) {
+        for b in self.builds.iter_mut().filter(|b| b.deferred) {
+            if let Some(there) = other.builds.iter().find(|o| o.kustomization == b.kustomization && !o.deferred) {
+                b.outcome = there.outcome.clone();
+                b.deferred = false;
+            }
+        }
+    }
+}
+
+/// Builds the deferred Kustomizations of `cluster` that `which` names, in order (a deferred one is of
+/// this repository, its variables known).
+async fn materialize(ground: &Ground<'_>, cluster: &mut ClusterBuild, which: impl Fn(&Built) -> bool) {
+    for b in cluster.builds.iter_mut().filter(|b| b.deferred && which(b)) {
+        let post = b.vars.clone().map(|vars| PostBuild { vars, always: always(&b.kustomization) });
+        let tree = (ground.root, ground.turns);
+        let outcome = build::build(ground.kustomizer, tree, (&b.kustomization, &b.reads), post.as_ref()).await;
+        b.outcome = outcome.map_err(|e| e.to_string());
+        (b.built, b.deferred) = (true, false);
+    }
+}
+
+/// After both sides of a cluster are built: what the new side built again is built at the old side too
+/// (to compare), and everything deferred is built when a Kustomization built again changes an object
+/// that releases or variables elsewhere may read (a source, a ConfigMap, a Secret).
+pub async fn settle(old_ground: &Ground<'_>, old: &mut ClusterBuild, new: &mut ClusterBuild) {
+    let again: BTreeSet<String> = new.builds.iter().filter(|b| b.built).map(|b| b.kustomization.key()).collect();
+    materialize(old_ground, old, |b| again.contains(&b.kustomization.key())).await;
+    let shared = |c: &ClusterBuild, key: &str| -> Vec<Map<String, Value>> {
+        c.builds
+            .iter()
+            .filter(|b| b.kustomization.key() == key)
+            .filter_map(|b| b.outcome.as_ref().ok())
+            .flatten()
+            .filter(|o| read_elsewhere(o))
+            .cloned()
+            .collect()
+    };
+    if old.deferred() && again.iter().any(|key| shared(old, key) != shared(new, key)) {
+        materialize(old_ground, old, |_| true).await;
+    }
+    new.take_from(old);
+}
+
+/// Every deferred Kustomization of the cluster built (at the old side, taken by the new).
+pub async fn complete(old_ground: &Ground<'_>, old: &mut ClusterBuild, new: &mut ClusterBuild) {
+    materialize(old_ground, old, |_| true).await;
+    new.take_from(old);
+}
+
+/// Whether an object may be read by what another Kustomization applies: a Flux source or artifact
+/// generator (a release's chart), a ConfigMap or a Secret (values, variables).
+fn read_elsewhere(o: &Map<String, Value>) -> bool {
+    let api = o.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+    api.starts_with("source.toolkit.fluxcd.io/")
+        || api.starts_with(crate::source::artifact::GENERATOR_GROUP)
+        || (api == "v1" && (kind == "ConfigMap" || kind == "Secret"))
 }
 
 fn always(k: &Kustomization) -> bool {

@@ -21,19 +21,34 @@ use super::kustomization::Kustomization;
 /// The names kustomize reads a kustomization from, in its order.
 pub const FILES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// The kustomization file a build needs written, and what was there before; nothing when the path's
+/// own file is what the build reads.
+pub struct Planned(Option<(PathBuf, Option<Vec<u8>>, Vec<u8>)>);
+
 /// A kustomization file written for a build, and what was there before.
-pub struct Written {
-    file: PathBuf,
-    before: Option<Vec<u8>>,
+pub struct Written(Option<(PathBuf, Option<Vec<u8>>)>);
+
+impl Planned {
+    /// The file the build writes into the tree, if any (other builds reading it must wait for it).
+    pub fn writes(&self) -> Option<&Path> {
+        self.0.as_ref().map(|(file, _, _)| file.as_path())
+    }
+
+    pub fn write(self) -> Result<Written, String> {
+        let Some((file, before, text)) = self.0 else { return Ok(Written(None)) };
+        std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+        Ok(Written(Some((file, before))))
+    }
 }
 
 impl Written {
     /// Puts the file back as it was (a generated one removed), for the next Kustomization of the same
     /// path.
     pub fn restore(self) {
-        let _ = match self.before {
-            Some(bytes) => std::fs::write(&self.file, bytes),
-            None => std::fs::remove_file(&self.file),
+        let _ = match self.0 {
+            Some((file, Some(bytes))) => std::fs::write(file, bytes),
+            Some((file, None)) => std::fs::remove_file(file),
+            None => Ok(()),
         };
     }
 }
@@ -43,8 +58,8 @@ pub fn found(dir: &Path) -> Option<PathBuf> {
     FILES.iter().map(|f| dir.join(f)).find(|p| p.is_file())
 }
 
-/// Writes the kustomization `k` is built with into `dir` (its path in the source's copy).
-pub fn write(dir: &Path, k: &Kustomization) -> Result<Written, String> {
+/// The kustomization `k` is built with in `dir` (its path in the source's copy), to be written there.
+pub fn plan(dir: &Path, k: &Kustomization) -> Result<Planned, String> {
     let (file, before, base) = match found(dir) {
         Some(file) => {
             let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -55,10 +70,14 @@ pub fn write(dir: &Path, k: &Kustomization) -> Result<Written, String> {
         }
         None => (dir.join(FILES[0]), None, generated(dir)?),
     };
-    let overlaid = overlay(Value::Object(base), k, dir);
-    std::fs::write(&file, serde_json::to_vec_pretty(&overlaid).map_err(|e| e.to_string())?)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(Written { file, before })
+    let base = Value::Object(base);
+    let overlaid = overlay(base.clone(), k, dir);
+    if before.is_some() && overlaid == base {
+        // The path's own file with nothing laid over it: kustomize reads the same from it as written.
+        return Ok(Planned(None));
+    }
+    let text = serde_json::to_vec_pretty(&overlaid).map_err(|e| e.to_string())?;
+    Ok(Planned(Some((file, before, text))))
 }
 
 fn name_in(dir: &Path, file: &Path) -> String {
@@ -197,7 +216,7 @@ mod tests {
         let k = kustomization(
             json!({"targetNamespace": "web", "namePrefix": "p-", "images": [{"name": "nginx", "newTag": "2"}]}),
         );
-        let written = write(d, &k).unwrap();
+        let written = plan(d, &k).unwrap().write().unwrap();
         let got: Value = serde_json::from_slice(&std::fs::read(d.join("kustomization.yaml")).unwrap()).unwrap();
         assert_eq!(got["resources"], json!(["a.yml", "b.yaml", "base", "nested/deeper/c.yaml"]));
         assert_eq!(got["namespace"], "web");
@@ -217,7 +236,7 @@ mod tests {
             "patches": [{"patch": "x", "target": {"kind": "Deployment"}}], "components": ["c", "missing"],
             "ignoreMissingComponents": true}));
         std::fs::create_dir(d.join("c")).unwrap();
-        let written = write(d, &k).unwrap();
+        let written = plan(d, &k).unwrap().write().unwrap();
         let got: Value = serde_json::from_slice(&std::fs::read(d.join("kustomization.yaml")).unwrap()).unwrap();
         assert_eq!(got["nameSuffix"], "-new");
         assert_eq!(got["images"], json!([{"name": "nginx", "newTag": "2", "newName": "r/nginx"}]));
@@ -225,13 +244,15 @@ mod tests {
         assert_eq!(got["components"], json!(["c"]));
         written.restore();
         assert_eq!(std::fs::read_to_string(d.join("kustomization.yaml")).unwrap(), original);
+        // With nothing to lay over it, the file is read as it is: nothing written.
+        assert!(plan(d, &kustomization(json!({}))).unwrap().writes().is_none());
     }
 
     #[test]
     fn a_stray_yaml_fails_a_generated_build() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("values.yaml"), "replicas: 2\n").unwrap();
-        let err = write(dir.path(), &kustomization(json!({}))).err().unwrap();
+        let err = plan(dir.path(), &kustomization(json!({}))).err().unwrap();
         assert_eq!(err, "failed to decode Kubernetes YAML from values.yaml");
     }
 }

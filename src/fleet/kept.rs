@@ -24,15 +24,14 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// The place of `k`'s build from the artifact at `root` by `kubectl`, in cozyhr's cache; None when the
-    /// build cannot be kept (a remote resource) or there is no cache directory.
-    pub fn of(kubectl: &Path, root: &Path, k: &Kustomization) -> Option<Kept> {
-        Kept::in_dir(&crate::support::cache::dir()?, kubectl, root, k)
+    /// The place of `k`'s build from the artifact at `root` by `kubectl` (reading what `reads` says), in
+    /// cozyhr's cache; None when the build cannot be kept (a remote resource) or there is no cache directory.
+    pub fn of(kubectl: &Path, root: &Path, k: &Kustomization, reads: &Reads) -> Option<Kept> {
+        Kept::in_dir(&crate::support::cache::dir()?, kubectl, root, k, reads)
     }
 
     /// As [`Kept::of`], in the cache directory `cache`.
-    pub fn in_dir(cache: &Path, kubectl: &Path, root: &Path, k: &Kustomization) -> Option<Kept> {
-        let reads = Reads::of(root, &k.path());
+    pub fn in_dir(cache: &Path, kubectl: &Path, root: &Path, k: &Kustomization, reads: &Reads) -> Option<Kept> {
         if reads.remote() {
             return None;
         }
@@ -137,7 +136,10 @@ mod tests {
         write("apps/patches/web.yaml", "kind: HelmRelease\n");
         write("apps/base/other/release.yaml", "kind: HelmRelease\n");
         let kubectl = r.join("apps/base/web/release.yaml");
-        let at = || Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/staging")).unwrap();
+        let at = || {
+            Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/staging"), &Reads::of(r, "apps/staging"))
+                .unwrap()
+        };
         let first = at();
         assert!(first.file.starts_with(cache.path().join("kustomize")));
 
@@ -149,7 +151,7 @@ mod tests {
         write("apps/base/web/values.yaml", "a: 1\n");
         assert_ne!(at(), patched, "a new file under a directory it reads");
         assert_ne!(
-            Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/base/web")),
+            Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/base/web"), &Reads::of(r, "apps/base/web")),
             Some(at()),
             "another Kustomization"
         );
@@ -164,6 +166,9 @@ mod tests {
         assert_eq!(at().load(), None, "an output holding a Secret is not kept");
 
         write("apps/staging/kustomization.yaml", "resources:\n- https://example.com/remote.yaml\n");
-        assert_eq!(Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/staging")), None);
+        assert_eq!(
+            Kept::in_dir(cache.path(), &kubectl, r, &kustomization("./apps/staging"), &Reads::of(r, "apps/staging")),
+            None
+        );
     }
 }

@@ -8,9 +8,9 @@
 //! - [`clusters`]: where each cluster's reconciliation starts, and its Kustomizations built in order,
 //!   nested ones included;
 //! - [`reads`]: what a build reads, to build again only what a change reaches;
-//! - [`build`]: one build: [`generate`] writes its kustomization, kubectl's kustomize builds it (or
+//! - [`build`]: one build: [`generate`] writes its kustomization, kustomize builds it ([`kustomizer`]; or
 //!   [`kept`] has its output from a run before), each object is finished ([`substitute`], then as the
-//!   apply step leaves it).
+//!   apply step leaves it); builds of one tree side by side in [`turns`].
 
 pub mod artifact;
 pub mod build;
@@ -18,5 +18,7 @@ pub mod clusters;
 pub mod generate;
 pub mod kept;
 pub mod kustomization;
+pub mod kustomizer;
 pub mod reads;
 pub mod substitute;
+pub mod turns;

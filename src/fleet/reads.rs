@@ -29,6 +29,18 @@ impl Reads {
         reads
     }
 
+    /// What a build of Kustomization `k` reads in the artifact at `root`: its path, and the components its
+    /// spec lays over the path's kustomization.
+    pub fn of_kustomization(root: &Path, k: &super::kustomization::Kustomization) -> Reads {
+        let path = k.path();
+        let mut reads = Reads::of(root, &path);
+        for component in &k.spec.components {
+            let dir = PathBuf::from(clean_path(&Path::new(&path).join(component).to_string_lossy()));
+            reads.dir(root, dir, 1);
+        }
+        reads
+    }
+
     /// Adds everything under repository directory `dir`.
     pub fn add_dir(&mut self, dir: PathBuf) {
         self.dirs.insert(dir);
@@ -135,5 +147,24 @@ mod tests {
         assert!(reads.touches(Path::new("values/web.yaml")));
         assert!(!reads.touches(Path::new("apps/production/kustomization.yaml")));
         assert!(!reads.touches(Path::new("values/other.yaml")));
+    }
+
+    #[test]
+    fn a_kustomizations_own_components_are_read_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("apps/staging")).unwrap();
+        std::fs::create_dir_all(r.join("components/monitoring")).unwrap();
+        std::fs::write(r.join("apps/staging/kustomization.yaml"), "resources: []\n").unwrap();
+        std::fs::write(r.join("components/monitoring/kustomization.yaml"), "kind: Component\n").unwrap();
+        let k: crate::fleet::kustomization::Kustomization = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {"path": "./apps/staging", "components": ["../../components/monitoring"]}
+        }))
+        .unwrap();
+        assert!(!Reads::of(r, "apps/staging").touches(Path::new("components/monitoring/kustomization.yaml")));
+        let reads = Reads::of_kustomization(r, &k);
+        assert!(reads.touches(Path::new("components/monitoring/kustomization.yaml")));
+        assert!(reads.touches(Path::new("apps/staging/kustomization.yaml")));
     }
 }

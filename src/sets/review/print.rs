@@ -78,23 +78,34 @@ fn fleet_headline(report: &Report, tally: &super::FleetTally, compared: &str) ->
             .filter(|(e, _)| matches!(e.release, Release::Kustomization { .. }) == kustomization)
             .count()
     };
+    let (kustomizations, releases) = (fleet_changes(true), fleet_changes(false));
+    let unbuilt = match tally.unbuilt {
+        0 => String::new(),
+        n => format!(", {n} not built at all (nothing that changed reaches {})", if n == 1 { "it" } else { "them" }),
+    };
     let mut line = format!(
-        "{compared}: {} cluster{}; {} of {} Kustomization{} read what changed and were built at both sides, {} of them changing what {} {}; {} of {} HelmRelease{} rendered, {} changing what {} {}",
+        "{compared}: {} cluster{}; {} of {} Kustomization{} read what changed and were built at both sides, {} of them changing what {} {}{unbuilt}; ",
         tally.clusters,
         plural(tally.clusters),
         tally.built,
         tally.kustomizations,
         plural(tally.kustomizations),
-        fleet_changes(true),
-        if fleet_changes(true) == 1 { "it" } else { "they" },
-        if fleet_changes(true) == 1 { "applies" } else { "apply" },
-        tally.rendered,
-        tally.releases,
-        plural(tally.releases),
-        fleet_changes(false),
-        if fleet_changes(false) == 1 { "it" } else { "they" },
-        if fleet_changes(false) == 1 { "renders" } else { "render" },
+        kustomizations,
+        if kustomizations == 1 { "it" } else { "they" },
+        if kustomizations == 1 { "applies" } else { "apply" },
     );
+    match (tally.releases, tally.unbuilt) {
+        (0, 0) => line.push_str("no HelmRelease"),
+        (0, _) => line.push_str("no HelmRelease in what was built"),
+        (n, unbuilt) => line.push_str(&format!(
+            "{} of {n} HelmRelease{}{} rendered, {releases} changing what {} {}",
+            tally.rendered,
+            plural(n),
+            if unbuilt > 0 { " in what was built" } else { "" },
+            if releases == 1 { "it" } else { "they" },
+            if releases == 1 { "renders" } else { "render" },
+        )),
+    }
     let errors = report.errors();
     if errors > 0 {
         line.push_str(&format!("; {errors} could not be built or rendered"));

@@ -99,7 +99,10 @@ pub struct FleetTally {
     /// Kustomizations at either side, and those built at both (the others read nothing that changed).
     pub kustomizations: usize,
     pub built: usize,
-    /// HelmReleases at either side, and those rendered (the others read nothing that changed).
+    /// Kustomizations built at neither side (nothing that changed reaches them, nothing needs them).
+    pub unbuilt: usize,
+    /// HelmReleases at either side in what was built, and those rendered (the others read nothing that
+    /// changed).
     pub releases: usize,
     pub rendered: usize,
 }

@@ -27,6 +27,7 @@ use super::request::Request;
 use super::sides::{Side, Sides};
 use crate::fleet::artifact::Artifact;
 use crate::fleet::clusters::{self, ClusterBuild, Found, Ground};
+use crate::fleet::kustomizer::Kustomizer;
 use crate::render::Helm;
 use crate::source::gitref::Listed;
 use crate::support::error::{Error, Result};
@@ -36,6 +37,10 @@ pub(super) struct Staged {
     pub(super) artifact: Artifact,
     found: Vec<Found>,
     generators: Vec<Map<String, Value>>,
+    /// The files that define a Kustomization or an ArtifactGenerator.
+    defines: BTreeSet<PathBuf>,
+    /// The turns of the builds in the staged files.
+    turns: crate::fleet::turns::Turns,
 }
 
 /// The Kustomizations of the repository under `scope` at either side (none: not a fleet repository).
@@ -79,9 +84,9 @@ pub async fn review(
     scope: &Path,
     req: &Request<'_>,
 ) -> Result<(Vec<Entry>, FleetTally)> {
-    let kubectl = crate::render::locate_kubectl()?;
+    let kustomizer = Kustomizer::locate().await?;
     let (old, new) = tokio::try_join!(stage(sides, &sides.old, scope), stage(sides, &sides.new, scope))?;
-    let built = build_clusters(&kubectl, sides, &old, &new).await;
+    let built = build_clusters(&kustomizer, sides, &old, &new).await;
     let home =
         home::find(req.releases.cluster.as_ref().map(|(options, _)| options), &clusters::entries(&new.found)).await;
     let (mut entries, jobs, tally) = rows(&built, sides, req);
@@ -91,24 +96,60 @@ pub async fn review(
     Ok((entries, tally))
 }
 
-/// Each cluster built at the old side, then at the new one (what reads no change taken from the old).
+/// Each cluster built at both sides at once (what reads no change taken from the old side), then
+/// settled: what one side built built at the other, what a change needs built at all; the clusters
+/// side by side.
 async fn build_clusters(
-    kubectl: &Path,
+    kustomizer: &Kustomizer,
     sides: &Sides,
     old: &Staged,
     new: &Staged,
 ) -> Vec<(String, ClusterBuild, ClusterBuild)> {
     let (old_entries, new_entries) = (clusters::entries(&old.found), clusters::entries(&new.found));
     let names: BTreeSet<&String> = old_entries.keys().chain(new_entries.keys()).collect();
-    let (old_ground, new_ground) = (ground(kubectl, old, &sides.changed), ground(kubectl, new, &sides.changed));
-    let mut built = Vec::new();
-    for name in names {
-        let none = Vec::new();
-        let o = clusters::build_cluster(&old_ground, old_entries.get(name).unwrap_or(&none), None).await;
-        let n = clusters::build_cluster(&new_ground, new_entries.get(name).unwrap_or(&none), Some(&o)).await;
-        built.push((name.clone(), o, n));
-    }
-    built
+    let defer = !reaches_charts(sides, old, new);
+    let old_ground = ground(kustomizer, old, &sides.changed, defer);
+    let new_ground = ground(kustomizer, new, &sides.changed, defer);
+    let (old_ground, new_ground) = (&old_ground, &new_ground);
+    let none = Vec::new();
+    let clusters = names.into_iter().map(|name| {
+        let (old, new) = (old_entries.get(name).unwrap_or(&none), new_entries.get(name).unwrap_or(&none));
+        async move {
+            let (mut o, mut n) = clusters::build_both((old_ground, old), (new_ground, new)).await;
+            clusters::settle(old_ground, &mut o, &mut n).await;
+            if o.deferred() && releases::of(name, &o, &n).iter().any(|r| r.changed(&sides.changed) && r.wants_objects())
+            {
+                // A release to render reads an object of what was not built (its chart's source, values).
+                clusters::complete(old_ground, &mut o, &mut n).await;
+            }
+            (name.clone(), o, n)
+        }
+    });
+    // The clusters side by side: their builds share the staged trees by turns (crate::fleet::turns).
+    futures::future::join_all(clusters).await
+}
+
+/// Whether a changed path lies in a chart of the repository or in what an ArtifactGenerator copies: a
+/// release of any Kustomization may read it, whatever its build reads.
+fn reaches_charts(sides: &Sides, old: &Staged, new: &Staged) -> bool {
+    let charts: BTreeSet<&Path> = [&sides.old, &sides.new]
+        .into_iter()
+        .flat_map(|s| s.listing.entries.keys())
+        .filter(|p| p.file_name().is_some_and(|n| n == "Chart.yaml"))
+        .filter_map(|p| p.parent())
+        .collect();
+    let copied: Vec<PathBuf> = old
+        .generators
+        .iter()
+        .chain(&new.generators)
+        .filter_map(|g| g.get("spec")?.get("artifacts")?.as_array())
+        .flatten()
+        .filter_map(|a| a.get("copy")?.as_array())
+        .flatten()
+        .filter_map(crate::source::artifact::Copy::parse)
+        .map(|c| c.reads())
+        .collect();
+    sides.changed.iter().any(|p| p.ancestors().any(|a| charts.contains(a)) || copied.iter().any(|c| p.starts_with(c)))
 }
 
 /// The Kustomizations' rows, the releases to render, and the tally.
@@ -121,10 +162,11 @@ fn rows(
     let (mut entries, mut jobs) = (Vec::new(), Vec::new());
     let labels = (sides.old.label.as_str(), sides.new.label.as_str());
     for (cluster, o, n) in built {
-        let (rows, (kustomizations, rebuilt)) = objects::entries(cluster, o, n, labels, req);
+        let (rows, (kustomizations, rebuilt, unbuilt)) = objects::entries(cluster, o, n, labels, req);
         entries.extend(rows);
         tally.kustomizations += kustomizations;
         tally.built += rebuilt;
+        tally.unbuilt += unbuilt;
         let releases = releases::of(cluster, o, n);
         tally.releases += releases.len();
         jobs.extend(releases.into_iter().filter(|r| r.changed(&sides.changed)));
@@ -133,8 +175,21 @@ fn rows(
     (entries, jobs, tally)
 }
 
-fn ground<'a>(kubectl: &'a Path, staged: &'a Staged, changed: &'a BTreeSet<PathBuf>) -> Ground<'a> {
-    Ground { kubectl, root: staged.artifact.root(), generators: &staged.generators, changed }
+fn ground<'a>(
+    kustomizer: &'a Kustomizer,
+    staged: &'a Staged,
+    changed: &'a BTreeSet<PathBuf>,
+    defer: bool,
+) -> Ground<'a> {
+    Ground {
+        kustomizer,
+        root: staged.artifact.root(),
+        turns: &staged.turns,
+        generators: &staged.generators,
+        changed,
+        defines: &staged.defines,
+        defer,
+    }
 }
 
 /// Rows by cluster, the releases before the Kustomizations' objects.
@@ -155,19 +210,22 @@ async fn stage(sides: &Sides, side: &Side, scope: &Path) -> Result<Staged> {
         .collect();
     let found = clusters::find(texts.iter().map(|(p, t)| (*p, t.as_str())));
     let generators = generators(&texts);
+    let defines = found.iter().map(|f| f.file.clone()).chain(generators.iter().map(|(f, _)| f.clone())).collect();
+    let generators = generators.into_iter().map(|(_, g)| g).collect();
     let artifact = Artifact::stage(contents).map_err(Error::Io)?;
-    Ok(Staged { artifact, found, generators })
+    Ok(Staged { artifact, found, generators, defines, turns: Default::default() })
 }
 
-/// The ArtifactGenerators of the files (only a file that names the kind is parsed).
-fn generators(texts: &[(&Path, String)]) -> Vec<Map<String, Value>> {
+/// The ArtifactGenerators of the files, with the file of each (only a file that names the kind is
+/// parsed).
+fn generators(texts: &[(&Path, String)]) -> Vec<(PathBuf, Map<String, Value>)> {
     let mut out = Vec::new();
-    for (_, text) in texts.iter().filter(|(_, t)| t.contains(crate::source::artifact::GENERATOR_KIND)) {
+    for (file, text) in texts.iter().filter(|(_, t)| t.contains(crate::source::artifact::GENERATOR_KIND)) {
         for doc in crate::cluster::manifests::split_documents(text) {
             if let Ok(o) = crate::values::parse_values(&doc.text, "a manifest")
                 && o.get("kind").and_then(Value::as_str) == Some(crate::source::artifact::GENERATOR_KIND)
             {
-                out.push(o);
+                out.push((file.to_path_buf(), o));
             }
         }
     }

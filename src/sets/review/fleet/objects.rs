@@ -12,14 +12,14 @@ use crate::cluster::manifests::ObjectId;
 use crate::fleet::clusters::{Built, ClusterBuild};
 
 /// An entry per Kustomization built at both sides (its objects compared) or failing; and how many
-/// Kustomizations there were and were built again.
+/// Kustomizations there were, were built again, and were built at neither side.
 pub(super) fn entries(
     cluster: &str,
     old: &ClusterBuild,
     new: &ClusterBuild,
     (old_label, new_label): (&str, &str),
     req: &Request<'_>,
-) -> (Vec<Entry>, (usize, usize)) {
+) -> (Vec<Entry>, (usize, usize, usize)) {
     let mut keys: Vec<String> = Vec::new();
     for b in old.builds.iter().chain(&new.builds) {
         if !keys.contains(&b.kustomization.key()) {
@@ -28,9 +28,10 @@ pub(super) fn entries(
     }
     let find = |c: &'_ ClusterBuild, key: &str| c.builds.iter().find(|b| b.kustomization.key() == key).cloned();
     let mut entries = Vec::new();
-    let mut built = 0;
+    let (mut built, mut unbuilt) = (0, 0);
     for key in &keys {
         let (o, n) = (find(old, key), find(new, key));
+        unbuilt += [&o, &n].iter().any(|b| b.as_ref().is_some_and(|b| b.deferred)) as usize;
         let again = n.as_ref().is_none_or(|b| b.built);
         built += again as usize;
         let failed = [&o, &n].iter().any(|b| b.as_ref().is_some_and(|b| b.outcome.is_err()));
@@ -62,5 +63,5 @@ pub(super) fn entries(
             outcome,
         });
     }
-    (entries, (keys.len(), built))
+    (entries, (keys.len(), built, unbuilt))
 }

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -25,14 +26,17 @@ pub(super) struct Job {
 pub(super) struct AtSide {
     kustomization: String,
     pub(super) hr: HelmRelease,
-    pub(super) files: ReleaseFiles,
+    /// The objects of that side's builds of the cluster, shared by its releases.
+    pub(super) files: Arc<ReleaseFiles>,
     object: Map<String, Value>,
 }
 
 pub(super) fn of(cluster: &str, old: &ClusterBuild, new: &ClusterBuild) -> Vec<Job> {
     let side = |c: &ClusterBuild| -> BTreeMap<(String, String), AtSide> {
-        let files =
-            ReleaseFiles::from_objects(&format!("the builds of {cluster}"), c.objects().map(|(_, o)| o.clone()));
+        let files = Arc::new(ReleaseFiles::from_objects(
+            &format!("the builds of {cluster}"),
+            c.objects().map(|(_, o)| o.clone()),
+        ));
         c.objects()
             .filter(|(_, o)| is_helmrelease(o))
             .filter_map(|(k, o)| {
@@ -41,7 +45,7 @@ pub(super) fn of(cluster: &str, old: &ClusterBuild, new: &ClusterBuild) -> Vec<J
                 object["metadata"]["namespace"] = Value::String(ns.clone());
                 let hr: HelmRelease = serde_json::from_value(Value::Object(object.clone())).ok()?;
                 let name = hr.name().to_string();
-                Some(((ns, name), AtSide { kustomization: k.key(), hr, files: files.clone(), object }))
+                Some(((ns, name), AtSide { kustomization: k.key(), hr, files: Arc::clone(&files), object }))
             })
             .collect()
     };
@@ -98,6 +102,15 @@ impl Job {
         }
         let reads = [o, n].into_iter().flat_map(repository_reads).collect::<Vec<_>>();
         paths.iter().any(|p| reads.iter().any(|r| p.starts_with(r)))
+    }
+
+    /// Whether, at a side, its chart's source object or a `valuesFrom` source is not among the objects
+    /// of the builds (it may be among what was not built).
+    pub(super) fn wants_objects(&self) -> bool {
+        [&self.old, &self.new].into_iter().flatten().any(|a| {
+            let chart_from_source = repository_chart(&a.hr).is_none();
+            (chart_from_source && source_object(a).is_none()) || a.files.values_from(&a.hr).is_err()
+        })
     }
 
     pub(super) fn release(&self) -> Release {
