@@ -3,6 +3,7 @@
 //! dropped), without Git's own files, and, when the repository has no `.sourceignore`, without images,
 //! archives and CI configuration. Staged in a private temporary directory, removed when dropped.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Always left out of an artifact.
@@ -21,9 +22,14 @@ const DEFAULT_FILES: [&str; 8] = [
     ".flux.yaml",
 ];
 
-/// A side's files, staged as an artifact.
+/// A side's files, staged as an artifact: every directory and every kustomization file at once (what
+/// working out a build's reads looks at), every other file when something is about to read it
+/// ([`Artifact::ensure`]): a review builds few of a fleet's Kustomizations, and writing (then removing)
+/// every file of both sides was most of a review run again.
 pub struct Artifact {
     dir: tempfile::TempDir,
+    /// The files not written yet, by repository path.
+    unwritten: std::cell::RefCell<BTreeMap<PathBuf, Vec<u8>>>,
 }
 
 impl Artifact {
@@ -32,19 +38,42 @@ impl Artifact {
         let files: Vec<(PathBuf, Vec<u8>)> = files.into_iter().collect();
         let ignore_file = files.iter().any(|(p, _)| p.file_name().is_some_and(|n| n == ".sourceignore"));
         let dir = crate::support::process::private_dir("cozyhr-fleet-")?;
-        for (path, bytes) in files.iter().filter(|(p, _)| included(p, ignore_file)) {
-            let to = dir.path().join(path);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)?;
+        let mut unwritten = BTreeMap::new();
+        let mut dirs = BTreeSet::new();
+        for (path, bytes) in files.into_iter().filter(|(p, _)| included(p, ignore_file)) {
+            if let Some(parent) = path.parent().filter(|p| dirs.insert(p.to_path_buf())) {
+                std::fs::create_dir_all(dir.path().join(parent))?;
             }
-            crate::render::postrender::write_private(&to, bytes)?;
+            let kustomization = path.file_name().is_some_and(|n| super::generate::FILES.iter().any(|f| n == *f));
+            match kustomization {
+                true => crate::render::postrender::write_private(&dir.path().join(&path), &bytes)?,
+                false => _ = unwritten.insert(path, bytes),
+            }
         }
-        Ok(Artifact { dir })
+        Ok(Artifact { dir, unwritten: std::cell::RefCell::new(unwritten) })
     }
 
     /// The artifact's root: the repository's top.
     pub fn root(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Writes every file under the repository paths `paths` (directories or files) not written yet.
+    pub fn ensure<'p>(&self, paths: impl IntoIterator<Item = &'p Path>) -> std::io::Result<()> {
+        let mut unwritten = self.unwritten.borrow_mut();
+        for path in paths {
+            let under: Vec<PathBuf> = unwritten
+                .range(path.to_path_buf()..)
+                .take_while(|(p, _)| p.starts_with(path))
+                .map(|(p, _)| p.clone())
+                .collect();
+            for p in under {
+                if let Some(bytes) = unwritten.remove(&p) {
+                    crate::render::postrender::write_private(&self.dir.path().join(&p), &bytes)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

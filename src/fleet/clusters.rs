@@ -25,6 +25,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
+use super::artifact::Artifact;
 use super::build::{self, BuildError, PostBuild};
 use super::kustomization::{Kustomization, SubstituteReference};
 use super::kustomizer::Kustomizer;
@@ -128,7 +129,7 @@ impl ClusterBuild {
 pub struct Ground<'a> {
     pub kustomizer: &'a Kustomizer,
     /// The side's files, staged as source-controller archives them.
-    pub root: &'a Path,
+    pub artifact: &'a Artifact,
     /// The turns of the builds in `root`.
     pub turns: &'a Turns,
     /// The ArtifactGenerators the repository's files define.
@@ -140,6 +141,20 @@ pub struct Ground<'a> {
     /// Whether a Kustomization that reads nothing that changed may be left unbuilt (false when what
     /// changed may reach releases through another way than the builds, a chart of the repository).
     pub defer: bool,
+}
+
+impl Ground<'_> {
+    /// The top of the side's staged files.
+    pub fn root(&self) -> &Path {
+        self.artifact.root()
+    }
+
+    /// The staged tree with every file `reads` covers written, and the turns of its builds.
+    fn staged(&self, reads: &Reads) -> std::io::Result<(&Path, &Turns)> {
+        let (dirs, files) = reads.paths();
+        self.artifact.ensure(dirs.chain(files).map(PathBuf::as_path))?;
+        Ok((self.root(), self.turns))
+    }
 }
 
 /// A cluster's builds at the old side as they are made, so that the new side, built at the same time,
@@ -248,7 +263,7 @@ async fn build_one(ground: &Ground<'_>, k: &Kustomization, so_far: &ClusterBuild
         _ => Source::of(ground, k, so_far),
     };
     let reads = match &source {
-        Ok(Source::Repository) => ground.turns.reads(ground.root, k).await,
+        Ok(Source::Repository) => ground.turns.reads(ground.root(), k).await,
         // An artifact's paths are not the repository's: seen as reading everything its copies read.
         Ok(Source::Artifact { reads, .. }) => reads.clone(),
         Err(_) => Reads::default(),
@@ -281,9 +296,10 @@ async fn build_one(ground: &Ground<'_>, k: &Kustomization, so_far: &ClusterBuild
     }
     let post = vars.clone().map(|vars| PostBuild { vars, always: always(k) });
     let outcome = match &source {
-        Source::Repository => {
-            build::build(ground.kustomizer, (ground.root, ground.turns), (k, &reads), post.as_ref()).await
-        }
+        Source::Repository => match ground.staged(&reads) {
+            Ok(tree) => build::build(ground.kustomizer, tree, (k, &reads), post.as_ref()).await,
+            Err(e) => Err(BuildError::Generate(e.to_string())),
+        },
         Source::Artifact { dir, .. } => {
             // Its own tree, and paths of its own: what it reads there is everything.
             let all = Reads::of_kustomization(dir.path(), k);
@@ -323,8 +339,10 @@ impl ClusterBuild {
 async fn materialize(ground: &Ground<'_>, cluster: &mut ClusterBuild, which: impl Fn(&Built) -> bool) {
     for b in cluster.builds.iter_mut().filter(|b| b.deferred && which(b)) {
         let post = b.vars.clone().map(|vars| PostBuild { vars, always: always(&b.kustomization) });
-        let tree = (ground.root, ground.turns);
-        let outcome = build::build(ground.kustomizer, tree, (&b.kustomization, &b.reads), post.as_ref()).await;
+        let outcome = match ground.staged(&b.reads) {
+            Ok(tree) => build::build(ground.kustomizer, tree, (&b.kustomization, &b.reads), post.as_ref()).await,
+            Err(e) => Err(BuildError::Generate(e.to_string())),
+        };
         b.outcome = outcome.map_err(|e| e.to_string());
         (b.built, b.deferred) = (true, false);
     }
@@ -397,12 +415,13 @@ impl Source {
                     .ok_or_else(|| {
                         format!("ExternalArtifact {ns}/{}: no ArtifactGenerator of this repository makes it", r.name)
                     })?;
-                let dir = crate::support::process::private_dir("cozyhr-fleet-artifact-").map_err(|e| e.to_string())?;
-                generator.build(ground.root, dir.path()).map_err(|e| e.to_string())?;
                 let mut reads = Reads::default();
                 for copy in &generator.copies {
                     reads.add_dir(copy.reads());
                 }
+                let dir = crate::support::process::private_dir("cozyhr-fleet-artifact-").map_err(|e| e.to_string())?;
+                ground.staged(&reads).map_err(|e| e.to_string())?;
+                generator.build(ground.root(), dir.path()).map_err(|e| e.to_string())?;
                 Ok(Source::Artifact { dir, reads })
             }
             other => Err(format!(

@@ -183,7 +183,7 @@ fn ground<'a>(
 ) -> Ground<'a> {
     Ground {
         kustomizer,
-        root: staged.artifact.root(),
+        artifact: &staged.artifact,
         turns: &staged.turns,
         generators: &staged.generators,
         changed,

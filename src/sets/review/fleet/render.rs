@@ -128,6 +128,8 @@ async fn chart((side, staged): (&Side, &Staged), at: Option<&AtSide>) -> Result<
     let Some(a) = at else { return Ok(None) };
     let named = |e: Error| Error::Failed(format!("{}: {e}", side.label));
     if let Some(dir) = repository_chart(&a.hr) {
+        // The whole tree: a chart of the repository may name dependencies beside it (`file://../lib`).
+        staged.artifact.ensure([Path::new("")]).map_err(|e| named(Error::Io(e)))?;
         let top = staged.artifact.root().to_path_buf();
         let path = top.join(&dir);
         let opened = ChartDir::open(&path).map_err(|e| named(e.into()))?;
@@ -139,6 +141,7 @@ async fn chart((side, staged): (&Side, &Staged), at: Option<&AtSide>) -> Result<
                 "its chartRef names an ExternalArtifact that no ArtifactGenerator of this cluster's builds makes: add the ArtifactGenerator to a Kustomization of the cluster, or fix the chartRef's name and namespace".into(),
             ))
         })?;
+        staged.artifact.ensure(generated.reads().iter().map(PathBuf::as_path)).map_err(|e| named(Error::Io(e)))?;
         return Ok(Some(Opened::Built(Box::new(generated.build(staged.artifact.root(), &a.files).map_err(named)?))));
     }
     let served = crate::source::served::from_repository_offline(&a.files, &a.hr, None).await.map_err(named)?;
