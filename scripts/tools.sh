@@ -233,14 +233,20 @@ build_source_watcher() { # VERSION
   built "source-watcher $v" "$t0"
 }
 
+# go_install NAME VERSION PACKAGE WHAT COLD: the binary NAME of a Go module's PACKAGE at VERSION, installed
+# as $BIN/NAME-VERSION (COLD: how long a cold build takes, for the log line).
+go_install() {
+  local name=$1 v=$2 pkg=$3 what=$4 cold=$5 out=$BIN/$1-$2 t0=$SECONDS
+  [ -x "$out" ] && return
+  log "building $what $v (cold: $cold)"
+  GOBIN=$BIN/$name-$v.tmp go install -trimpath -ldflags "-s -w" "$pkg@$v"
+  install_bin "$BIN/$name-$v.tmp/$name" "$out"; rmdir "$BIN/$name-$v.tmp"
+  built "$what $v" "$t0"
+}
+
 # The OCI registry charts are pushed to for OCIRepository sources: distribution's registry.
 build_registry() {
-  local v=$REGISTRY_VERSION out=$BIN/registry-$REGISTRY_VERSION t0=$SECONDS
-  [ -x "$out" ] && return
-  log "building the OCI registry (distribution $v, cold: 2-4 min)"
-  GOBIN=$BIN/registry-$v.tmp go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$v"
-  install_bin "$BIN/registry-$v.tmp/registry" "$out"; rmdir "$BIN/registry-$v.tmp"
-  built "the OCI registry $v" "$t0"
+  go_install registry "$REGISTRY_VERSION" github.com/distribution/distribution/v3/cmd/registry "the OCI registry (distribution)" "2-4 min"
 }
 
 build_helm() { # MAJOR VERSION
@@ -302,22 +308,12 @@ build_flux() { # VERSION
 # oras, which pushes the Helm plugin's OCI artifact (scripts/release.sh --push; Helm has no command that
 # pushes a plugin), for the test of `helm plugin install oci://`.
 build_oras() {
-  local v=$ORAS_VERSION out=$BIN/oras-$ORAS_VERSION t0=$SECONDS
-  [ -x "$out" ] && return
-  log "building oras $v (cold: ~1 min)"
-  GOBIN=$BIN/oras-$v.tmp go install -trimpath -ldflags "-s -w" "oras.land/oras/cmd/oras@$v"
-  install_bin "$BIN/oras-$v.tmp/oras" "$out"; rmdir "$BIN/oras-$v.tmp"
-  built "oras $v" "$t0"
+  go_install oras "$ORAS_VERSION" oras.land/oras/cmd/oras oras "~1 min"
 }
 
 # kustomize, which a fleet review prefers to kubectl's embedded copy (src/fleet/kustomizer.rs).
 build_kustomize() {
-  local v=$KUSTOMIZE_VERSION out=$BIN/kustomize-$KUSTOMIZE_VERSION t0=$SECONDS
-  [ -x "$out" ] && return
-  log "building kustomize $v (cold: ~2 min)"
-  GOBIN=$BIN/kustomize-$v.tmp go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kustomize/kustomize/v5@$v"
-  install_bin "$BIN/kustomize-$v.tmp/kustomize" "$out"; rmdir "$BIN/kustomize-$v.tmp"
-  built "kustomize $v" "$t0"
+  go_install kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 kustomize "~35 s"
 }
 
 # k9s is not built: its module gives the plugin JSON schema and the upstream plugin files (flux.yaml),
