@@ -1,7 +1,8 @@
 //! The files of a Git side as source-controller archives them into the artifact kustomize-controller
 //! builds from (`Storage.Archive` with its default ignore rules): regular files only (symbolic links are
 //! dropped), without Git's own files, and, when the repository has no `.sourceignore`, without images,
-//! archives and CI configuration. Staged in a private temporary directory, removed when dropped.
+//! archives and CI configuration. Staged in a private temporary directory (in memory where there is
+//! a file system there), removed when dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ impl Artifact {
     pub fn stage(files: impl IntoIterator<Item = (PathBuf, Vec<u8>)>) -> std::io::Result<Artifact> {
         let files: Vec<(PathBuf, Vec<u8>)> = files.into_iter().collect();
         let ignore_file = files.iter().any(|(p, _)| p.file_name().is_some_and(|n| n == ".sourceignore"));
-        let dir = crate::support::process::private_dir("cozyhr-fleet-")?;
+        let dir = crate::support::process::private_memory_dir("cozyhr-fleet-")?;
         let mut unwritten = BTreeMap::new();
         let mut dirs = BTreeSet::new();
         for (path, bytes) in files.into_iter().filter(|(p, _)| included(p, ignore_file)) {

@@ -419,7 +419,8 @@ impl Source {
                 for copy in &generator.copies {
                     reads.add_dir(copy.reads());
                 }
-                let dir = crate::support::process::private_dir("cozyhr-fleet-artifact-").map_err(|e| e.to_string())?;
+                let dir =
+                    crate::support::process::private_memory_dir("cozyhr-fleet-artifact-").map_err(|e| e.to_string())?;
                 ground.staged(&reads).map_err(|e| e.to_string())?;
                 generator.build(ground.root(), dir.path()).map_err(|e| e.to_string())?;
                 Ok(Source::Artifact { dir, reads })

@@ -51,10 +51,15 @@ impl Turns {
     }
 
     /// What a build of `k` in the tree at `root` reads ([`Reads::of_kustomization`]), as no build has
-    /// written it: worked out again in a turn that reads it until both agree (nothing it read was being
-    /// written).
+    /// written it: while a build writes, worked out again in a turn that reads it until both agree
+    /// (nothing it read was being written).
     pub async fn reads(&self, root: &Path, k: &Kustomization) -> Reads {
+        // Worked out in one go (no other task runs meanwhile): only a file written now can mislead it.
+        let writing = self.taken.borrow().iter().any(|t| t.writes.is_some());
         let mut reads = Reads::of_kustomization(root, k);
+        if !writing {
+            return reads;
+        }
         loop {
             let _turn = self.build(&reads, None).await;
             let again = Reads::of_kustomization(root, k);

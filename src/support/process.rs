@@ -11,6 +11,24 @@ pub fn private_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new().prefix(prefix).tempdir()
 }
 
+/// As [`private_dir`], on a file system in memory when `TMPDIR` names no other place and there is one
+/// (`$XDG_RUNTIME_DIR`, else `/dev/shm`): a tree of many small files (a fleet's staged side) is written
+/// and removed there in a fraction of the time a disk takes.
+pub fn private_memory_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    let memory = match std::env::var_os("TMPDIR") {
+        Some(_) => None,
+        None => std::env::var_os("XDG_RUNTIME_DIR")
+            .map(std::path::PathBuf::from)
+            .into_iter()
+            .chain([std::path::PathBuf::from("/dev/shm")])
+            .find(|d| d.is_dir()),
+    };
+    match memory {
+        Some(dir) => tempfile::Builder::new().prefix(prefix).tempdir_in(dir).or_else(|_| private_dir(prefix)),
+        None => private_dir(prefix),
+    }
+}
+
 /// A private temporary file (mode 0600) named `<prefix>…<suffix>`, removed when dropped.
 pub fn private_file(prefix: &str, suffix: &str) -> std::io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new().prefix(prefix).suffix(suffix).tempfile()
