@@ -5,12 +5,12 @@
 //!   (`clusters/staging/flux-system/gotk-sync.yaml`, whose path `./clusters/staging` holds its own file);
 //!   a cluster is named by that path, or by the directory of its entries' files when they lie outside
 //!   their paths (`clusters/staging/apps.yaml` without a `flux-system`).
-//! - [`build_cluster`]: each entry built, then each Kustomization its build applies (nested, in order),
+//! - [`build_both`]: at each side, each entry built, then each Kustomization its build applies (nested, in order),
 //!   as kustomize-controller would build it with the objects built before it applied: its source (a
 //!   GitRepository is this repository; an ExternalArtifact the artifact an ArtifactGenerator of the
 //!   builds makes of it), its `postBuild` variables read from the ConfigMaps and Secrets applied before
-//!   it. A Kustomization that reads nothing that changed and is the same at the other side is not built
-//!   again: the other side's objects are its own.
+//!   it; both sides at once. A Kustomization that reads nothing that changed and is the same at the old
+//!   side is not built again at the new one: the old side's objects are its own.
 //! - Not built at all (deferred): a Kustomization of this repository that reads nothing that changed
 //!   and no file defining a Kustomization or an ArtifactGenerator: nothing it applies can differ
 //!   between the sides, and it leads to no other Kustomization. [`settle`] and [`complete`] build it
