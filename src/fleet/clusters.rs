@@ -5,8 +5,8 @@
 //!   (`clusters/staging/flux-system/gotk-sync.yaml`, whose path `./clusters/staging` holds its own file);
 //!   a cluster is named by that path, or by the directory of its entries' files when they lie outside
 //!   their paths (`clusters/staging/apps.yaml` without a `flux-system`).
-//! - [`build_both`]: at each side, each entry built, then each Kustomization its build applies (nested, in order),
-//!   as kustomize-controller would build it with the objects built before it applied: its source (a
+//! - [`build_both`]: at each side, each entry built, then each Kustomization its build applies (nested,
+//!   in order), as kustomize-controller would build it with the objects built before it applied: its source (a
 //!   GitRepository is this repository; an ExternalArtifact the artifact an ArtifactGenerator of the
 //!   builds makes of it), its `postBuild` variables read from the ConfigMaps and Secrets applied before
 //!   it; both sides at once. A Kustomization that reads nothing that changed and is the same at the old
