@@ -160,7 +160,7 @@ impl Ground<'_> {
 /// A cluster's builds at the old side as they are made, so that the new side, built at the same time,
 /// takes from them what reads nothing that changed (and waits for them only then).
 #[derive(Default)]
-pub struct Progress {
+struct Progress {
     builds: RefCell<Vec<Built>>,
     done: Cell<bool>,
     grown: Notify,
@@ -196,7 +196,7 @@ impl Progress {
 /// Which side a cluster is built at: the old one publishes its builds as it goes, the new one takes
 /// from them.
 #[derive(Clone, Copy)]
-pub enum Pairing<'a> {
+enum Pairing<'a> {
     Old(&'a Progress),
     New(&'a Progress),
 }

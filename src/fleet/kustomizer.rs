@@ -26,7 +26,13 @@ impl Kustomizer {
     /// The kustomize to build with (see the module's docs).
     pub async fn locate() -> Result<Kustomizer, RenderError> {
         if let Some(k) = std::env::var_os("COZYHR_KUSTOMIZE").filter(|v| !v.is_empty()) {
-            return Ok(Kustomizer { program: k.into(), embedded: false });
+            // Named by a path or looked up on the PATH as a command is; missing, it is said once here
+            // rather than in a failed row per Kustomization.
+            let program = which::which(&k).map_err(|_| RenderError::Missing {
+                program: "COZYHR_KUSTOMIZE's kustomize",
+                hint: "set COZYHR_KUSTOMIZE to a kustomize binary (v5.8), or unset it to use kubectl's",
+            })?;
+            return Ok(Kustomizer { program, embedded: false });
         }
         if let Ok(k) = which::which("kustomize") {
             let version = crate::support::process::run_program(&k, &["version".into()], &[], None).await;
