@@ -160,7 +160,7 @@ fn plugin_path_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let e = env();
-        let dir = std::env::temp_dir().join(format!("cozyhr-e2e-path-{}", std::process::id()));
+        let dir = scratch().join(format!("path-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("create PATH dir");
         let link = dir.join("kubectl");
         let _ = std::fs::remove_file(&link);
@@ -168,6 +168,18 @@ fn plugin_path_dir() -> PathBuf {
         dir
     })
     .clone()
+}
+
+/// Where the tests keep what lives as long as a test process (PATH shims, the Helm homes in statics, which
+/// are never dropped) or what a killed process leaves behind: `$COZYHR_RUN/scratch`, removed with the
+/// run by `scripts/cluster.sh down`, so that nothing of a test run stays in the system's temp directory.
+pub fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(need("COZYHR_RUN")).join("scratch");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        dir
+    })
 }
 
 /// Runs a command to completion and captures its output.
@@ -643,7 +655,7 @@ pub struct HelmHome {
 
 impl HelmHome {
     pub fn new(helm: Helm) -> HelmHome {
-        let dir = tempfile::Builder::new().prefix("cozyhr-helm-").tempdir().expect("tempdir");
+        let dir = tempfile::Builder::new().prefix("helm-home-").tempdir_in(scratch()).expect("tempdir");
         HelmHome { helm, dir }
     }
 

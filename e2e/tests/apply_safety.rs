@@ -154,8 +154,11 @@ fn killed_apply_is_recovered(helm: Helm) {
     wait_hr_ready(&ns, "safe", READY_TIMEOUT);
     let release = format!("{target}-safe");
 
-    // apply --wait blocks on the Deployment (no kubelet here): killed then, with its helm.
+    // apply --wait blocks on the Deployment (no kubelet here): killed then, with its helm. SIGKILL leaves
+    // its temporary files (values, 0600) behind: in a directory of this test's, removed with it.
+    let tmp = tempfile::Builder::new().prefix("killed-").tempdir_in(cozyhr_e2e::scratch()).expect("tempdir");
     let mut c = cozyhr_e2e::cozy_home(helm).command();
+    c.env("TMPDIR", tmp.path());
     c.args(["cozy", "apply", "safe", "--wait", "--timeout", "5m", "--set", "message=killed", "-C"])
         .arg(chart.path())
         .args(["-n", &ns])

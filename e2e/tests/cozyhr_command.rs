@@ -21,7 +21,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(180);
 fn on_path(program: &str) -> std::process::Command {
     static HELM_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let helm_dir = HELM_DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("cozyhr-e2e-helm-{}", std::process::id()));
+        let dir = cozyhr_e2e::scratch().join(format!("helm-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let link = dir.join("helm");
         let _ = std::fs::remove_file(&link);
