@@ -71,7 +71,8 @@ pub(super) async fn run(
                 progress::success(format!("{applied} CustomResourceDefinition(s) applied ({policy:?} policy)"));
             }
             let mode = Mode { installed: plan.installed, method: plan.method, wait: plan.waiting.helm };
-            match upgrade(cluster, &req.resolver.helm, desired, &release.session, mode, &req.options, interrupted).await
+            match upgrade(cluster, &req.resolver.tools.helm, desired, &release.session, mode, &req.options, interrupted)
+                .await
             {
                 Err(crate::render::RenderError::Interrupted { signal, detail }) => {
                     How::Interrupted { signal, during: format!("while helm was running{detail}") }

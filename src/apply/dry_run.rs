@@ -26,7 +26,7 @@ pub(super) async fn run(
     }
     progress::action(format!("dry run: {} {} (nothing changes)", action.as_str(), desired.release_name));
     let mode = Mode { installed, method, wait: HelmWait::HooksOnly };
-    upgrade(cluster, &req.resolver.helm, desired, &release.session, mode, &req.options, interrupted)
+    upgrade(cluster, &req.resolver.tools.helm, desired, &release.session, mode, &req.options, interrupted)
         .await
         .map_err(|e| Error::Failed(format!("dry run: {e}")))?;
     // helm's --dry-run=server only lets lookups reach the cluster; the objects themselves go through

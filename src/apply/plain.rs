@@ -31,10 +31,10 @@ pub async fn apply_plain(
         args.push("--take-ownership".into());
         // Helm 4 applies server-side: the fields another manager set are taken over too, as
         // helm-controller's apply forces its conflicts.
-        if resolver.helm.major >= 4 {
+        if resolver.tools.helm.major >= 4 {
             args.push("--force-conflicts".into());
         }
     }
     args.extend(cluster.helm_args());
-    Ok(resolver.helm.run(&args, &[]).await?)
+    Ok(resolver.tools.helm.run(&args, &[]).await?)
 }

@@ -28,7 +28,7 @@ pub(super) async fn decide(req: &ApplyRequest<'_>, release: &Release, voice: Voi
     let action = if installed { Action::Upgrade } else { Action::Install };
     let method = desired.apply_method(cluster, installed).await?;
     if voice.says()
-        && req.resolver.helm.major < 4
+        && req.resolver.tools.helm.major < 4
         && let Some(note) = crate::desired::apply_method::helm3_note(method)
     {
         progress::warning(note);

@@ -32,7 +32,7 @@ pub(super) struct Release {
 pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Option<Release>> {
     let cluster = req.cluster;
     // Without kubectl (Flux's post-render chain) no apply can end: said before the cluster is asked.
-    crate::render::locate_kubectl()?;
+    req.resolver.tools.kubectl()?;
     let hr = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).read(req.name).await?;
     if voice == Voice::Round && !hr.spec.suspend {
         return Ok(None);
@@ -43,7 +43,7 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     let desired = crate::resolve::fetched::on_cluster(cluster, hr, req.resolver.with(&req.user)).await?;
     if voice.says() {
         crate::desired::notes::recorded_version(&desired, chart);
-        crate::desired::notes::controller(&desired, &req.resolver.helm);
+        crate::desired::notes::controller(&desired, &req.resolver.tools.helm);
     }
     // Any failure to reach the release's cluster is before anything changes, in either cluster.
     let target = if voice.says() {
@@ -51,7 +51,7 @@ pub(super) async fn resolve(req: &ApplyRequest<'_>, voice: Voice) -> Result<Opti
     } else {
         crate::desired::target::resolve_quietly(cluster, &desired.hr).await?
     };
-    let session = PostRenderSession::new(&desired.post_render, req.resolver.self_exe.clone())
+    let session = PostRenderSession::new(&desired.post_render, req.resolver.tools.self_exe.clone())
         .map_err(|e| Error::Invalid { what: "post-renderer".into(), reason: e.to_string() })?;
     let storage = crate::apply::install::Release::of(&desired.hr);
     Ok(Some(Release { desired, target, session, storage }))

@@ -339,7 +339,9 @@ impl<'a, 'r> Book<'a, 'r> {
     /// field manager, so its apply after the hand-back removes what the source's chart does not set.
     async fn put_inventory(&mut self, stored: &StoredRelease, checked: &Checked) -> Result<()> {
         let (cluster, desired) = (&self.release.target.cluster, &self.release.desired);
-        if self.req.resolver.helm.major >= 4 && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa") {
+        if self.req.resolver.tools.helm.major >= 4
+            && stored.raw.get("apply_method").and_then(|m| m.as_str()) == Some("ssa")
+        {
             let (manifest, ns) = (&stored.manifest, &desired.release_namespace);
             if let Err(e) = crate::apply::field_managers::take_over(cluster, manifest, ns).await {
                 progress::warning(format!(

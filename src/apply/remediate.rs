@@ -111,7 +111,7 @@ pub(super) async fn run(
 ) -> Result<Option<Remedied>> {
     let (cluster, storage) = (&release.target.cluster, &release.storage);
     let hr = &release.desired.hr;
-    let helm = &req.resolver.helm;
+    let helm = &req.resolver.tools.helm;
     let read = || Storage::read(cluster, &storage.storage_namespace, &storage.name);
     match decision {
         Decision::Rollback { target } => {

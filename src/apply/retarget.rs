@@ -115,7 +115,7 @@ async fn stored(release: &Release, moved: &Move) -> Result<Option<Uninstalled>> 
 /// `spec.uninstall`'s options; the namespace it works in is created first when the install would create
 /// it (it is checked to exist otherwise: [`check`]).
 async fn uninstall(req: &ApplyRequest<'_>, release: &Release, moved: &Move) -> Result<()> {
-    let (helm, cluster) = (&req.resolver.helm, &release.target.cluster);
+    let (helm, cluster) = (&req.resolver.tools.helm, &release.target.cluster);
     let old = moved.uninstall();
     let args = crate::apply::install::uninstall_args(helm.major, &release.desired.hr, &old, req.options.timeout)?;
     if !namespace_exists(release, &old.namespace).await? {

@@ -75,9 +75,15 @@ pub(super) async fn run(
             crate::support::duration::go_string(timeout)
         ));
     }
-    let ran =
-        crate::apply::install::test(cluster, &req.resolver.helm, storage, timeout, &filter_args(&filters), interrupted)
-            .await;
+    let ran = crate::apply::install::test(
+        cluster,
+        &req.resolver.tools.helm,
+        storage,
+        timeout,
+        &filter_args(&filters),
+        interrupted,
+    )
+    .await;
     let after = Storage::read(cluster, &storage.storage_namespace, &storage.name).await?;
     Ok(match ran {
         Ok(()) => TestRun::Passed { after },

@@ -28,7 +28,7 @@ pub(super) async fn diff_against_git(
 ) -> Result<Plan> {
     let files = git.source.files();
     let at_ref = AtRef::materialise(&resolver.chart, git_ref, files).await?;
-    let renderer = Renderer::new(&resolver.helm, &resolver.self_exe, git.user, git.options, Caller::Diff);
+    let renderer = Renderer::new(&resolver.tools, git.user, git.options, Caller::Diff);
     let Some(from) = files else {
         let Some(home) = cluster else {
             return Err(Error::Failed(

@@ -35,7 +35,7 @@ pub async fn diff_request(resolver: &Resolver, cluster: Option<&Cluster>, req: &
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => None,
     };
     let (desired, seen) = resolver.desired_on(cluster, from, req.name, req.user).await?;
-    crate::compare::diff(seen, &resolver.helm, &desired, against, req.options, &resolver.self_exe).await
+    crate::compare::diff(seen, &resolver.tools.helm, &desired, against, req.options, &resolver.tools.self_exe).await
 }
 
 /// `diff`: what `apply` would change, against the live objects or the stored release.
@@ -48,5 +48,5 @@ pub async fn diff(
     options: PlanOptions,
 ) -> Result<Plan> {
     let (desired, seen) = resolver.desired_on_cluster(cluster, name, user).await?;
-    crate::compare::diff(seen, &resolver.helm, &desired, against, options, &resolver.self_exe).await
+    crate::compare::diff(seen, &resolver.tools.helm, &desired, against, options, &resolver.tools.self_exe).await
 }

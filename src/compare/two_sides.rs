@@ -10,7 +10,7 @@
 //! its own values as `helm template` renders it. A side where the chart or the release is missing has no
 //! objects: everything is added or removed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -22,24 +22,21 @@ use crate::cluster::manifests::{ClusterScoped, ObjectId};
 use crate::desired::target::Target;
 use crate::desired::{Desired, UserValues, notes};
 use crate::flux::HelmRelease;
-use crate::render::{ClusterView, Helm, TemplateRequest};
+use crate::render::{ClusterView, TemplateRequest, Tools};
 use crate::resolve::ReleaseOrigin;
+use crate::resolve::fetched::With;
 use crate::source::chart::ChartDir;
 use crate::support::error::{Error, Result};
 
 type Objects = Vec<(ObjectId, Value)>;
 
-/// What renders both sides: the helm, this executable (Flux's post-renderer when the chain cannot run in
-/// process), the user's values, how the plan is made, and for which command.
+/// What renders both sides: the tools (helm; this executable, Flux's post-renderer when the chain cannot
+/// run in process; kubectl), the user's values, how the plan is made, and for which command.
 pub struct Renderer<'a> {
-    helm: &'a Helm,
-    self_exe: &'a Path,
+    tools: &'a Tools,
     /// `-f` and `--set`, given to both sides.
     user: &'a UserValues,
     options: PlanOptions,
-    /// The kubectl whose kustomize runs postRenderers, when there is one; looked for again (to say how
-    /// to get one) only by a release whose postRenderers need it.
-    kubectl: Option<PathBuf>,
     caller: Caller,
 }
 
@@ -54,8 +51,8 @@ pub enum Caller {
 }
 
 impl<'a> Renderer<'a> {
-    pub fn new(helm: &'a Helm, self_exe: &'a Path, user: &'a UserValues, options: PlanOptions, caller: Caller) -> Self {
-        Renderer { helm, self_exe, user, options, kubectl: crate::render::locate_kubectl().ok(), caller }
+    pub fn new(tools: &'a Tools, user: &'a UserValues, options: PlanOptions, caller: Caller) -> Self {
+        Renderer { tools, user, options, caller }
     }
 }
 
@@ -155,7 +152,8 @@ impl Renderer<'_> {
             return self.chart_defaults(chart, namespace, view).await.map_err(|e| side.at(e));
         }
         let kubectl = |hr: &HelmRelease| self.kubectl_for(hr);
-        let Some(desired) = crate::resolve::fetched::at_side(&side.release, chart, self.user, kubectl).await else {
+        let with = With { chart, user: self.user, given: None, tools: self.tools };
+        let Some(desired) = crate::resolve::fetched::at_side(&side.release, with, kubectl).await else {
             return Ok(Vec::new());
         };
         let of_cluster = matches!(side.release, ReleaseOrigin::Cluster { .. });
@@ -180,7 +178,7 @@ impl Renderer<'_> {
             include_crds: false,
             skip_schema_validation: false,
         };
-        let text = crate::render::template(self.helm, &req, None).await?;
+        let text = crate::render::template(&self.tools.helm, &req, None).await?;
         super::rendered_objects(&text, namespace, &view.scoped())
     }
 
@@ -197,10 +195,10 @@ impl Renderer<'_> {
             if self.caller == Caller::Diff {
                 notes::version(&desired, chart);
             }
-            notes::controller(&desired, self.helm);
+            notes::controller(&desired, &self.tools.helm);
         }
         let cluster_view = view.of(chart, Some(&desired));
-        let text = desired.render(self.helm, &cluster_view, self.self_exe, None).await?;
+        let text = desired.render(&self.tools.helm, &cluster_view, &self.tools.self_exe, None).await?;
         super::rendered_objects(&text, &desired.release_namespace, &view.scoped())
     }
 
@@ -208,9 +206,9 @@ impl Renderer<'_> {
     /// is none.
     fn kubectl_for(&self, hr: &HelmRelease) -> Result<PathBuf> {
         let needs_one = hr.spec.post_renderers.as_ref().and_then(|p| p.as_array()).is_some_and(|p| !p.is_empty());
-        match &self.kubectl {
-            Some(path) => Ok(path.clone()),
-            None if needs_one => Ok(crate::render::locate_kubectl()?),
+        match self.tools.kubectl_found() {
+            Some(path) => Ok(path.to_path_buf()),
+            None if needs_one => Ok(self.tools.kubectl()?),
             None => Ok(PathBuf::from("kubectl")),
         }
     }

@@ -23,8 +23,8 @@ pub struct Kustomizer {
 }
 
 impl Kustomizer {
-    /// The kustomize to build with (see the module's docs).
-    pub async fn locate() -> Result<Kustomizer, RenderError> {
+    /// The kustomize to build with (see the module's docs); `tools`' kubectl when there is no other.
+    pub async fn locate(tools: &crate::render::Tools) -> Result<Kustomizer, RenderError> {
         if let Some(k) = std::env::var_os("COZYHR_KUSTOMIZE").filter(|v| !v.is_empty()) {
             // Named by a path or looked up on the PATH as a command is; missing, it is said once here
             // rather than in a failed row per Kustomization.
@@ -40,7 +40,7 @@ impl Kustomizer {
                 return Ok(Kustomizer { program: k, embedded: false });
             }
         }
-        Ok(Kustomizer { program: crate::render::locate_kubectl()?, embedded: true })
+        Ok(Kustomizer { program: tools.kubectl()?, embedded: true })
     }
 
     /// The program run.

@@ -6,20 +6,11 @@ pub mod early;
 pub mod helm;
 pub mod metadata;
 pub mod postrender;
+pub mod tools;
 
 pub use helm::Helm;
 pub use postrender::{PostRenderSpec, check_show_only, filter_show_only};
-
-/// The kubectl whose embedded kustomize runs Flux's postRenderers: $COZYHR_KUBECTL, else kubectl on PATH.
-pub fn locate_kubectl() -> Result<std::path::PathBuf, RenderError> {
-    if let Some(k) = std::env::var_os("COZYHR_KUBECTL").filter(|v| !v.is_empty()) {
-        return Ok(k.into());
-    }
-    which::which("kubectl").map_err(|_| RenderError::Missing {
-        program: "kubectl",
-        hint: "it runs kustomize (Flux's post-rendering, a fleet's Kustomizations): install kubectl or set COZYHR_KUBECTL",
-    })
-}
+pub use tools::Tools;
 
 pub use crate::support::error::RenderError;
 

@@ -9,6 +9,7 @@ use crate::cluster::Cluster;
 use crate::controller::Controller;
 use crate::desired::{Desired, Fetched, UserValues};
 use crate::flux::HelmRelease;
+use crate::render::Tools;
 use crate::source::chart::ChartDir;
 use crate::source::chart_source::SourceVersion;
 use crate::source::release_file::ReleaseFiles;
@@ -16,20 +17,21 @@ use crate::support::error::Result;
 
 use super::origin::ReleaseOrigin;
 
-/// What a release is made with besides its HelmRelease: the chart, the user's `-f` and `--set`, and
+/// What a release is made with besides its HelmRelease: the chart, the user's `-f` and `--set`,
 /// (`given`) the version the chart's source would give the chart when it was had from elsewhere than the
-/// source in the cluster (its repository).
+/// source in the cluster (its repository), and the tools (the kubectl of its post-render chain).
 #[derive(Clone)]
 pub struct With<'a> {
     pub chart: &'a ChartDir,
     pub user: &'a UserValues,
     pub given: Option<SourceVersion>,
+    pub tools: &'a Tools,
 }
 
 /// A HelmRelease of `cluster`: its sources, its source's chart version and the helm-controller are read
 /// there, at once.
 pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, with: With<'_>) -> Result<Desired> {
-    let kubectl = crate::render::locate_kubectl()?;
+    let kubectl = with.tools.kubectl()?;
     let (refs, source_version, controller) = tokio::join!(
         crate::desired::fetch_values_from(cluster, &hr),
         source_version(cluster, &hr, with.chart, with.given.clone()),
@@ -42,7 +44,7 @@ pub async fn on_cluster(cluster: &Cluster, hr: HelmRelease, with: With<'_>) -> R
 /// version as the files' source documents give it, the newest helm-controller's rules.
 pub fn from_files(files: &ReleaseFiles, hr: HelmRelease, with: With<'_>) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
-    let kubectl = crate::render::locate_kubectl()?;
+    let kubectl = with.tools.kubectl()?;
     let source_version = with.given.clone().unwrap_or_else(|| crate::source::chart_source::offline(&hr));
     make(Fetched { hr, refs, source_version, controller: Controller::offline() }, with, kubectl)
 }
@@ -56,20 +58,20 @@ pub async fn files_on_cluster(
     with: With<'_>,
 ) -> Result<Desired> {
     let refs = files.values_from(&hr)?;
-    let kubectl = crate::render::locate_kubectl()?;
+    let kubectl = with.tools.kubectl()?;
     let (source_version, controller) =
         tokio::join!(source_version(cluster, &hr, with.chart, with.given.clone()), crate::controller::detect(cluster));
     make(Fetched { hr, refs, source_version, controller }, with, kubectl)
 }
 
-/// The release one side of a comparison renders with `chart`, when it renders a HelmRelease (None for
-/// the chart alone or nothing); `kubectl` as the side's postRenderers need it.
+/// The release one side of a comparison renders `with` its chart, when it renders a HelmRelease (None
+/// for the chart alone or nothing); `kubectl` as the side's postRenderers need it.
 pub async fn at_side(
     origin: &ReleaseOrigin<'_>,
-    chart: &ChartDir,
-    user: &UserValues,
+    with: With<'_>,
     kubectl: impl FnOnce(&HelmRelease) -> Result<PathBuf>,
 ) -> Option<Result<Desired>> {
+    let chart = with.chart;
     let fetched = match origin {
         ReleaseOrigin::Cluster { home, hr, refs, controller } => {
             let source_version = crate::source::chart_source::lookup(home, hr, &chart.meta.version).await;
@@ -83,7 +85,6 @@ pub async fn at_side(
         },
         ReleaseOrigin::ChartDefaults { .. } | ReleaseOrigin::Absent => return None,
     };
-    let with = With { chart, user, given: None };
     Some(kubectl(&fetched.hr).and_then(|kubectl| make(fetched, with, kubectl)))
 }
 

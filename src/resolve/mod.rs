@@ -17,25 +17,24 @@ pub mod fetched;
 pub mod origin;
 mod plain;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cluster::Cluster;
 use crate::desired::which_chart::OtherChart;
 use crate::desired::{Desired, Seen, UserValues, notes};
 use crate::flux::{HelmRelease, Objects};
-use crate::render::{ClusterView, Helm};
+use crate::render::{ClusterView, Tools};
 use crate::source::chart::ChartDir;
 use crate::source::served::Served;
 use crate::support::error::{Error, Result};
 
 pub use origin::{ChartPlace, FileReleases, ReleaseOrigin, ReleaseSource};
 
-/// A chart, chosen from where the command takes it, and the helm that renders and installs it.
+/// A chart, chosen from where the command takes it, and the tools that render and install it (helm among
+/// them), found by the command.
 pub struct Resolver {
     pub chart: ChartDir,
-    pub helm: Helm,
-    /// This executable, which Helm runs as the post-renderer when the chain cannot run in process.
-    pub self_exe: PathBuf,
+    pub tools: Tools,
     /// What to do when the chart is not the one the HelmRelease deploys (see
     /// [`crate::desired::which_chart`]): refused unless a command says otherwise.
     pub other_chart: OtherChart,
@@ -45,39 +44,31 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    /// Opens the chart in `chart_dir` and finds helm (and this executable).
-    pub async fn open(chart_dir: &Path) -> Result<Resolver> {
+    /// Opens the chart in `chart_dir`, to render with `tools`.
+    pub fn open(chart_dir: &Path, tools: Tools) -> Result<Resolver> {
         let chart = ChartDir::open(chart_dir)?;
-        let helm = Helm::locate().await?;
-        Ok(Resolver { chart, helm, self_exe: self_exe()?, other_chart: OtherChart::Refuse, served: None })
+        Ok(Resolver { chart, tools, other_chart: OtherChart::Refuse, served: None })
     }
 
-    /// What can be had of a resolver at `place` before the cluster is asked: the chart directory opened
-    /// and helm found, or (no chart directory) helm alone, the chart to come from the HelmRelease's
-    /// source ([`Opened::for_release`]). Bad input is found here, before any cluster is reached.
-    pub async fn open_place(place: &ChartPlace) -> Result<Opened> {
+    /// What can be had of a resolver at `place` before the cluster is asked: the chart directory opened,
+    /// or (no chart directory) the tools alone, the chart to come from the HelmRelease's source
+    /// ([`Opened::for_release`]). Bad input is found here, before any cluster is reached.
+    pub fn open_place(place: &ChartPlace, tools: Tools) -> Result<Opened> {
         match place {
-            ChartPlace::Directory(dir) => Ok(Opened::Ready(Resolver::open(dir).await?)),
-            ChartPlace::Source => {
-                self_exe()?;
-                Ok(Opened::FromSource(Helm::locate().await?, None))
-            }
-            ChartPlace::Repository { version } => {
-                self_exe()?;
-                Ok(Opened::FromSource(Helm::locate().await?, Some(version.clone())))
-            }
+            ChartPlace::Directory(dir) => Ok(Opened::Ready(Resolver::open(dir, tools)?)),
+            ChartPlace::Source => Ok(Opened::FromSource(tools, None)),
+            ChartPlace::Repository { version } => Ok(Opened::FromSource(tools, Some(version.clone()))),
         }
     }
 
-    /// A resolver rendering `served` with `helm`.
-    pub fn with_served(helm: Helm, served: Served) -> Result<Resolver> {
-        Ok(Resolver {
+    /// A resolver rendering `served` with `tools`.
+    pub fn with_served(tools: Tools, served: Served) -> Resolver {
+        Resolver {
             chart: served.chart.clone(),
-            helm,
-            self_exe: self_exe()?,
+            tools,
             other_chart: OtherChart::Refuse,
             served: Some(std::sync::Arc::new(served)),
-        })
+        }
     }
 
     /// Reads HelmRelease `name` and works out the release Flux would make of it with this chart (said in
@@ -101,7 +92,12 @@ impl Resolver {
     /// What a release is made with here: this chart, `user`'s values, and the version the chart's source
     /// would give it when it was had from its repository.
     pub fn with<'a>(&'a self, user: &'a UserValues) -> fetched::With<'a> {
-        fetched::With { chart: &self.chart, user, given: self.served.as_ref().and_then(|s| s.source_version()) }
+        fetched::With {
+            chart: &self.chart,
+            user,
+            given: self.served.as_ref().and_then(|s| s.source_version()),
+            tools: &self.tools,
+        }
     }
 
     /// HelmRelease `name` and its `valuesFrom` sources from release files instead of the cluster
@@ -137,7 +133,7 @@ impl Resolver {
                 crate::support::output::chart_command()
             ));
         }
-        Ok(desired.render(&self.helm, view, &self.self_exe, None).await?)
+        Ok(desired.render(&self.tools.helm, view, &self.tools.self_exe, None).await?)
     }
 
     /// HelmRelease `name` as [`desired`](Self::desired) gives it, with what helm-controller would see of
@@ -161,7 +157,7 @@ impl Resolver {
         user: &UserValues,
     ) -> Result<(Desired, Seen)> {
         // helm starts now if it can guess its arguments (see crate::render::early); it waits for its values.
-        let early = Desired::start_early(&self.helm, cluster, name, &self.chart);
+        let early = Desired::start_early(&self.tools.helm, cluster, name, &self.chart);
         // Discovery needs nothing of the HelmRelease: it runs from the start, beside everything else. It
         // is the release's cluster's unless the HelmRelease names another one (spec.kubeConfig), and then
         // it is asked there once that is known.
@@ -189,7 +185,7 @@ impl Resolver {
         let (desired, action, target) = release?;
         let action = desired.after_move(action);
         notes::version(&desired, &self.chart);
-        notes::controller(&desired, &self.helm);
+        notes::controller(&desired, &self.tools.helm);
         notes::target_move(&desired);
         let apis = if target.shares_discovery_with_home() {
             home_apis?
@@ -211,13 +207,13 @@ impl Resolver {
     /// [`render`](Self::render), and the documents of the chart's `crds/` directories.
     pub async fn render_with_crds(&self, desired: &Desired, seen: Seen) -> Result<crate::desired::Rendered> {
         let view = desired.cluster_view(&seen);
-        Ok(desired.render_with_crds(&self.helm, &view, &self.self_exe, seen.early).await?)
+        Ok(desired.render_with_crds(&self.tools.helm, &view, &self.tools.self_exe, seen.early).await?)
     }
 
     /// Renders the desired release as helm-controller would on its own cluster (see [`Desired::render`]).
     pub async fn render(&self, desired: &Desired, seen: Seen) -> Result<String> {
         let view = desired.cluster_view(&seen);
-        Ok(desired.render(&self.helm, &view, &self.self_exe, seen.early).await?)
+        Ok(desired.render(&self.tools.helm, &view, &self.tools.self_exe, seen.early).await?)
     }
 
     /// `show`: the manifests Flux would install for HelmRelease `name`.
@@ -231,9 +227,9 @@ impl Resolver {
 pub enum Opened {
     /// A chart directory's.
     Ready(Resolver),
-    /// Helm, found; the chart is the one the HelmRelease's source serves, or with a version (`--version`)
-    /// the one its repository has at that version.
-    FromSource(Helm, Option<String>),
+    /// The tools, found; the chart is the one the HelmRelease's source serves, or with a version
+    /// (`--version`) the one its repository has at that version.
+    FromSource(Tools, Option<String>),
 }
 
 impl Opened {
@@ -242,7 +238,7 @@ impl Opened {
     pub async fn for_release(self, cluster: &Cluster, name: &str) -> Result<Resolver> {
         match self {
             Opened::Ready(resolver) => Ok(resolver),
-            Opened::FromSource(helm, version) => {
+            Opened::FromSource(tools, version) => {
                 let hr = helmrelease(cluster, name).await?;
                 let served = match version {
                     None => crate::source::served::fetch(cluster, &hr).await?,
@@ -250,7 +246,7 @@ impl Opened {
                 };
                 let command = crate::support::output::chart_command();
                 crate::support::output::stderr_line(format_args!("{command}: {}", served.describe()));
-                Resolver::with_served(helm, served)
+                Ok(Resolver::with_served(tools, served))
             }
         }
     }
@@ -264,7 +260,7 @@ impl Opened {
     pub async fn for_release_files(self, from: &FileReleases, name: &str, default_namespace: &str) -> Result<Resolver> {
         match self {
             Opened::Ready(resolver) => Ok(resolver),
-            Opened::FromSource(helm, version) => {
+            Opened::FromSource(tools, version) => {
                 let hr = from.files.helmrelease(name, from.namespace.as_deref(), default_namespace)?;
                 let served =
                     crate::source::served::from_repository_offline(&from.files, &hr, version.as_deref()).await?;
@@ -273,7 +269,7 @@ impl Opened {
                     crate::support::output::chart_command(),
                     served.describe()
                 ));
-                Resolver::with_served(helm, served)
+                Ok(Resolver::with_served(tools, served))
             }
         }
     }
@@ -287,15 +283,6 @@ impl Opened {
             )),
         }
     }
-}
-
-/// This executable, which Helm runs as the post-renderer.
-fn self_exe() -> Result<PathBuf> {
-    std::env::current_exe().map_err(|e| {
-        Error::Failed(format!(
-            "cannot find this program's own path ({e}), which Helm runs as Flux's post-renderer: run it by its full path"
-        ))
-    })
 }
 
 /// HelmRelease `name` in the cluster's namespace.

@@ -38,6 +38,6 @@ impl Resolver {
             include_crds: false,
             skip_schema_validation: false,
         };
-        Ok(crate::render::template(&self.helm, &req, None).await?)
+        Ok(crate::render::template(&self.tools.helm, &req, None).await?)
     }
 }

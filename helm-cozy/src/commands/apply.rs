@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use cozyhr::apply::install::UpgradeOptions;
 use cozyhr::apply::{ApplyRequest, apply};
 use cozyhr::cluster::Cluster;
+use cozyhr::render::Tools;
 use cozyhr::resolve::ChartPlace;
 use cozyhr::resolve::{Opened, Resolver};
 
@@ -17,11 +18,12 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
     let place = &args.chart_version.place(place)?;
     if args.set.all && !args.watch && *place == ChartPlace::Source {
         // Without a chart directory, each release with the chart its own source serves.
-        let helm = cozyhr::render::Helm::locate().await?;
+        let tools = Tools::locate().await?;
         let cluster = flags.connect_for(&args.target).await?;
         let set = cozyhr::sets::release_set::select_any(&cluster, &args.set.selection(&args.names)).await?;
-        return run_all(&cluster, cozyhr::sets::release_set::Charts::Sources(&helm), args, &set).await;
+        return run_all(&cluster, cozyhr::sets::release_set::Charts::Sources(&tools), args, &set).await;
     }
+    let tools = Tools::locate().await?;
     let opened = if args.plain || args.watch || args.set.all {
         // The chart alone, the loop that follows a directory's files, a chart's set: a directory's.
         let what = if args.plain {
@@ -31,9 +33,9 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ApplyArgs) -> 
         } else {
             "apply --all"
         };
-        Opened::Ready(Resolver::open(place.directory(what)?).await?)
+        Opened::Ready(Resolver::open(place.directory(what)?, tools)?)
     } else {
-        Resolver::open_place(place).await?
+        Resolver::open_place(place, tools)?
     };
     let cluster = flags.connect_for(&args.target).await?;
     let mut resolver = super::or_what_is_there(opened.for_release(&cluster, args.name()).await, &cluster, None).await?;

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use cozyhr::compare::Against;
 use cozyhr::compare::request::{DiffAgainst, DiffRequest};
+use cozyhr::render::Tools;
 use cozyhr::resolve::ChartPlace;
 use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::{Opened, Resolver};
@@ -28,10 +29,11 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     // --watch) is a directory's.
     let from_source =
         matches!(request.against, DiffAgainst::Cluster(_)) && !matches!(source, ReleaseSource::ChartDefaults);
+    let tools = Tools::locate().await?;
     let opened = if from_source && !args.watch {
-        Resolver::open_place(place).await?
+        Resolver::open_place(place, tools)?
     } else {
-        Opened::Ready(Resolver::open(place.directory(what_needs_a_directory(args))?).await?)
+        Opened::Ready(Resolver::open(place.directory(what_needs_a_directory(args))?, tools)?)
     };
     let cluster = if matches!(source, ReleaseSource::ChartDefaults) {
         Some(flags.connect().await?)
@@ -99,14 +101,14 @@ async fn run_all(flags: &ClusterFlags, place: &ChartPlace, args: &DiffArgs) -> a
     let against = if args.against == AgainstArg::Release { Against::Release } else { Against::Live };
     let common = Common { user: &user, against, options: args.print.plan_options() };
     let (options, format) = (args.layout.render_options(), args.print.format());
+    let tools = Tools::locate().await?;
     let mut resolver = match place {
-        ChartPlace::Directory(dir) => Resolver::open(dir).await?,
-        ChartPlace::Repository { .. } => Resolver::open(place.directory("diff --all")?).await?,
-        ChartPlace::Source if args.watch => Resolver::open(place.directory("diff --all --watch")?).await?,
+        ChartPlace::Directory(dir) => Resolver::open(dir, tools)?,
+        ChartPlace::Repository { .. } => Resolver::open(place.directory("diff --all")?, tools)?,
+        ChartPlace::Source if args.watch => Resolver::open(place.directory("diff --all --watch")?, tools)?,
         ChartPlace::Source => {
-            let helm = cozyhr::render::Helm::locate().await?;
             let set = cozyhr::sets::release_set::select_any(&cluster, &selection).await?;
-            let entries = diff_all(Charts::Sources(&helm), &cluster, &set, &common, args.set.concurrency()).await;
+            let entries = diff_all(Charts::Sources(&tools), &cluster, &set, &common, args.set.concurrency()).await;
             return finish_all(&entries, args, format, options);
         }
     };

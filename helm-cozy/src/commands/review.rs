@@ -9,8 +9,7 @@ use cozyhr_shell::ClusterFlags;
 use crate::cli::ReviewArgs;
 
 pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs) -> anyhow::Result<ExitCode> {
-    let helm = cozyhr::render::Helm::locate().await?;
-    let self_exe = std::env::current_exe()?;
+    let tools = cozyhr::render::Tools::locate().await?;
     let cluster = (!args.offline).then(|| {
         let selection = cozyhr::sets::release_set::Selection {
             all_namespaces: args.all_namespaces,
@@ -44,7 +43,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
         options: args.print.plan_options(),
         concurrency: cozyhr::sets::release_set::concurrency(args.concurrency.map(usize::from)),
     };
-    let report = cozyhr::sets::review::run(&helm, &self_exe, &request).await?;
+    let report = cozyhr::sets::review::run(&tools, &request).await?;
     cozyhr::sets::review::print::print(&report, args.print.format(), args.layout.render_options())?;
     if report.errors() > 0 {
         anyhow::bail!(

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use cozyhr::render::Tools;
 use cozyhr::resolve::ChartPlace;
 use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::Resolver;
@@ -18,14 +19,14 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
     let rendered = match args.inputs.release.source(args.plain, flags.options().namespace)? {
         ReleaseSource::Files(files) => {
             // Without a chart directory: the chart from the repository the files' source names.
-            let opened = Resolver::open_place(place).await?;
+            let opened = Resolver::open_place(place, Tools::locate().await?)?;
             let default_namespace = files.namespace.as_deref().unwrap_or("default");
             let resolver = opened.for_release_files(&files, &args.name, default_namespace).await?;
             note_offline_lookup(&[&resolver.chart]);
             resolver.show_from_files(&files, &args.name, &user, &args.inputs.capabilities.view()).await?
         }
         ReleaseSource::Cluster => {
-            let opened = Resolver::open_place(place).await?;
+            let opened = Resolver::open_place(place, Tools::locate().await?)?;
             let cluster = flags.connect_for(&args.inputs.target).await?;
             let resolver = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
             // show only reads: a chart directory that is not the HelmRelease's is said, not refused.
@@ -35,7 +36,7 @@ pub async fn run(flags: &ClusterFlags, place: &ChartPlace, args: &ShowArgs) -> a
             or_what_is_there(shown, &cluster, Some(&resolver.chart)).await?
         }
         ReleaseSource::ChartDefaults => {
-            let resolver = Resolver::open(place.directory("show --plain")?).await?;
+            let resolver = Resolver::open(place.directory("show --plain")?, Tools::locate().await?)?;
             render_plain(flags, &resolver, args, &user).await?
         }
     };

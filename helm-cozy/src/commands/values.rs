@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use cozyhr::render::Tools;
 use cozyhr::resolve::ChartPlace;
 use cozyhr::resolve::ReleaseSource;
 use cozyhr::resolve::Resolver;
@@ -17,11 +18,13 @@ pub async fn run(cluster: &ClusterFlags, place: &ChartPlace, args: &ValuesArgs) 
     let desired = match args.release.source(false, cluster.options().namespace)? {
         ReleaseSource::Files(files) => {
             let namespace = files.namespace.as_deref().unwrap_or("default");
-            let resolver = Resolver::open_place(place).await?.for_release_files(&files, &args.name, namespace).await?;
+            let resolver = Resolver::open_place(place, Tools::locate().await?)?
+                .for_release_files(&files, &args.name, namespace)
+                .await?;
             resolver.desired_from_files(&files, namespace, &args.name, &args.values.user())?
         }
         ReleaseSource::Cluster | ReleaseSource::ChartDefaults => {
-            let opened = Resolver::open_place(place).await?;
+            let opened = Resolver::open_place(place, Tools::locate().await?)?;
             let cluster = cluster.connect().await?;
             let resolver = or_what_is_there(opened.for_release(&cluster, &args.name).await, &cluster, None).await?;
             let desired = resolver.desired(&cluster, &args.name, &args.values.user()).await;

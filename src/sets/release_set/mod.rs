@@ -142,8 +142,8 @@ pub enum Charts<'a> {
     /// One chart directory for all (the set is the HelmReleases of its chart).
     Directory(&'a Resolver),
     /// Each release the chart its own source serves in the cluster ([`crate::source::served`]), rendered
-    /// with this helm.
-    Sources(&'a crate::render::Helm),
+    /// with these tools.
+    Sources(&'a crate::render::Tools),
 }
 
 impl<'a> Charts<'a> {
@@ -152,9 +152,9 @@ impl<'a> Charts<'a> {
     pub async fn resolver_for(&self, cluster: &Cluster, hr: &HelmRelease) -> Result<Held<'a>> {
         match *self {
             Charts::Directory(resolver) => Ok(Held::Shared(resolver)),
-            Charts::Sources(helm) => {
+            Charts::Sources(tools) => {
                 let served = crate::source::served::fetch(cluster, hr).await?;
-                Ok(Held::Own(Box::new(Resolver::with_served(helm.clone(), served)?)))
+                Ok(Held::Own(Box::new(Resolver::with_served(tools.clone(), served))))
             }
         }
     }

@@ -30,17 +30,15 @@ pub mod sides;
 pub use report::{Entry, FleetTally, Release, Report};
 pub use request::{Releases, Request};
 
-use std::path::Path;
-
-use crate::render::Helm;
+use crate::render::Tools;
 use crate::support::error::Result;
 
 /// Runs a review (the steps of the module's words, in order).
-pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Report> {
+pub async fn run(tools: &Tools, req: &Request<'_>) -> Result<Report> {
     let sides = sides::Sides::open(req.dir, req.refs).await?;
     let scope = sides.scope(req.dir, req.scope)?;
     if fleet::found(&sides, &scope).await? {
-        let reviewed = fleet::review(helm, self_exe, &sides, &scope, req).await;
+        let reviewed = fleet::review(tools, &sides, &scope, req).await;
         sides.close().await;
         let (entries, tally) = reviewed?;
         let (old, new) = (sides.old.label.clone(), sides.new.label.clone());
@@ -54,7 +52,7 @@ pub async fn run(helm: &Helm, self_exe: &Path, req: &Request<'_>) -> Result<Repo
     let ((charts, touched), files) = tokio::try_join!(found, releases::read(&sides, req.releases.files))?;
     let reach = releases::Reach { changed: &sides.changed, namespace: req.defaults_namespace };
     let jobs = releases::assign(&charts, &touched, req.releases.cluster.as_ref(), files, reach).await?;
-    let entries = render::all(helm, self_exe, &sides, &charts, jobs, req).await;
+    let entries = render::all(tools, &sides, &charts, jobs, req).await;
     sides.close().await;
     let entries = entries?;
     Ok(Report {

@@ -18,7 +18,7 @@ use crate::compare::diff::Plan;
 use crate::compare::two_sides::{self, Caller, ReleaseCluster, Renderer, View};
 use crate::controller::Controller;
 use crate::flux::HelmRelease;
-use crate::render::Helm;
+use crate::render::Tools;
 use crate::resolve::ReleaseOrigin as At;
 use crate::source::artifact::{Artifact, Copy};
 use crate::source::chart::{ChartDir, Checkout};
@@ -51,8 +51,7 @@ struct Disk<'a> {
 
 /// Renders every job, `request.concurrency` at a time; the entries come back in the jobs' order.
 pub async fn all(
-    helm: &Helm,
-    self_exe: &Path,
+    tools: &Tools,
     sides: &Sides,
     charts: &[Chart],
     assigned: Assigned,
@@ -84,7 +83,7 @@ pub async fn all(
         Some(c) => crate::controller::detect(c).await,
         None => Controller::offline(),
     };
-    let renderer = Renderer::new(helm, self_exe, request.user, request.options, Caller::Review);
+    let renderer = Renderer::new(tools, request.user, request.options, Caller::Review);
     let ctx = Context {
         renderer,
         charts,

@@ -28,7 +28,7 @@ use super::sides::{Side, Sides};
 use crate::fleet::artifact::Artifact;
 use crate::fleet::clusters::{self, ClusterBuild, Found, Ground};
 use crate::fleet::kustomizer::Kustomizer;
-use crate::render::Helm;
+use crate::render::Tools;
 use crate::source::gitref::Listed;
 use crate::support::error::{Error, Result};
 
@@ -77,21 +77,15 @@ fn yaml_files(side: &Side, scope: &Path) -> Vec<PathBuf> {
 
 /// Reviews the fleet repository: each side staged and built cluster by cluster, the rows of what the
 /// builds apply, and the releases that read a change rendered.
-pub async fn review(
-    helm: &Helm,
-    self_exe: &Path,
-    sides: &Sides,
-    scope: &Path,
-    req: &Request<'_>,
-) -> Result<(Vec<Entry>, FleetTally)> {
-    let kustomizer = Kustomizer::locate().await?;
+pub async fn review(tools: &Tools, sides: &Sides, scope: &Path, req: &Request<'_>) -> Result<(Vec<Entry>, FleetTally)> {
+    let kustomizer = Kustomizer::locate(tools).await?;
     let (old, new) = tokio::try_join!(stage(sides, &sides.old, scope), stage(sides, &sides.new, scope))?;
     let built = build_clusters(&kustomizer, sides, &old, &new).await;
     let home =
         home::find(req.releases.cluster.as_ref().map(|(options, _)| options), &clusters::entries(&new.found)).await;
     let (mut entries, jobs, tally) = rows(&built, sides, req);
     let staged = render::StagedSides { old: (&sides.old, &old), new: (&sides.new, &new) };
-    entries.extend(render::all(helm, self_exe, req, &staged, home.as_ref(), &jobs).await);
+    entries.extend(render::all(tools, req, &staged, home.as_ref(), &jobs).await);
     entries.sort_by_key(order);
     Ok((entries, tally))
 }

@@ -16,7 +16,7 @@ use crate::cluster::Cluster;
 use crate::compare::diff::Plan;
 use crate::compare::two_sides::{self, Caller, ReleaseCluster, Renderer, View};
 use crate::flux::HelmRelease;
-use crate::render::Helm;
+use crate::render::Tools;
 use crate::resolve::ReleaseOrigin as At;
 use crate::source::chart::{ChartDir, Checkout};
 use crate::support::error::{Error, Result};
@@ -37,14 +37,13 @@ struct Ctx<'a> {
 
 /// Renders every job, `req.concurrency` at a time; the entries come back in the jobs' order.
 pub(super) async fn all(
-    helm: &Helm,
-    self_exe: &Path,
+    tools: &Tools,
     req: &Request<'_>,
     sides: &StagedSides<'_>,
     home: Option<&(String, Cluster)>,
     jobs: &[Job],
 ) -> Vec<Entry> {
-    let renderer = Renderer::new(helm, self_exe, req.user, req.options, Caller::Review);
+    let renderer = Renderer::new(tools, req.user, req.options, Caller::Review);
     let ctx = Ctx { renderer, sides, req, home: home.map(|(n, c)| (n.as_str(), c)) };
     let ctx = &ctx;
     let roots = [sides.old.1.artifact.root(), sides.new.1.artifact.root()];
