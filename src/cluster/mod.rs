@@ -2,6 +2,7 @@
 //! order, else `~/.kube/config`, else in-cluster), `--context`, and `-n` (else the context's namespace,
 //! else `default`). Exec credential plugins work because kube-rs implements them.
 
+pub mod connection;
 pub mod discovery;
 pub mod helmstore;
 pub mod kstatus;
@@ -18,6 +19,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use crate::support::error::{Error, KubeconfigFrom, Result};
+
+pub use connection::Connection;
 
 /// How long connecting to an API server may take, TCP and TLS handshake together (kube-rs's default is
 /// 30 s): an address that accepts connections and never answers (a dead load balancer, a half-open

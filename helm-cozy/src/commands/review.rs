@@ -16,7 +16,7 @@ pub async fn run(flags: &ClusterFlags, dir: &std::path::Path, args: &ReviewArgs)
             selector: args.selector.clone(),
             names: Vec::new(),
         };
-        (flags.options(), selection)
+        (cozyhr::cluster::Connection::new(flags.options()), selection)
     });
     // As if started in -C: PATH and the release files are relative to it.
     let files: Vec<std::path::PathBuf> = args

@@ -101,7 +101,7 @@ pub async fn read(sides: &Sides, paths: &[PathBuf]) -> Result<Option<Files>> {
 pub async fn assign(
     charts: &[Chart],
     touched: &[Touched],
-    cluster: Option<&(crate::cluster::ClusterOptions, crate::sets::release_set::Selection)>,
+    cluster: Option<&(crate::cluster::Connection, crate::sets::release_set::Selection)>,
     files: Option<Files>,
     reach: Reach<'_>,
 ) -> Result<Assigned> {
@@ -114,7 +114,7 @@ pub async fn assign(
     let reviewed: BTreeSet<usize> =
         touched_charts.iter().chain(changed.keys()).chain(of_packages.keys()).copied().collect();
     let cluster = match cluster {
-        Some((options, selection)) if !reviewed.is_empty() => match connect_and_list(options, selection).await {
+        Some((connection, selection)) if !reviewed.is_empty() => match connect_and_list(connection, selection).await {
             Ok(found) => Some(found),
             Err(e) => {
                 let instead = if files.is_some() {
@@ -278,10 +278,10 @@ fn file_releases(
 
 /// The cluster, and the HelmReleases of the selection there (one LIST for every chart of the review).
 async fn connect_and_list(
-    options: &crate::cluster::ClusterOptions,
+    connection: &crate::cluster::Connection,
     selection: &crate::sets::release_set::Selection,
 ) -> Result<(crate::cluster::Cluster, Vec<HelmRelease>)> {
-    let cluster = options.connect().await?;
+    let cluster = connection.get().await.map_err(|e| crate::support::error::Error::Failed(e.to_string()))?.clone();
     let objects = if selection.all_namespaces {
         Objects::<HelmRelease>::all(&cluster)
     } else {

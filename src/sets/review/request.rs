@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cluster::ClusterOptions;
+use crate::cluster::Connection;
 use crate::compare::diff::PlanOptions;
 use crate::desired::UserValues;
 use crate::render::ClusterView;
@@ -34,8 +34,9 @@ pub struct Request<'a> {
 /// of the files that deploy it, else none (the chart with its own defaults). See [`super::releases`].
 #[derive(Default)]
 pub struct Releases<'a> {
-    /// The cluster and which of its HelmReleases (as `diff --all` selects them); None: no cluster.
-    pub cluster: Option<(ClusterOptions, Selection)>,
+    /// The cluster (connected when a release to review needs it) and which of its HelmReleases (as
+    /// `diff --all` selects them); None: no cluster.
+    pub cluster: Option<(Connection, Selection)>,
     /// HelmRelease files and directories of YAML (other kinds ignored); those inside the repository
     /// are read as they are at each side.
     pub files: &'a [PathBuf],

@@ -7,24 +7,24 @@ use std::collections::BTreeMap;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 
-use crate::cluster::{Cluster, ClusterOptions};
+use crate::cluster::{Cluster, Connection};
 use crate::fleet::kustomization::{self, Kustomization};
 use crate::support::output::progress;
 
 /// What charts see without a cluster, as the one line says it.
 const OFFLINE: &str = ".Capabilities as --kube-version and --api-versions give them, lookup finding nothing";
 
-/// The fleet cluster `options` reaches, by name, and the connection; None (said why) when there is none.
+/// The fleet cluster `connection` reaches, by name, and the connection; None (said why) when there is none.
 pub async fn find(
-    options: Option<&ClusterOptions>,
+    connection: Option<&Connection>,
     entries: &BTreeMap<String, Vec<Kustomization>>,
 ) -> Option<(String, Cluster)> {
-    let Some(options) = options else {
+    let Some(connection) = connection else {
         progress::action(format!("without a cluster (--offline), every fleet cluster renders with {OFFLINE}"));
         return None;
     };
-    let cluster = match options.connect().await {
-        Ok(c) => c,
+    let cluster = match connection.get().await {
+        Ok(c) => c.clone(),
         Err(e) => {
             progress::warning(format!(
                 "no cluster ({e}): every fleet cluster renders with {OFFLINE} (--offline reads no cluster)"

@@ -82,7 +82,8 @@ pub async fn review(tools: &Tools, sides: &Sides, scope: &Path, req: &Request<'_
     let (old, new) = tokio::try_join!(stage(sides, &sides.old, scope), stage(sides, &sides.new, scope))?;
     let built = build_clusters(&kustomizer, sides, &old, &new).await;
     let home =
-        home::find(req.releases.cluster.as_ref().map(|(options, _)| options), &clusters::entries(&new.found)).await;
+        home::find(req.releases.cluster.as_ref().map(|(connection, _)| connection), &clusters::entries(&new.found))
+            .await;
     let (mut entries, jobs, tally) = rows(&built, sides, req);
     let staged = render::StagedSides { old: (&sides.old, &old), new: (&sides.new, &new) };
     entries.extend(render::all(tools, req, &staged, home.as_ref(), &jobs).await);
