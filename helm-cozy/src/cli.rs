@@ -555,7 +555,7 @@ pub struct ReviewArgs {
 /// `git:REF`, `git:A..B` or `git:A...B`: the part after `git:`.
 fn parse_review_refs(value: &str) -> Result<String, String> {
     match value.strip_prefix("git:") {
-        Some(refs) if cozyhr::sets::review::sides::Refs::parse(refs).is_some() => Ok(refs.to_string()),
+        Some(refs) if cozyhr::source::git_sides::Refs::parse(refs).is_some() => Ok(refs.to_string()),
         _ => Err("expected git:REF, git:A..B or git:A...B (a branch, tag or commit, e.g. git:origin/main)".into()),
     }
 }

@@ -1,6 +1,7 @@
 //! `diff --against git:REF`: one release at a Git ref and in the working tree, as two sides for the
 //! two-sides renderer ([`super::two_sides`]): the chart (and the release files inside the repository) as
-//! they are at the ref, written out into a private temporary directory ([`crate::source::gitref`]).
+//! they are at the ref, written out into a private temporary directory by the Git sides `review` reads
+//! too ([`crate::source::git_sides`]).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ use crate::flux::HelmRelease;
 use crate::resolve::{FileReleases, ReleaseOrigin, Resolver};
 use crate::source::chart::{ChartDir, Checkout};
 use crate::source::generated::{Built, Generated};
+use crate::source::git_sides::{OnDisk, Sides};
 use crate::source::release_file::{ReleaseFileError, ReleaseFiles};
 use crate::support::error::{Error, Result};
 
@@ -50,7 +52,7 @@ pub(super) async fn diff_against_git(
     let default_ns = cluster.map_or(namespace.unwrap_or("default"), |c| c.namespace.as_str());
     let new_files = &from.files;
     if let Some(generated) = Generated::find(new_files, &at_ref.chart_rel, git.name, namespace, default_ns) {
-        let new = generated.build(at_ref.repo.top(), new_files)?;
+        let new = generated.build(at_ref.sides.repo.top(), new_files)?;
         return diff_generated(cluster, &at_ref, new, &renderer, git, (namespace, default_ns)).await;
     }
     let new_hr = new_files.helmrelease(git.name, namespace, default_ns)?;
@@ -92,7 +94,7 @@ async fn diff_generated(
     let old =
         match old_files.as_ref().map(|f| (Generated::find(f, &at_ref.chart_rel, git.name, namespace, default_ns), f)) {
             Some((Some(generated), files)) => {
-                at_ref.repo.add(&at_ref.tree, at_ref.git_ref, &generated.reads()).await?;
+                at_ref.sides.add(&at_ref.tree, &generated.reads()).await?;
                 Some(generated.build(at_ref.tree.root(), files)?)
             }
             _ => None,
@@ -121,8 +123,10 @@ fn built_side(built: Option<&Built>) -> Side<'_> {
 /// private temporary directory that is removed when this is dropped.
 struct AtRef<'a> {
     git_ref: &'a str,
-    repo: crate::source::gitref::Repo,
-    tree: crate::source::gitref::Tree,
+    /// The ref (old) and the work tree (new).
+    sides: Sides,
+    /// The ref's paths this diff reads.
+    tree: OnDisk,
     /// The chart's directory, relative to the repository's top.
     chart_rel: PathBuf,
     /// The chart at the ref; None when it was added since.
@@ -136,7 +140,8 @@ struct AtRef<'a> {
 impl<'a> AtRef<'a> {
     /// Writes out the chart and the release files inside the repository as they are at `git_ref`.
     async fn materialise(chart: &ChartDir, git_ref: &'a str, files: Option<&FileReleases>) -> Result<AtRef<'a>> {
-        let repo = crate::source::gitref::Repo::of(chart.path()).await?;
+        let sides = Sides::against_work_tree(chart.path(), git_ref).await?;
+        let repo = &sides.repo;
         let chart_rel = repo.relative(chart.path()).unwrap_or_default();
         let (paths, texts) = files.map_or((&[][..], Vec::new()), |f| (&f.paths[..], f.texts.clone()));
         let in_repo: Vec<Option<PathBuf>> = paths
@@ -145,7 +150,7 @@ impl<'a> AtRef<'a> {
             .collect();
         let mut wanted = vec![chart_rel.clone()];
         wanted.extend(in_repo.iter().flatten().cloned());
-        let tree = repo.materialise(git_ref, &wanted).await?;
+        let tree = sides.on_disk(&sides.old, &wanted).await?;
         // A chart added since the ref has no old side: everything it renders is added.
         let chart = if tree.has(&chart_rel.join("Chart.yaml")) {
             let dir = tree.path(&chart_rel);
@@ -155,7 +160,7 @@ impl<'a> AtRef<'a> {
         } else {
             None
         };
-        Ok(AtRef { git_ref, repo, tree, chart_rel, chart, texts, in_repo })
+        Ok(AtRef { git_ref, sides, tree, chart_rel, chart, texts, in_repo })
     }
 
     /// The old side: the chart at the ref, rendering `release`.
@@ -193,7 +198,7 @@ impl<'a> AtRef<'a> {
         }
         let outside = crate::source::values_files::repository_paths(hr, &self.chart_rel);
         if !outside.is_empty() {
-            self.repo.add(&self.tree, self.git_ref, &outside).await?;
+            self.sides.add(&self.tree, &outside).await?;
         }
         Ok(())
     }

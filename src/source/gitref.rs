@@ -1,5 +1,6 @@
-//! A chart as it is at a Git ref (`helm cozy diff --against git:REF`), materialised from the repository's
-//! objects into a private temporary directory, never through the user's checkout: no checkout, no stash,
+//! Git's plumbing for the sides a comparison of refs reads ([`crate::source::git_sides`]): a chart as it
+//! is at a Git ref, materialised from the repository's objects into a private temporary directory, never
+//! through the user's checkout: no checkout, no stash,
 //! no index of theirs touched. Only read-only plumbing runs (`rev-parse`, `ls-tree`, `cat-file --batch`),
 //! with argument vectors and literal pathspecs, and the files are written here.
 //!
@@ -7,8 +8,8 @@
 //! chart linked into `charts/`) resolve there as in the working tree; what such a link points at outside
 //! the paths asked for is materialised too.
 //!
-//! For `helm cozy review` it also lists what a commit or the work tree holds ([`Listing`]), reads files of
-//! a commit without writing them anywhere, and names the paths that differ between two of them.
+//! It also lists what a commit or the work tree holds ([`Listing`]), reads files of a commit without
+//! writing them anywhere, and names the paths that differ between two of them (`review`'s reads).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -132,11 +133,11 @@ impl Repo {
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
-    /// Writes `paths` (repository-relative; an empty path is the whole tree) as they are at `git_ref`
-    /// into a private temporary directory, with whatever their symlinks point at inside the repository.
-    /// A path the ref does not have is simply not there ([`Tree::has`]): a chart or file added since.
-    pub async fn materialise(&self, git_ref: &str, paths: &[PathBuf]) -> Result<Tree, GitError> {
-        let commit = self.commit(git_ref).await?;
+    /// Writes `paths` (repository-relative; an empty path is the whole tree) as they are at `commit`
+    /// (which `git_ref` named: said in errors) into a private temporary directory, with whatever their
+    /// symlinks point at inside the repository. A path the commit does not have is simply not there
+    /// ([`Tree::has`]): a chart or file added since.
+    pub async fn materialise(&self, commit: String, git_ref: &str, paths: &[PathBuf]) -> Result<Tree, GitError> {
         let io = |source| GitError::Io { git_ref: git_ref.to_string(), source };
         let dir = crate::support::process::private_dir("cozyhr-git-").map_err(io)?;
         let tree = Tree { dir, commit };

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::charts::{Chart, Layout};
-use super::sides::{Side, Sides};
+use crate::source::git_sides::{Side, Sides};
 use crate::source::helmignore::HelmIgnore;
 use crate::support::error::Result;
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::sides::{Side, Sides};
+use crate::source::git_sides::{Side, Sides};
 use crate::source::gitref::{Listed, Listing, is_under, lexical_join};
 use crate::support::error::{Error, Result};
 

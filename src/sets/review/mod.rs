@@ -2,7 +2,7 @@
 //! release, rendered as helm-controller would, without a cluster if need be.
 //!
 //! A review is a short line of steps, each in its room:
-//! 1. [`sides`]: the two states compared (a commit, and the work tree or another commit) and the paths
+//! 1. [`Sides`]: the two states compared (a commit, and the work tree or another commit) and the paths
 //!    that differ between them, from Git's plumbing only: the checkout is never touched.
 //! 2. [`charts`]: the charts under PATH on either side, and what each one reads: its directory, the
 //!    libraries linked into it, its `file://` dependencies, its vendored subcharts ([`charts::Layout`]).
@@ -25,17 +25,17 @@ pub mod releases;
 pub mod render;
 mod report;
 mod request;
-pub mod sides;
 
 pub use report::{Entry, FleetTally, Release, Report};
 pub use request::{Releases, Request};
 
 use crate::render::Tools;
+use crate::source::git_sides::Sides;
 use crate::support::error::Result;
 
 /// Runs a review (the steps of the module's words, in order).
 pub async fn run(tools: &Tools, req: &Request<'_>) -> Result<Report> {
-    let sides = sides::Sides::open(req.dir, req.refs).await?;
+    let sides = Sides::open(req.dir, req.refs).await?;
     let scope = sides.scope(req.dir, req.scope)?;
     if fleet::found(&sides, &scope).await? {
         let reviewed = fleet::review(tools, &sides, &scope, req).await;

@@ -14,7 +14,7 @@ pub struct Request<'a> {
     pub dir: &'a Path,
     /// Only charts under this path (relative to `dir` unless absolute).
     pub scope: &'a Path,
-    /// `REF`, `A..B` or `A...B`, as Git spells refs (see [`super::sides::Refs::parse`]).
+    /// `REF`, `A..B` or `A...B`, as Git spells refs (see [`crate::source::git_sides::Refs::parse`]).
     pub refs: &'a str,
     /// Where the releases come from.
     pub releases: Releases<'a>,

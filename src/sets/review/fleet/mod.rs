@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 
 use super::report::{Entry, FleetTally, Release};
 use super::request::Request;
-use super::sides::{Side, Sides};
 use crate::fleet::artifact::Artifact;
 use crate::fleet::clusters::{self, ClusterBuild, Found, Ground};
 use crate::fleet::kustomizer::Kustomizer;
 use crate::render::Tools;
+use crate::source::git_sides::{Side, Sides};
 use crate::source::gitref::Listed;
 use crate::support::error::{Error, Result};
 

@@ -9,7 +9,6 @@ use futures::StreamExt as _;
 
 use super::super::report::Entry;
 use super::super::request::Request;
-use super::super::sides::Side;
 use super::Staged;
 use super::releases::{AtSide, Job, repository_chart};
 use crate::cluster::Cluster;
@@ -19,6 +18,7 @@ use crate::flux::HelmRelease;
 use crate::render::Tools;
 use crate::resolve::ReleaseOrigin as At;
 use crate::source::chart::{ChartDir, Checkout};
+use crate::source::git_sides::Side;
 use crate::support::error::{Error, Result};
 
 /// The two sides, as staged.

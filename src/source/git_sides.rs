@@ -1,6 +1,8 @@
-//! The two states a review compares: a commit, and the work tree or a second commit; what each holds
-//! ([`Listing`]), their files, and the paths that differ. Only Git's read-only plumbing runs (see
-//! [`crate::source::gitref`]): no checkout, no index of the user's touched.
+//! The two states a comparison of Git refs reads: a commit, and the work tree or a second commit; their
+//! files, and for a review what each holds ([`Listing`]) and the paths that differ. `review` lists both
+//! sides whole ([`Sides::open`]); one release's `diff --against git:REF` reads only the paths it renders
+//! ([`Sides::against_work_tree`]). Only Git's read-only plumbing runs (see [`crate::source::gitref`]): no
+//! checkout, no index of the user's touched.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -39,8 +41,9 @@ pub struct Side {
     pub label: String,
     /// The commit, None for the work tree.
     pub commit: Option<String>,
+    /// What it holds; empty when it was not listed ([`Sides::against_work_tree`]).
     pub listing: Listing,
-    /// A commit's files are read with it.
+    /// A listed commit's files are read with it.
     blobs: Option<Blobs>,
 }
 
@@ -104,6 +107,17 @@ impl Sides {
         Ok(Sides { repo, old, new, changed })
     }
 
+    /// `git_ref` against the work tree of the repository `dir` is in, neither listed nor compared: the
+    /// ref's files are written out as they are asked for ([`on_disk`](Self::on_disk), [`add`](Self::add)).
+    pub async fn against_work_tree(dir: &Path, git_ref: &str) -> Result<Sides> {
+        let repo = Repo::of(dir).await?;
+        let commit = repo.commit(git_ref).await?;
+        let old =
+            Side { label: format!("git:{git_ref}"), commit: Some(commit), listing: Listing::default(), blobs: None };
+        let new = Side { label: "the work tree".into(), commit: None, listing: Listing::default(), blobs: None };
+        Ok(Sides { repo, old, new, changed: BTreeSet::new() })
+    }
+
     /// Ends what reading the sides started (see [`Blobs::close`]).
     pub async fn close(&self) {
         for blobs in [&self.old.blobs, &self.new.blobs].into_iter().flatten() {
@@ -146,7 +160,17 @@ impl Sides {
     pub async fn on_disk(&self, side: &Side, paths: &[PathBuf]) -> Result<OnDisk> {
         match (&side.commit, &side.blobs) {
             (Some(commit), Some(blobs)) => Ok(OnDisk::Tree(side.listing.materialise(blobs, commit, paths).await?)),
-            _ => Ok(OnDisk::WorkTree(self.repo.top().to_path_buf())),
+            (Some(commit), None) => Ok(OnDisk::Tree(self.repo.materialise(commit.clone(), &side.label, paths).await?)),
+            (None, _) => Ok(OnDisk::WorkTree(self.repo.top().to_path_buf())),
+        }
+    }
+
+    /// Writes `paths` too into a commit's copy made by [`on_disk`](Self::on_disk) (the work tree has
+    /// them already), as they are at that commit, links followed.
+    pub async fn add(&self, on_disk: &OnDisk, paths: &[PathBuf]) -> Result<()> {
+        match on_disk {
+            OnDisk::Tree(tree) => Ok(self.repo.add(tree, &tree.commit, paths).await?),
+            OnDisk::WorkTree(_) => Ok(()),
         }
     }
 }
@@ -172,6 +196,11 @@ impl OnDisk {
             OnDisk::WorkTree(top) => top.join(rel),
             OnDisk::Tree(tree) => tree.path(rel),
         }
+    }
+
+    /// Whether the side has repository path `rel` (a file, or a directory with files).
+    pub fn has(&self, rel: &Path) -> bool {
+        std::fs::symlink_metadata(self.path(rel)).is_ok()
     }
 }
 
