@@ -18,6 +18,11 @@ impl Connection {
         Connection { options, made: OnceCell::new() }
     }
 
+    /// What names the cluster.
+    pub fn options(&self) -> &ClusterOptions {
+        &self.options
+    }
+
     /// The cluster, connected at the first call; every call gets the same answer.
     pub async fn get(&self) -> Result<&Cluster, &str> {
         let made = self.made.get_or_init(|| async { self.options.connect().await.map_err(|e| e.to_string()) }).await;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::cluster::ClusterOptions;
+use crate::cluster::Connection;
 use crate::flux::{HelmRelease, Objects};
 
 /// A completion that waits on an unreachable cluster is worse than none.
@@ -15,18 +15,19 @@ const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum Lookup {
     Context,
     Namespace,
-    /// A HelmRelease in the namespace `options` resolve to.
+    /// A HelmRelease in the namespace the connection's options resolve to.
     HelmRelease,
 }
 
-/// The names `lookup` can be, for the cluster `options` name (the flags already on the line).
-pub async fn candidates(options: &ClusterOptions, lookup: Lookup) -> Vec<String> {
+/// The names `lookup` can be, for the cluster `connection` names (the flags already on the line); a
+/// context is looked up in the kubeconfig alone.
+pub async fn candidates(connection: &Connection, lookup: Lookup) -> Vec<String> {
     let found = async {
         match lookup {
-            Lookup::Context => options.context_names().ok(),
-            Lookup::Namespace => options.connect().await.ok()?.namespace_names().await.ok(),
+            Lookup::Context => connection.options().context_names().ok(),
+            Lookup::Namespace => connection.get().await.ok()?.namespace_names().await.ok(),
             Lookup::HelmRelease => {
-                let cluster = options.connect().await.ok()?;
+                let cluster = connection.get().await.ok()?;
                 let items = Objects::<HelmRelease>::namespaced(&cluster, &cluster.namespace).list(None).await.ok()?;
                 Some(items.iter().map(|hr| hr.name().to_string()).collect())
             }

@@ -18,7 +18,7 @@ pub async fn run(mut words: Vec<String>) -> anyhow::Result<ExitCode> {
     let (line, word) = cli.read(&words, &current);
     let from_cluster = lookup(&word);
     let candidates = match from_cluster {
-        Some(lookup) => complete::candidates(&line.cluster().options(), lookup).await,
+        Some(lookup) => complete::candidates(&cozyhr::cluster::Connection::new(line.cluster().options()), lookup).await,
         None => cli.candidates(&line, &word),
     };
     // A HelmRelease already named on the line is not offered again.
