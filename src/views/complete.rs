@@ -28,7 +28,7 @@ pub async fn candidates(connection: &Connection, lookup: Lookup) -> Vec<String> 
             Lookup::Namespace => connection.get().await.ok()?.namespace_names().await.ok(),
             Lookup::HelmRelease => {
                 let cluster = connection.get().await.ok()?;
-                let items = Objects::<HelmRelease>::namespaced(&cluster, &cluster.namespace).list(None).await.ok()?;
+                let items = Objects::<HelmRelease>::namespaced(cluster, &cluster.namespace).list(None).await.ok()?;
                 Some(items.iter().map(|hr| hr.name().to_string()).collect())
             }
         }
