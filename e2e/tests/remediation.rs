@@ -1,23 +1,24 @@
-//! When a chart fails or is tested (issue 44): `helm cozy apply` runs the chart's tests and the one
-//! remediation helm-controller would run, writes the status helm-controller writes for it, and after the
-//! hand-back helm-controller keeps that history and remediates nothing of its own. Against the real
-//! helm-controller of the Flux the test ground runs (2.9 and, in a second pass, 2.8), with Helm 3 and
+//! When a chart fails or is tested (issues 44 and 53): `helm cozy apply` runs the chart's tests and the
+//! remediations and retries helm-controller would run, writes the status helm-controller writes for
+//! them, and after the hand-back helm-controller keeps that history and does what resume says. Against
+//! the real helm-controller of the Flux the test ground runs (2.9 and, in a second pass, 2.8), with Helm 3 and
 //! Helm 4; test hook Pods end as the kubelet stand-in of the test ground says
 //! (`cozyhr.test/phase`, docs/test-ground.md).
 //!
 //! - `spec.test.enable`: apply tests the new revision (its `testHooks`, `TestSuccess` naming it), and
 //!   helm-controller, resumed, runs nothing; with `--skip-tests` the status claims no test and resume says
 //!   helm-controller ran them;
-//! - a failing test with `upgrade.remediation.retries: 1`: rolled back, the failed revision in the
-//!   history; with `test.ignoreFailures`: left deployed;
-//! - an upgrade the API server rejects: rolled back under `RemediateOnFailure` with retries, left as it
-//!   is under `RetryOnFailure`; a failed install with `install.remediation.retries`: uninstalled.
+//! - a failing test with `test.ignoreFailures`: left deployed;
+//! - an upgrade the API server rejects under `RetryOnFailure`: left as it is;
+//! - the whole retry cycle, as twins: the same failing chart through helm-controller alone and through
+//!   `apply` ends with the same conditions, counters, history, storage and objects (a rejected install, a
+//!   rejected upgrade, a failing test, each with retries: 1).
 
 use std::time::Duration;
 
 use cozyhr_e2e::{
-    Chart, Helm, Run, apply, condition, controller_log, cozy, get_json, helm_release_secrets, helm_revision,
-    helm_tests, kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
+    Chart, Helm, Run, apply, condition, controller_log, cozy, eventually, get_json, helm_release_secrets,
+    helm_revision, helm_tests, kubectl, namespace, resume_without_an_upgrade, wait_hr_ready,
 };
 use serde_json::Value;
 
@@ -207,47 +208,6 @@ fn skip_tests_leaves_them_to_flux(helm: Helm) {
     assert_eq!(test_hooks(&obj), [("app-test".to_string(), "Succeeded".to_string())], "{obj:#}");
 }
 
-/// A failing test with `upgrade.remediation.retries: 1`: the failed revision is rolled back to the one
-/// before, as helm-controller's rollback remediation does, and the status says so; resumed,
-/// helm-controller keeps that history and remediates nothing (it tests the revision rolled back to,
-/// which is untested, and resume says so).
-fn failing_test_is_rolled_back(helm: Helm) {
-    let ns = namespace(&format!("rem-tfail-{helm:?}").to_lowercase());
-    installed_by_flux(&ns, "", "remediation:\n  retries: 1\n", "test:\n  enable: true\n");
-    let c = chart();
-    c.write("values.yaml", "message: edited\ntestPhase: Failed\nbroken: false\n");
-
-    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
-    assert!(out.stderr.contains("app-test"), "the failed test is named:\n{}", out.stderr);
-    assert!(out.stderr.contains(&format!("rolling back to {ns}/app.v1")), "{}", out.stderr);
-    assert!(out.stderr.contains(&format!("the cluster holds {ns}/app.v3")), "{}", out.stderr);
-    // Helm left v2 deployed when its test failed; the rollback superseded it (and helm-controller's
-    // observer of the rollback rewrites the snapshot of each release it wrote, action and all). The
-    // upgrade superseded v1, whose snapshot helm-controller's observer then rewrites without an action.
-    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "superseded"), (3, "deployed")]));
-    let obj = hr(&ns, "app");
-    assert_eq!(
-        history(&obj),
-        [entry(3, "deployed", "rollback"), entry(2, "superseded", "rollback"), entry(1, "superseded", "")],
-        "{obj:#}"
-    );
-    assert_eq!(cond(&obj, "TestSuccess"), is("False", "TestFailed"), "{obj:#}");
-    assert_eq!(cond(&obj, "Remediated"), is("True", "RollbackSucceeded"), "{obj:#}");
-    assert_eq!(cond(&obj, "Ready").map(|c| c.0), Some("False".to_string()), "{obj:#}");
-    assert_eq!((counter(&obj, "failures"), counter(&obj, "upgradeFailures")), (1, 1), "{obj:#}");
-    assert_eq!(str_at(&obj, "/status/lastAttemptedReleaseAction"), "upgrade");
-
-    let before = actions_run(&ns, "app");
-    let resumed = resume(&ns);
-    let said =
-        format!("helm-controller ran the tests of release {ns}/app.v3 and made no new revision: app-test Succeeded");
-    assert!(resumed.stderr.contains(&said), "{}", resumed.stderr);
-    let after = wait_hr_ready(&ns, "app", TIMEOUT);
-    assert_eq!(history(&after)[0], entry(3, "deployed", "rollback"), "helm-controller kept the history: {after:#}");
-    let ran: Vec<String> = actions_run(&ns, "app").split_off(before.len());
-    assert_eq!(ran, ["test"], "helm-controller ran only the test of v3");
-}
-
 /// `test.ignoreFailures`: the failing test is recorded and the release stays as it is.
 fn ignored_test_failure_keeps_the_release(helm: Helm) {
     let ns = namespace(&format!("rem-tign-{helm:?}").to_lowercase());
@@ -270,44 +230,11 @@ fn ignored_test_failure_keeps_the_release(helm: Helm) {
 helm_tests! {
     apply_tests_the_new_revision_and_helm_controller_runs_nothing_after_resume => apply_tests_the_new_revision;
     skip_tests_claims_no_test_and_resume_says_helm_controller_ran_them => skip_tests_leaves_them_to_flux;
-    a_failing_test_with_upgrade_retries_is_rolled_back_as_helm_controller_does => failing_test_is_rolled_back;
     a_failing_test_with_ignore_failures_stays_deployed => ignored_test_failure_keeps_the_release;
 }
 
 // ---------------------------------------------------------------------------------------------------
 // A rejected upgrade, a failed install
-
-/// `RemediateOnFailure` with retries: the rejected upgrade is rolled back to the last good revision,
-/// the failed one in the history; resumed, helm-controller finds the release in sync (the revision rolled
-/// back to is the source's chart) and runs nothing.
-fn rejected_upgrade_is_rolled_back(helm: Helm) {
-    let ns = namespace(&format!("rem-rej-{helm:?}").to_lowercase());
-    installed_by_flux(&ns, "", "remediation:\n  retries: 1\n", "");
-    let c = chart();
-    c.write("values.yaml", "message: edited\ntestPhase: Succeeded\nbroken: true\n");
-
-    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
-    assert!(out.stderr.contains("Not_A_Valid_Name"), "Helm's error reaches the user:\n{}", out.stderr);
-    assert!(out.stderr.contains(&format!("rolling back to {ns}/app.v1")), "{}", out.stderr);
-    assert_eq!(storage(&ns, "app"), stored(&[(1, "superseded"), (2, "failed"), (3, "deployed")]));
-    let obj = hr(&ns, "app");
-    // The failed upgrade left v1 deployed; the rollback superseded it, as the snapshot now says.
-    assert_eq!(
-        history(&obj),
-        [entry(3, "deployed", "rollback"), entry(2, "failed", "upgrade"), entry(1, "superseded", "rollback")],
-        "{obj:#}"
-    );
-    assert_eq!(cond(&obj, "Released"), is("False", "UpgradeFailed"), "{obj:#}");
-    assert_eq!(cond(&obj, "Remediated"), is("True", "RollbackSucceeded"), "{obj:#}");
-    let cm = get_json("configmap", &ns, "app-cm").expect("app-cm");
-    assert_eq!(str_at(&cm, "/data/message"), "hello", "the cluster holds v1's objects again");
-
-    let before = actions_run(&ns, "app");
-    resume_without_an_upgrade(&ns, "app");
-    let after = hr(&ns, "app");
-    assert_eq!(history(&after)[0], entry(3, "deployed", "rollback"), "helm-controller kept the history: {after:#}");
-    assert_eq!(actions_run(&ns, "app"), before, "no remediation of its own");
-}
 
 /// `RetryOnFailure`: no remediation; the failed revision stays, said; resumed, helm-controller upgrades
 /// it again (its retry), rolls nothing back.
@@ -337,34 +264,159 @@ fn retry_on_failure_leaves_it(helm: Helm) {
     assert_eq!(actions_run(&ns, "app").split_off(before.len()), ["upgrade"], "its retry, no remediation");
 }
 
-/// A failed install with `install.remediation.retries: 1`: uninstalled, as helm-controller's uninstall
-/// remediation does; resumed, helm-controller installs the source's chart and remediates nothing.
-fn failed_install_is_uninstalled(helm: Helm) {
-    let ns = namespace(&format!("rem-inst-{helm:?}").to_lowercase());
-    chart().publish("checked", &ns);
-    apply(&helmrelease(&ns, "app", "remediation:\n  retries: 1\n", "", "suspend: true\n"));
+helm_tests! {
+    a_rejected_upgrade_under_retry_on_failure_is_left_as_it_is => retry_on_failure_leaves_it;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The whole retry cycle, as twins (issue 53): the same failing chart through helm-controller alone (its
+// source publishes it) and through `helm cozy apply` of the chart directory; both end alike.
+
+/// What a failure cycle leaves: the conditions that say how it ended (type, status, reason), the
+/// failure counters, the history, the Helm storage and the application's ConfigMap.
+#[derive(Debug, PartialEq)]
+struct Ended {
+    conditions: Vec<(String, String, String)>,
+    /// failures, installFailures, upgradeFailures.
+    counters: (i64, i64, i64),
+    history: Vec<(i64, String, String)>,
+    storage: Vec<(i64, String)>,
+    message: Option<String>,
+}
+
+fn ended(ns: &str) -> Ended {
+    let obj = hr(ns, "app");
+    let mut conditions: Vec<(String, String, String)> =
+        ["Ready", "Released", "Remediated", "Stalled", "Reconciling", "TestSuccess"]
+            .into_iter()
+            .filter_map(|t| condition(&obj, t).map(|(s, r, _)| (t.to_string(), s, r)))
+            .collect();
+    conditions.sort();
+    Ended {
+        conditions,
+        counters: (counter(&obj, "failures"), counter(&obj, "installFailures"), counter(&obj, "upgradeFailures")),
+        history: history(&obj),
+        storage: storage(ns, "app"),
+        message: get_json("configmap", ns, "app-cm").map(|cm| str_at(&cm, "/data/message").to_string()),
+    }
+}
+
+/// helm-controller alone: HelmRelease app (not suspended) with the chart `values` publishes; `installed`
+/// first installs the good chart, then publishes the failing one. Waits until helm-controller stops:
+/// Stalled, or Ready on the failing chart's generation.
+fn by_flux_alone(ns: &str, install: &str, upgrade: &str, rest: &str, installed: bool, values: &str) -> Ended {
+    if installed {
+        chart().publish("checked", ns);
+        apply(&helmrelease(ns, "app", install, upgrade, rest));
+        wait_hr_ready(ns, "app", TIMEOUT);
+    }
+    failing(values).publish("checked", ns);
+    if !installed {
+        apply(&helmrelease(ns, "app", install, upgrade, rest));
+    }
+    eventually(&format!("helm-controller to stop on {ns}/app"), TIMEOUT, || {
+        let obj = hr(ns, "app");
+        let stalled = cond(&obj, "Stalled").is_some_and(|c| c.0 == "True");
+        let attempted = str_at(&obj, "/status/lastAttemptedRevisionDigest").to_string();
+        let ready_on_new = cond(&obj, "Ready").is_some_and(|c| c.0 == "True") && counter(&obj, "failures") > 0;
+        if stalled || ready_on_new {
+            Ok(())
+        } else {
+            Err(format!("{attempted} {:?}", obj.pointer("/status/conditions")))
+        }
+    });
+    ended(ns)
+}
+
+/// `helm cozy apply` of the failing chart (`values`) onto HelmRelease app, suspended; `installed` has
+/// helm-controller install the good chart first. Returns what apply printed and what it left.
+fn by_apply(
+    helm: Helm,
+    ns: &str,
+    install: &str,
+    upgrade: &str,
+    rest: &str,
+    installed: bool,
+    values: &str,
+) -> (Run, Ended) {
+    if installed {
+        installed_by_flux(ns, install, upgrade, rest);
+    } else {
+        chart().publish("checked", ns);
+        apply(&helmrelease(ns, "app", install, upgrade, &format!("suspend: true\n{rest}")));
+    }
+    let c = failing(values);
+    let out = cozy(helm, c.path(), ns, &["apply", "app"]);
+    (out, ended(ns))
+}
+
+/// The chart at 0.2.0 with `values`: a new chart version, which helm-controller upgrades to (the same
+/// version with other files would be in sync for it).
+fn failing(values: &str) -> Chart {
     let c = chart();
-    c.write("values.yaml", "message: edited\ntestPhase: Succeeded\nbroken: true\n");
+    c.write("Chart.yaml", "apiVersion: v2\nname: checked\nversion: 0.2.0\nappVersion: \"1.0\"\ntype: application\n");
+    c.write("values.yaml", values);
+    c
+}
 
-    let out = cozy(helm, c.path(), &ns, &["apply", "app"]).code(1);
-    assert!(out.stderr.contains("Not_A_Valid_Name"), "{}", out.stderr);
-    assert!(out.stderr.contains(&format!("uninstalling {ns}/app.v1")), "{}", out.stderr);
-    assert!(storage(&ns, "app").is_empty(), "the failed install is uninstalled: {:?}", storage(&ns, "app"));
-    assert!(get_json("configmap", &ns, "app-cm").is_none(), "its objects are gone");
-    let obj = hr(&ns, "app");
-    assert_eq!(history(&obj)[0].0, 1, "{obj:#}");
-    assert_eq!(cond(&obj, "Released"), is("False", "InstallFailed"), "{obj:#}");
-    assert_eq!(cond(&obj, "Remediated"), is("True", "UninstallSucceeded"), "{obj:#}");
-    assert_eq!((counter(&obj, "failures"), counter(&obj, "installFailures")), (1, 1), "{obj:#}");
+const BROKEN: &str = "message: edited\ntestPhase: Succeeded\nbroken: true\n";
+const TEST_FAILS: &str = "message: edited\ntestPhase: Failed\nbroken: false\n";
 
-    let resumed = resume(&ns);
-    assert!(resumed.stderr.contains(&format!("ran a Helm install: release {ns}/app.v1")), "{}", resumed.stderr);
-    wait_hr_ready(&ns, "app", TIMEOUT);
-    assert_eq!(actions_run(&ns, "app"), ["install"], "helm-controller installed, and remediated nothing");
+/// An install the API server rejects, `install.remediation.retries: 1`: installed twice, uninstalled
+/// once, then Stalled "Failed to install after 2 attempt(s)" with the second failure kept.
+fn rejected_install_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-inst-hc-{tag}")), namespace(&format!("cyc-inst-{tag}")));
+    let install = "remediation:\n  retries: 1\n";
+    let by_flux = by_flux_alone(&flux, install, "", "", false, BROKEN);
+    let (out, by_apply) = by_apply(helm, &mine, install, "", "", false, BROKEN);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert!(by_flux.conditions.contains(&("Stalled".into(), "True".into(), "RetriesExceeded".into())), "{by_flux:?}");
+    assert!(out.stderr.contains("attempt 1 failed and was remediated"), "{}", out.stderr);
+    let obj = hr(&mine, "app");
+    let (_, _, message) = condition(&obj, "Stalled").expect("Stalled");
+    assert_eq!(message, "Failed to install after 2 attempt(s)");
+}
+
+/// An upgrade the API server rejects, `upgrade.remediation.retries: 1` (rollback): two upgrades, two
+/// rollbacks, Stalled "Failed to upgrade after 2 attempt(s)"; the application runs the chart rolled back
+/// to. Resumed, helm-controller finds the revision rolled back to in sync (it is the source's chart).
+fn rejected_upgrade_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-up-hc-{tag}")), namespace(&format!("cyc-up-{tag}")));
+    let upgrade = "remediation:\n  retries: 1\n";
+    let by_flux = by_flux_alone(&flux, "", upgrade, "", true, BROKEN);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, "", true, BROKEN);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert!(out.stderr.contains("Not_A_Valid_Name"), "Helm's error reaches the user:\n{}", out.stderr);
+    assert_eq!(out.stderr.matches(&format!("rolling back to {mine}/app.v")).count(), 2, "{}", out.stderr);
+    assert_eq!(by_apply.message.as_deref(), Some("hello"), "the cluster holds v1's objects again");
+    let (_, _, message) = condition(&hr(&mine, "app"), "Stalled").expect("Stalled");
+    assert_eq!(message, "Failed to upgrade after 2 attempt(s)");
+
+    let before = actions_run(&mine, "app");
+    resume_without_an_upgrade(&mine, "app");
+    assert_eq!(actions_run(&mine, "app"), before, "no remediation of its own");
+}
+
+/// A test that fails after the upgrade, `upgrade.remediation.retries: 1`: two upgrades, two failed
+/// tests, two rollbacks, Stalled.
+fn failing_test_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-test-hc-{tag}")), namespace(&format!("cyc-test-{tag}")));
+    let (upgrade, rest) = ("remediation:\n  retries: 1\n", "test:\n  enable: true\n");
+    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, TEST_FAILS);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, TEST_FAILS);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert!(out.stderr.contains("app-test"), "the failed test is named:\n{}", out.stderr);
+    assert_eq!(by_apply.counters.2, 2, "two upgrades counted: {by_apply:?}");
 }
 
 helm_tests! {
-    a_rejected_upgrade_under_remediate_on_failure_is_rolled_back => rejected_upgrade_is_rolled_back;
-    a_rejected_upgrade_under_retry_on_failure_is_left_as_it_is => retry_on_failure_leaves_it;
-    a_failed_install_under_remediate_on_failure_is_uninstalled => failed_install_is_uninstalled;
+    a_rejected_install_ends_as_helm_controller_ends_it => rejected_install_twins;
+    a_rejected_upgrade_ends_as_helm_controller_ends_it => rejected_upgrade_twins;
+    a_failing_test_ends_as_helm_controller_ends_it => failing_test_twins;
 }

@@ -17,9 +17,11 @@
 //!    the storage holds now;
 //! 8. `action::run`: the CRDs, then `helm upgrade --install`, then helm-controller's wait;
 //! 9. `test::run`: the chart's tests when `spec.test` asks for them;
-//! 10. `remediate::run`: after a failure, the one remediation helm-controller would run (a rollback or an
+//! 10. `remediate::run`: after a failure, the remediation helm-controller would run (a rollback or an
 //!     uninstall), as `record::Book::decide` decides it;
-//! 11. `record::Book::write`: the status helm-controller would write and its Events (a failure ends here);
+//! 11. `record::Book::write`: the status helm-controller would write and its Events; when
+//!     helm-controller would try again at once (retries left after a remediation), steps 7 to 11 run
+//!     again, as its next reconcile does ([`reconcile`]); any other failure ends the apply here;
 //! 12. `hand_back::mark`: mark the release when its chart is not the source's;
 //! 13. `hand_back::proceed`: nudge dependents, then hand back to Flux (`--resume`) or say how; the
 //!     lease is released after it.
@@ -107,25 +109,52 @@ async fn run(
         let (home, release_cluster) = (req.cluster, &release.target.cluster);
         take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
         retarget::run(&req, &release, &checked, voice).await?;
-        let plan = plan::decide(&req, &release, voice).await?;
-        let mut book = record::Book::open(&req, &release, &plan).await?;
-        let ended = action::run(&req, &release, &checked, &plan, interrupted.clone(), voice).await?;
-        book.action(&ended, ended.after.clone());
-        if book.applied() {
-            book.test(test::run(&req, &release, interrupted.clone(), voice).await?);
-        }
-        if let Some(decision) = book.decide(req.options.keep_failed).cloned()
-            && !req.options.keep_failed
-        {
-            let failed = book.failed_snapshot();
-            let remedied = remediate::run(&req, &release, &decision, &failed, interrupted.clone(), voice).await?;
-            book.remediation(remedied);
-        }
-        let (hr, stored) = book.write(&checked, voice).await?;
+        let mut attempt = 1;
+        let (hr, stored) = loop {
+            match reconcile(&req, &release, &checked, interrupted.clone(), voice, attempt).await? {
+                record::Written::Applied(hr, stored) => break (hr, stored),
+                record::Written::Again if attempt < MAX_ATTEMPTS => attempt += 1,
+                record::Written::Again => {
+                    return Err(crate::support::error::Error::Failed(format!(
+                        "stopped after {MAX_ATTEMPTS} attempts, each remediated: helm-controller would go on"
+                    )));
+                }
+            }
+        };
         let hr = hand_back::mark(&req, &hr, &stored, &sameness).await?;
         hand_back::proceed(&req, &hr, voice).await
     }
     .await;
     lease.release().await;
     applied.map(|()| Outcome::Applied)
+}
+
+/// More attempts than any retries a HelmRelease sets would take are never made: a bound on the loop.
+const MAX_ATTEMPTS: u32 = 20;
+
+/// One reconcile as helm-controller's: the plan from what the storage holds now, the install or upgrade,
+/// the tests, the remediation, the status written (steps 7 to 11 of the module docs).
+async fn reconcile(
+    req: &ApplyRequest<'_>,
+    release: &prepare::Release,
+    checked: &prepare::Checked,
+    interrupted: impl std::future::Future<Output = String> + Clone,
+    voice: Voice,
+    attempt: u32,
+) -> Result<record::Written> {
+    let plan = plan::decide(req, release, voice).await?;
+    let mut book = record::Book::open(req, release, &plan).await?;
+    let ended = action::run(req, release, checked, &plan, interrupted.clone(), voice).await?;
+    book.action(&ended, ended.after.clone());
+    if book.applied() {
+        book.test(test::run(req, release, interrupted.clone(), voice).await?);
+    }
+    if let Some(decision) = book.decide(req.options.keep_failed).cloned()
+        && !req.options.keep_failed
+    {
+        let failed = book.failed_snapshot();
+        let remedied = remediate::run(req, release, &decision, &failed, interrupted, voice).await?;
+        book.remediation(remedied);
+    }
+    book.write(checked, voice, attempt).await
 }

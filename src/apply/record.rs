@@ -1,8 +1,10 @@
 //! Writing down what the apply did as helm-controller writes down its reconcile: a [`Book`] opened on
 //! the HelmRelease as the take-over left it, each step entered as it ended (the install or upgrade, the
 //! tests, the remediation), the end decided, then the status ([`super::status::Ledger`]) and the Events
-//! written at once, with a line for the user. A failure is written and then returned as the apply's
-//! error, the release staying suspended.
+//! written at once, with a line for the user. After a remediation that helm-controller follows at once
+//! with another attempt (retries left), the book says so ([`Written::Again`]) and the apply reconciles
+//! again; any other failure is written and then returned as the apply's error, the release staying
+//! suspended.
 
 use kube::runtime::events::EventType;
 
@@ -31,7 +33,15 @@ enum Failed {
     Yes(String),
 }
 
-/// The record of one apply, kept as helm-controller keeps its reconcile.
+/// How a reconcile's record ended, for the apply.
+pub(super) enum Written {
+    /// The release is deployed: the HelmRelease as written and the newest stored release.
+    Applied(HelmRelease, StoredRelease),
+    /// Remediated with retries left: helm-controller would reconcile again at once, and so does apply.
+    Again,
+}
+
+/// The record of one reconcile of an apply, kept as helm-controller keeps it.
 pub(super) struct Book<'a, 'r> {
     req: &'a ApplyRequest<'r>,
     release: &'a Release,
@@ -303,10 +313,12 @@ impl<'a, 'r> Book<'a, 'r> {
                 .is_ok_and(|d| d.mode() != crate::compare::drift::Mode::Disabled)
     }
 
-    /// Writes the status and the Events, says how it ended, and returns the HelmRelease as written and the
-    /// newest stored release (an error when the apply failed).
-    pub async fn write(mut self, checked: &Checked, voice: Voice) -> Result<(HelmRelease, StoredRelease)> {
+    /// Writes the status and the Events, says how it ended, and returns what comes next: the HelmRelease
+    /// as written and the newest stored release, another attempt, or (an error) the failure the apply
+    /// ends with. `attempt` counts this apply's reconciles, from 1.
+    pub async fn write(mut self, checked: &Checked, voice: Voice, attempt: u32) -> Result<Written> {
         let end = self.end();
+        let again = self.goes_again(&end);
         self.ledger.end(&end);
         let newest = self.storage.newest().cloned();
         if let Some(stored) = &newest {
@@ -320,9 +332,10 @@ impl<'a, 'r> Book<'a, 'r> {
             let kind = if e.warning { EventType::Warning } else { EventType::Normal };
             emit(self.req.cluster, &hr, kind, &e.reason, &e.message).await;
         }
-        self.say(&end, voice);
+        self.say(&end, voice, again.then_some(attempt));
         match (self.failed.clone(), newest) {
-            (Failed::No, Some(stored)) => Ok((hr, stored)),
+            (Failed::No, Some(stored)) => Ok(Written::Applied(hr, stored)),
+            (Failed::Yes(_), _) if again => Ok(Written::Again),
             (Failed::No, None) => Err(Error::Invalid {
                 what: "apply".into(),
                 reason: format!(
@@ -361,8 +374,21 @@ impl<'a, 'r> Book<'a, 'r> {
         Ok(())
     }
 
-    /// The lines for the user: what each step did, what the cluster holds now, what comes on resume.
-    fn say(&self, end: &End, voice: Voice) {
+    /// Whether helm-controller would reconcile again at once after this one and apply follows it: a
+    /// remediation ran (or an upgrade comes instead of one) with retries left. Not with `--keep-failed`,
+    /// after an interruption, nor under `retries: -1`, where it would go on without end (said instead).
+    fn goes_again(&self, end: &End) -> bool {
+        let remediated =
+            matches!(self.decision, Some(Decision::Rollback { .. } | Decision::Uninstall | Decision::UpgradeInstead));
+        let action = self.ledger.attempt().action;
+        let endless = self.hr.spec.remediation(action).retries < 0;
+        *end == End::Requeue && remediated && !self.kept && !self.interrupted && !endless
+    }
+
+    /// The lines for the user: what each step did; then, when helm-controller goes on at once
+    /// (`again`: this attempt's number), that it does; else what the cluster holds now and what comes
+    /// on resume.
+    fn say(&self, end: &End, voice: Voice, again: Option<u32>) {
         if !voice.says() {
             return;
         }
@@ -376,6 +402,13 @@ impl<'a, 'r> Book<'a, 'r> {
         }
         if self.failed == Failed::No {
             return;
+        }
+        if let Some(attempt) = again {
+            progress::action(self.again_line(attempt));
+            return;
+        }
+        if *end == End::Requeue && !self.kept && self.hr.spec.remediation(self.ledger.attempt().action).retries < 0 {
+            progress::warning(self.endless_line());
         }
         if self.kept {
             progress::warning(
@@ -393,5 +426,26 @@ impl<'a, 'r> Book<'a, 'r> {
             "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
             remediate::on_resume(end, self.decision.as_ref(), self.kept, self.release.desired.hr.spec.tests_enabled())
         ));
+    }
+}
+
+impl Book<'_, '_> {
+    /// The line between two attempts: which failed, and that helm-controller tries again at once.
+    fn again_line(&self, attempt: u32) -> String {
+        let action = self.ledger.attempt().action;
+        let retries = self.hr.spec.remediation(action).retries;
+        format!(
+            "attempt {attempt} failed and was remediated; {}.remediation.retries is {retries}: helm-controller tries again at once, and so does this apply (attempt {})",
+            action.as_str(),
+            attempt + 1
+        )
+    }
+
+    /// Under `retries: -1`: what helm-controller would do, which this apply does not.
+    fn endless_line(&self) -> String {
+        let action = self.ledger.attempt().action.as_str();
+        format!(
+            "{action}.remediation.retries is -1: helm-controller would remediate and try again without end; this apply stops after the first remediation"
+        )
     }
 }

@@ -1,10 +1,12 @@
 //! What helm-controller does next after a failed install, upgrade or test, in the same reconcile
 //! (`internal/reconcile/atomic_release.go` `actionForState` for a failed release, and its loop): retry
 //! later under `RetryOnFailure`; else, by the failures counted for the action and its
-//! `remediation.retries` and `remediateLastFailure`, stall, or remediate once: roll an upgrade back to
-//! the last good revision (`spec.rollback.*`), uninstall a failed install (`spec.uninstall.*`). helm cozy
-//! decides the same way ([`decide`], pure) and runs the one remediation ([`run`]), never helm-controller's
-//! retry loop; `--keep-failed` leaves a failure as it is for inspection.
+//! `remediation.retries` and `remediateLastFailure`, stall, or remediate: roll an upgrade back to the
+//! last good revision (`spec.rollback.*`), uninstall a failed install (`spec.uninstall.*`), then (retries
+//! left) reconcile again at once. helm cozy decides the same way ([`decide`], pure), runs the remediation
+//! ([`run`]) and, as helm-controller's requeue does, reconciles again until the retries are spent
+//! (`super::reconcile`); under `retries: -1` it stops after the first remediation; `--keep-failed` leaves
+//! a failure as it is for inspection.
 
 use std::time::Duration;
 
@@ -228,10 +230,10 @@ pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool, tests: bool
         (End::RetryAfter(_), _) => {
             "once resumed, helm-controller upgrades it again with the source's chart (RetryOnFailure, no remediation)".into()
         }
-        (End::Stalled { .. }, _) => "once resumed, the failure counters start over and helm-controller upgrades it again with the source's chart".into(),
         (_, Some(Decision::Rollback { .. })) if tests => "once resumed, helm-controller upgrades it to the source's chart unless that is the chart rolled back to, which it finds in sync and tests (the revision rolled back to is untested)".into(),
         (_, Some(Decision::Rollback { .. })) => "once resumed, helm-controller upgrades it to the source's chart unless that is the chart rolled back to, which it finds in sync".into(),
         (_, Some(Decision::Uninstall)) => "once resumed, helm-controller installs the source's chart".into(),
+        (End::Stalled { .. }, _) => "once resumed, the failure counters start over and helm-controller upgrades it again with the source's chart".into(),
         _ => "once resumed, helm-controller upgrades it again with the source's chart".into(),
     }
 }
