@@ -36,6 +36,11 @@ const TEST_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Releas
                         helm.sh/hook: test\n    cozyhr.test/phase: {{ .Values.testPhase | quote }}\nspec:\n  \
                         restartPolicy: Never\n  containers:\n    - name: check\n      image: registry.invalid/check:1\n";
 
+/// A ConfigMap whose data cannot change (`immutable`), rendered when `.Values.fixed`: an upgrade that
+/// changes `.Values.message` is rejected by the API server, a new install is not.
+const IMMUTABLE: &str = "{{- if .Values.fixed }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-fixed\n\
+                         immutable: true\ndata:\n  message: {{ .Values.message | quote }}\n{{- end }}\n";
+
 /// The chart the HelmReleases point at (published as it is written here), and the developer's working
 /// copy of it.
 fn chart() -> Chart {
@@ -43,7 +48,7 @@ fn chart() -> Chart {
         "checked",
         "0.1.0",
         "message: hello\ntestPhase: Succeeded\nbroken: false\n",
-        &[("cm.yaml", CM), ("rejected.yaml", REJECTED)],
+        &[("cm.yaml", CM), ("rejected.yaml", REJECTED), ("immutable.yaml", IMMUTABLE)],
     );
     chart.write("templates/tests/test.yaml", TEST_POD);
     chart
@@ -415,7 +420,55 @@ fn failing_test_twins(helm: Helm) {
     assert_eq!(by_apply.counters.2, 2, "two upgrades counted: {by_apply:?}");
 }
 
+/// An upgrade rejected (an immutable ConfigMap's data), `upgrade.remediation: {retries: 1, strategy:
+/// uninstall}`: uninstalled, then installed again with the new chart, which runs: Ready, as
+/// helm-controller leaves it.
+fn uninstall_strategy_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-uni-hc-{tag}")), namespace(&format!("cyc-uni-{tag}")));
+    let (upgrade, rest) = ("remediation:\n  retries: 1\n  strategy: uninstall\n", "values:\n  fixed: true\n");
+    let edited = "message: edited\ntestPhase: Succeeded\nbroken: false\n";
+    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, edited);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, edited);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert!(out.stderr.contains(&format!("uninstalling {mine}/app.v")), "{}", out.stderr);
+    assert_eq!(by_apply.message.as_deref(), Some("edited"), "the new chart runs: {by_apply:?}");
+    let fixed = get_json("configmap", &mine, "app-fixed").expect("app-fixed");
+    assert_eq!(str_at(&fixed, "/data/message"), "edited");
+}
+
+/// `retries: -1`: apply remediates once, ends, and says helm-controller would go on without end.
+fn endless_retries_end_after_one(helm: Helm) {
+    let ns = namespace(&format!("cyc-endless-{helm:?}").to_lowercase());
+    let upgrade = "remediation:\n  retries: -1\n";
+    let (out, left) = by_apply(helm, &ns, "", upgrade, "", true, BROKEN);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("rolling back to").count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("upgrade.remediation.retries is -1: helm-controller would remediate and try again without end"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(left.counters, (1, 0, 1), "{left:?}");
+    assert!(!left.conditions.iter().any(|c| c.0 == "Stalled"), "{left:?}");
+}
+
+/// `--keep-failed` stops at the first failure, whatever the retries.
+fn keep_failed_stops_at_the_first(helm: Helm) {
+    let ns = namespace(&format!("cyc-keep-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "remediation:\n  retries: 2\n", "");
+    let out = cozy(helm, failing(BROKEN).path(), &ns, &["apply", "app", "--keep-failed"]).code(1);
+    assert!(!out.stderr.contains("rolling back"), "{}", out.stderr);
+    assert!(!out.stderr.contains("attempt 1 failed"), "{}", out.stderr);
+    assert_eq!(storage(&ns, "app"), stored(&[(1, "deployed"), (2, "failed")]));
+}
+
 helm_tests! {
+    a_rejected_upgrade_under_the_uninstall_strategy_ends_as_helm_controller_ends_it => uninstall_strategy_twins;
+    endless_retries_end_after_one_remediation_and_say_so => endless_retries_end_after_one;
+    keep_failed_stops_at_the_first_failure => keep_failed_stops_at_the_first;
     a_rejected_install_ends_as_helm_controller_ends_it => rejected_install_twins;
     a_rejected_upgrade_ends_as_helm_controller_ends_it => rejected_upgrade_twins;
     a_failing_test_ends_as_helm_controller_ends_it => failing_test_twins;
