@@ -21,7 +21,7 @@
 //!     uninstall), as `record::Book::decide` decides it;
 //! 11. `record::Book::write`: the status helm-controller would write and its Events; when
 //!     helm-controller would try again at once (retries left after a remediation), steps 7 to 11 run
-//!     again, as its next reconcile does ([`reconcile`]); any other failure ends the apply here;
+//!     again, as its next reconcile does (`reconcile`); any other failure ends the apply here;
 //! 12. `hand_back::mark`: mark the release when its chart is not the source's;
 //! 13. `hand_back::proceed`: nudge dependents, then hand back to Flux (`--resume`) or say how; the
 //!     lease is released after it.
@@ -112,7 +112,7 @@ async fn run(
         let mut attempt = 1;
         let (hr, stored) = loop {
             match reconcile(&req, &release, &checked, interrupted.clone(), voice, attempt).await? {
-                record::Written::Applied(hr, stored) => break (hr, stored),
+                record::Written::Applied(applied) => break *applied,
                 record::Written::Again if attempt < MAX_ATTEMPTS => attempt += 1,
                 record::Written::Again => {
                     return Err(crate::support::error::Error::Failed(format!(

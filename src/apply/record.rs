@@ -36,7 +36,7 @@ enum Failed {
 /// How a reconcile's record ended, for the apply.
 pub(super) enum Written {
     /// The release is deployed: the HelmRelease as written and the newest stored release.
-    Applied(HelmRelease, StoredRelease),
+    Applied(Box<(HelmRelease, StoredRelease)>),
     /// Remediated with retries left: helm-controller would reconcile again at once, and so does apply.
     Again,
 }
@@ -334,7 +334,7 @@ impl<'a, 'r> Book<'a, 'r> {
         }
         self.say(&end, voice, again.then_some(attempt));
         match (self.failed.clone(), newest) {
-            (Failed::No, Some(stored)) => Ok(Written::Applied(hr, stored)),
+            (Failed::No, Some(stored)) => Ok(Written::Applied(Box::new((hr, stored)))),
             (Failed::Yes(_), _) if again => Ok(Written::Again),
             (Failed::No, None) => Err(Error::Invalid {
                 what: "apply".into(),
