@@ -116,7 +116,7 @@ async fn run(
                 record::Written::Again if attempt < MAX_ATTEMPTS => attempt += 1,
                 record::Written::Again => {
                     return Err(crate::support::error::Error::Failed(format!(
-                        "stopped after {MAX_ATTEMPTS} attempts, each remediated: helm-controller would go on"
+                        "stopped after {MAX_ATTEMPTS} attempts, each failed and remediated; helm-controller would go on while its retries last: resume the HelmRelease to let it (the status says where this one stopped)"
                     )));
                 }
             }

@@ -380,9 +380,12 @@ impl<'a, 'r> Book<'a, 'r> {
     fn goes_again(&self, end: &End) -> bool {
         let remediated =
             matches!(self.decision, Some(Decision::Rollback { .. } | Decision::Uninstall | Decision::UpgradeInstead));
-        let action = self.ledger.attempt().action;
-        let endless = self.hr.spec.remediation(action).retries < 0;
-        *end == End::Requeue && remediated && !self.kept && !self.interrupted && !endless
+        *end == End::Requeue && remediated && !self.kept && !self.interrupted && !self.endless()
+    }
+
+    /// `remediation.retries: -1` for the action attempted: helm-controller retries without end.
+    fn endless(&self) -> bool {
+        self.hr.spec.remediation(self.ledger.attempt().action).retries < 0
     }
 
     /// The lines for the user: what each step did; then, when helm-controller goes on at once
@@ -407,7 +410,7 @@ impl<'a, 'r> Book<'a, 'r> {
             progress::action(self.again_line(attempt));
             return;
         }
-        if *end == End::Requeue && !self.kept && self.hr.spec.remediation(self.ledger.attempt().action).retries < 0 {
+        if *end == End::Requeue && !self.kept && self.endless() {
             progress::warning(self.endless_line());
         }
         if self.kept {
