@@ -162,11 +162,17 @@ fn helm_controller_test_fails() {
     let ns = namespace("th-hc-fail");
     tested_chart().publish("tested", &ns);
     apply(&helmrelease(&ns, "app", "tested", "test:\n  enable: true\nvalues:\n  testPhase: Failed\n"));
-    let hr = eventually("helm-controller to record the failed test", TIMEOUT, || {
+    // helm-controller writes its status more than once in a reconcile: TestSuccess=False can be stored
+    // before the hook's phase reaches the history. Its end is Stalled, after the last write.
+    let hr = eventually("helm-controller to stall on the failed test", TIMEOUT, || {
         let hr = get_json("helmrelease", &ns, "app").ok_or("not found")?;
-        match condition(&hr, "TestSuccess") {
-            Some((s, _, _)) if s == "False" => Ok(hr),
-            other => Err(format!("TestSuccess {other:?}, Ready {:?}", condition(&hr, "Ready"))),
+        match condition(&hr, "Stalled") {
+            Some((s, _, _)) if s == "True" => Ok(hr),
+            other => Err(format!(
+                "Stalled {other:?}, TestSuccess {:?}, Ready {:?}",
+                condition(&hr, "TestSuccess"),
+                condition(&hr, "Ready")
+            )),
         }
     });
     let (_, reason, message) = condition(&hr, "TestSuccess").expect("TestSuccess");
