@@ -12,7 +12,9 @@
 //! - an upgrade the API server rejects under `RetryOnFailure`: left as it is;
 //! - the whole retry cycle, as twins: the same failing chart through helm-controller alone and through
 //!   `apply` ends with the same conditions, counters, history, storage and objects (a rejected install, a
-//!   rejected upgrade, a failing test, each with retries: 1).
+//!   rejected upgrade, a failing test, each with retries: 1; a rejected upgrade with retries: 2; a failed
+//!   wait with retries: 2, and one with `cleanupOnFail`); `retries: -1` and `--keep-failed` stop at the
+//!   first failure, with no `Reconciling` left where nothing retries.
 
 use std::time::Duration;
 
@@ -41,6 +43,12 @@ const TEST_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Releas
 const IMMUTABLE: &str = "{{- if .Values.fixed }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-fixed\n\
                          immutable: true\ndata:\n  message: {{ .Values.message | quote }}\n{{- end }}\n";
 
+/// A Deployment that never becomes ready (no Pod runs on the test ground), rendered when `.Values.deploy`.
+const NEVER_READY: &str = "{{- if .Values.deploy }}\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\n\
+                           spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      \
+                           labels: {app: web}\n    spec:\n      containers:\n        - {name: web, image: registry.invalid/web:1}\n\
+                           {{- end }}\n";
+
 /// The chart the HelmReleases point at (published as it is written here), and the developer's working
 /// copy of it.
 fn chart() -> Chart {
@@ -48,22 +56,26 @@ fn chart() -> Chart {
         "checked",
         "0.1.0",
         "message: hello\ntestPhase: Succeeded\nbroken: false\n",
-        &[("cm.yaml", CM), ("rejected.yaml", REJECTED), ("immutable.yaml", IMMUTABLE)],
+        &[("cm.yaml", CM), ("rejected.yaml", REJECTED), ("immutable.yaml", IMMUTABLE), ("web.yaml", NEVER_READY)],
     );
     chart.write("templates/tests/test.yaml", TEST_POD);
     chart
 }
 
 /// A HelmRelease of ExternalArtifact `artifact`, with `install`, `upgrade` and the rest of the spec as
-/// given (each a YAML block, indented here).
+/// given (each a YAML block, indented here). The install and the upgrade do not wait unless their block
+/// sets `disableWait` itself.
 fn helmrelease(ns: &str, name: &str, install: &str, upgrade: &str, rest: &str) -> String {
     let indent = |block: &str, by: &str| block.lines().map(|l| format!("{by}{l}\n")).collect::<String>();
+    let action = |block: &str| {
+        let wait = if block.contains("disableWait:") { "" } else { "disableWait: true\n" };
+        indent(&format!("{wait}{block}"), "    ")
+    };
     format!(
         "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  \
-         interval: 1h\n  chartRef:\n    kind: ExternalArtifact\n    name: checked\n  install:\n    disableWait: true\n{}  \
-         upgrade:\n    disableWait: true\n{}{}",
-        indent(install, "    "),
-        indent(upgrade, "    "),
+         interval: 1h\n  chartRef:\n    kind: ExternalArtifact\n    name: checked\n  install:\n{}  upgrade:\n{}{}",
+        action(install),
+        action(upgrade),
         indent(rest, "  ")
     )
 }
@@ -278,7 +290,8 @@ helm_tests! {
 // source publishes it) and through `helm cozy apply` of the chart directory; both end alike.
 
 /// What a failure cycle leaves: the conditions that say how it ended (type, status, reason), the
-/// failure counters, the history, the Helm storage and the application's ConfigMap.
+/// failure counters, the history, the Helm storage, the application's ConfigMap and whether its
+/// Deployment is there.
 #[derive(Debug, PartialEq)]
 struct Ended {
     conditions: Vec<(String, String, String)>,
@@ -287,6 +300,7 @@ struct Ended {
     history: Vec<(i64, String, String)>,
     storage: Vec<(i64, String)>,
     message: Option<String>,
+    deployment: bool,
 }
 
 fn ended(ns: &str) -> Ended {
@@ -303,6 +317,7 @@ fn ended(ns: &str) -> Ended {
         history: history(&obj),
         storage: storage(ns, "app"),
         message: get_json("configmap", ns, "app-cm").map(|cm| str_at(&cm, "/data/message").to_string()),
+        deployment: get_json("deployment", ns, "app-web").is_some(),
     }
 }
 
@@ -453,6 +468,8 @@ fn endless_retries_end_after_one(helm: Helm) {
     );
     assert_eq!(left.counters, (1, 0, 1), "{left:?}");
     assert!(!left.conditions.iter().any(|c| c.0 == "Stalled"), "{left:?}");
+    // Suspended, nothing retries: no Reconciling says something does.
+    assert!(!left.conditions.iter().any(|c| c.0 == "Reconciling"), "{left:?}");
 }
 
 /// `--keep-failed` stops at the first failure, whatever the retries.
@@ -463,6 +480,98 @@ fn keep_failed_stops_at_the_first(helm: Helm) {
     assert!(!out.stderr.contains("rolling back"), "{}", out.stderr);
     assert!(!out.stderr.contains("attempt 1 failed"), "{}", out.stderr);
     assert_eq!(storage(&ns, "app"), stored(&[(1, "deployed"), (2, "failed")]));
+    let obj = hr(&ns, "app");
+    assert_eq!(cond(&obj, "Reconciling"), None, "nothing retries while suspended: {obj:#}");
+    assert_eq!(cond(&obj, "Ready"), is("False", "UpgradeFailed"), "{obj:#}");
+}
+
+/// An upgrade rejected under `upgrade.remediation.retries: 2` (rollback): three upgrades, three rollbacks,
+/// Stalled "Failed to upgrade after 3 attempt(s)"; seven revisions, of which Helm's `maxHistory` (5)
+/// keeps five.
+fn three_attempts_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-three-hc-{tag}")), namespace(&format!("cyc-three-{tag}")));
+    let upgrade = "remediation:\n  retries: 2\n";
+    let by_flux = by_flux_alone(&flux, "", upgrade, "", true, BROKEN);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, "", true, BROKEN);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert_eq!(out.stderr.matches("rolling back to").count(), 3, "{}", out.stderr);
+    assert!(out.stderr.contains("attempt 2 failed and was remediated"), "{}", out.stderr);
+    let (_, _, message) = condition(&hr(&mine, "app"), "Stalled").expect("Stalled");
+    assert_eq!(message, "Failed to upgrade after 3 attempt(s)");
+}
+
+/// The values of an upgrade that adds a Deployment which never becomes ready.
+const NEVER_READY_VALUES: &str = "message: edited\ntestPhase: Succeeded\nbroken: false\ndeploy: true\n";
+
+/// An upgrade whose wait fails (a Deployment that never becomes ready, `timeout: 20s`) with
+/// `upgrade.cleanupOnFail` and no retries: the Deployment the failed upgrade created is deleted, as
+/// Helm's cleanup after its wait deletes it; the ConfigMap it changed keeps its new data; Stalled.
+fn cleanup_on_fail_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-clean-hc-{tag}")), namespace(&format!("cyc-clean-{tag}")));
+    let (upgrade, rest) = ("disableWait: false\ncleanupOnFail: true\n", "timeout: 20s\n");
+    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, NEVER_READY_VALUES);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, NEVER_READY_VALUES);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert!(!by_apply.deployment, "the Deployment the failed upgrade created is gone: {by_apply:?}");
+    assert_eq!(by_apply.message.as_deref(), Some("edited"), "what it changed keeps its new data");
+    assert!(
+        out.stderr.contains(&format!(
+            "cleanupOnFail: deleted what the failed upgrade created, as Helm does: apps/Deployment {mine}/app-web"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(by_apply.conditions.contains(&("Stalled".into(), "True".into(), "RetriesExceeded".into())), "{by_apply:?}");
+}
+
+/// What apply's waits say, once per wait of an upgrade.
+const WAITING: &str = "waiting for the release's objects as helm-controller's poller would (timeout 10s)";
+
+/// An upgrade whose wait fails after ten seconds, `upgrade.remediation.retries: 2`: three waits, each
+/// failed wait said and followed by a rollback, ending where helm-controller ends; with `--keep-failed`
+/// one wait, and the Deployment left for inspection.
+fn failed_waits_twins(helm: Helm) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-wait-hc-{tag}")), namespace(&format!("cyc-wait-{tag}")));
+    let (upgrade, rest) = ("disableWait: false\nremediation:\n  retries: 2\n", "timeout: 10s\n");
+    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, NEVER_READY_VALUES);
+    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, NEVER_READY_VALUES);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    assert_eq!(out.stderr.matches(WAITING).count(), 3, "three waits:\n{}", out.stderr);
+    assert_eq!(out.stderr.matches("rolling back to").count(), 3, "{}", out.stderr);
+    assert!(out.stderr.contains("attempt 2 failed and was remediated"), "{}", out.stderr);
+
+    let kept = namespace(&format!("cyc-wait-keep-{tag}"));
+    installed_by_flux(&kept, "", upgrade, rest);
+    let out = cozy(helm, failing(NEVER_READY_VALUES).path(), &kept, &["apply", "app", "--keep-failed"]).code(1);
+    assert_eq!(out.stderr.matches(WAITING).count(), 1, "one wait:\n{}", out.stderr);
+    assert!(!out.stderr.contains("rolling back"), "{}", out.stderr);
+    assert!(get_json("deployment", &kept, "app-web").is_some(), "kept for inspection");
+}
+
+/// An apply that ends Ready after an earlier one stalled leaves no Stalled (nor Reconciling) behind.
+fn ready_after_stalled(helm: Helm) {
+    let ns = namespace(&format!("cyc-after-{helm:?}").to_lowercase());
+    installed_by_flux(&ns, "", "", "");
+    cozy(helm, failing(BROKEN).path(), &ns, &["apply", "app"]).code(1);
+    assert_eq!(cond(&hr(&ns, "app"), "Stalled"), is("True", "RetriesExceeded"));
+    cozy(helm, failing("message: mended\ntestPhase: Succeeded\nbroken: false\n").path(), &ns, &["apply", "app"]).ok();
+    let obj = hr(&ns, "app");
+    assert_eq!(cond(&obj, "Ready"), is("True", "UpgradeSucceeded"), "{obj:#}");
+    assert_eq!(cond(&obj, "Stalled"), None, "{obj:#}");
+    assert_eq!(cond(&obj, "Reconciling"), None, "{obj:#}");
+}
+
+helm_tests! {
+    three_attempts_end_as_helm_controller_ends_them => three_attempts_twins;
+    a_failed_wait_with_cleanup_on_fail_ends_as_helm_controller_ends_it => cleanup_on_fail_twins;
+    failed_waits_retry_as_helm_controller_retries_them => failed_waits_twins;
+    an_apply_ending_ready_leaves_no_stalled_behind => ready_after_stalled;
 }
 
 helm_tests! {

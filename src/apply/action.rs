@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::cleanup::Created;
 use super::plan::Plan;
 use super::prepare::{Checked, Release};
 use super::request::{ApplyRequest, Voice};
@@ -70,6 +71,11 @@ pub(super) async fn run(
                 let policy = plan.crd_policy;
                 progress::success(format!("{applied} CustomResourceDefinition(s) applied ({policy:?} policy)"));
             }
+            let created = if cleans_up(release, plan) {
+                Some(Created::before(&live, &checked.manifests, &desired.release_namespace).await?)
+            } else {
+                None
+            };
             let mode = Mode { installed: plan.installed, method: plan.method, wait: plan.waiting.helm };
             match upgrade(cluster, &req.resolver.tools.helm, desired, &release.session, mode, &req.options, interrupted)
                 .await
@@ -80,7 +86,13 @@ pub(super) async fn run(
                 Err(e) => How::HelmFailed(e),
                 Ok(()) => match &plan.waiting.poller {
                     None => How::Applied,
-                    Some(poller) => settle(release, plan.action, poller, voice).await?,
+                    Some(poller) => {
+                        let how = settle(release, plan.action, poller, voice).await?;
+                        if let (How::NotReady { .. }, Some(created)) = (&how, &created) {
+                            clean_up(cluster, created, "upgrade", voice).await;
+                        }
+                        how
+                    }
                 },
             }
         }
@@ -89,6 +101,29 @@ pub(super) async fn run(
     let after =
         crate::cluster::helmstore::Storage::read(cluster, &desired.storage_namespace, &desired.release_name).await?;
     Ok(Ended { how, took, after })
+}
+
+/// Whether a failed wait of helm cozy's is followed by Helm's cleanup: an upgrade with
+/// `upgrade.cleanupOnFail` that helm cozy's poller waits for (Helm's own wait cleans up by itself).
+fn cleans_up(release: &Release, plan: &Plan) -> bool {
+    let cleanup = release.desired.hr.spec.upgrade.as_ref().is_some_and(|u| u.cleanup_on_fail);
+    plan.action == Action::Upgrade && cleanup && plan.waiting.poller.is_some()
+}
+
+/// Helm's cleanup after a failed wait ([`Created::delete`]), said as it goes; a failure to delete is a
+/// warning (Helm adds it to the action's error, which is already a failure).
+pub(super) async fn clean_up(cluster: &crate::cluster::Cluster, created: &Created, action: &str, voice: Voice) {
+    if created.is_empty() {
+        return;
+    }
+    match created.delete(cluster).await {
+        Ok(deleted) if voice.says() && !deleted.is_empty() => progress::action(format!(
+            "cleanupOnFail: deleted what the failed {action} created, as Helm does: {}",
+            deleted.join(", ")
+        )),
+        Ok(_) => {}
+        Err(e) => progress::warning(format!("cleanupOnFail: cannot delete what the failed {action} created: {e}")),
+    }
 }
 
 /// helm-controller's waiter after helm applied the release ([`crate::apply::readiness::settle`]).

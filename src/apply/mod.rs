@@ -32,6 +32,7 @@
 //! steps once per round ([`apply_round`]); [`delete`] shares the take-over.
 
 mod action;
+mod cleanup;
 mod delete;
 pub mod deleted;
 mod dry_run;

@@ -5,12 +5,13 @@
 //! ([`crate::cluster::helmstore::Storage`]) and applies the same rules to what was written:
 //!
 //! - an install or upgrade: the newest revision written goes in front (its action, the chart's OCI
-//!   digest); of the older revisions written, the newest one already in the history is taken again
-//!   (Helm superseded it, or wrote it back unchanged after a failure) and loses its action, keeping its
-//!   OCI digest and test hooks. An install starts the history over;
+//!   digest); of the older revisions written or deleted (`maxHistory` pruned them: the observer sees
+//!   deletions too), the newest one already in the history is taken again (Helm superseded it, or wrote
+//!   it back unchanged after a failure) and loses its action, keeping its OCI digest and test hooks. An install starts the history over;
 //! - a test: the newest snapshot is taken again with the test hooks of the run;
 //! - a rollback: each revision written replaces its snapshot with action `rollback`, or goes in front
-//!   when the history has none (the new revision);
+//!   when the history has none (the new revision); a revision Helm pruned (`maxHistory`) as it created
+//!   its own is seen first, and goes in front without an action when the history has none;
 //! - an uninstall remediation: the snapshot of each revision written or purged is taken again with action
 //!   `uninstall-remediation` (`uninstalling` when the storage was purged, `uninstalled` when kept).
 //!
@@ -116,7 +117,8 @@ pub fn after_test(
 }
 
 /// The history after a rollback or an uninstall remediation: `written` are the revisions written (newest
-/// first), `purged` those the uninstall removed from the storage, as they were before.
+/// first), `purged` those deleted from the storage (pruned by `maxHistory`, or by the uninstall), as they
+/// were before.
 pub fn after_remediation(
     history: &[Snapshot],
     storage: &Storage,
@@ -130,43 +132,55 @@ pub fn after_remediation(
         _ => return history.to_vec(),
     };
     let mut out = history.to_vec();
+    if writer == Writer::Rollback {
+        // Helm's rollback prunes the oldest revisions (`maxHistory`) as it creates its own; the observer
+        // sees each deletion first. One the history has none of goes in front without an action.
+        for release in purged.iter().rev() {
+            let config = config_digest(&out, release, storage);
+            observe(&mut out, release, &config, action, "");
+        }
+    }
     // Oldest first, as Helm writes them: a new revision met first goes in front.
     for release in written.iter().rev() {
         let config = config_digest(&out, release, storage);
-        match find(&out, release) {
-            Some(i) => {
-                let kept = out[i].clone();
-                if let Some(mut again) = snapshot_of(release, &config, action, kept.oci_digest.as_deref().unwrap_or(""))
-                {
-                    again.test_hooks = kept.test_hooks;
-                    out[i] = again;
-                }
-            }
-            None => {
-                if let Some(new) = snapshot_of(release, &config, action, "") {
-                    out.insert(0, new);
-                }
-            }
-        }
+        observe(&mut out, release, &config, action, action);
     }
-    for release in purged {
-        let Some(i) = find(&out, release) else { continue };
-        // Helm purges what it marked `uninstalling` first; the observer sees the copy it deletes.
-        let mut uninstalling = (*release).clone();
-        if let Some(info) = uninstalling.raw.get_mut("info").and_then(Value::as_object_mut) {
-            info.insert("status".into(), "uninstalling".into());
-            info.insert("description".into(), "Deletion in progress (or silently failed)".into());
-            info.insert("deleted".into(), jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string().into());
-        }
-        let kept = out[i].clone();
-        if let Some(mut again) =
-            snapshot_of(&uninstalling, &kept.config_digest, action, kept.oci_digest.as_deref().unwrap_or(""))
-        {
-            again.test_hooks = kept.test_hooks;
-            out[i] = again;
+    if writer == Writer::UninstallRemediation {
+        for release in purged {
+            let Some(i) = find(&out, release) else { continue };
+            // Helm purges what it marked `uninstalling` first; the observer sees the copy it deletes.
+            let mut uninstalling = (*release).clone();
+            if let Some(info) = uninstalling.raw.get_mut("info").and_then(Value::as_object_mut) {
+                info.insert("status".into(), "uninstalling".into());
+                info.insert("description".into(), "Deletion in progress (or silently failed)".into());
+                let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+                info.insert("deleted".into(), now.into());
+            }
+            let config = out[i].config_digest.clone();
+            observe(&mut out, &uninstalling, &config, action, action);
         }
     }
     out
+}
+
+/// One release the observer saw written or deleted: its snapshot taken again with `action` (keeping the
+/// OCI digest and test hooks), or, when the history has none, a new one in front with `new_action`.
+fn observe(out: &mut Vec<Snapshot>, release: &StoredRelease, config: &str, action: &str, new_action: &str) {
+    match find(out, release) {
+        Some(i) => {
+            let kept = &out[i];
+            let oci = kept.oci_digest.clone().unwrap_or_default();
+            if let Some(mut again) = snapshot_of(release, config, action, &oci) {
+                again.test_hooks = kept.test_hooks.clone();
+                out[i] = again;
+            }
+        }
+        None => {
+            if let Some(new) = snapshot_of(release, config, new_action, "") {
+                out.insert(0, new);
+            }
+        }
+    }
 }
 
 /// `Snapshots.Truncate`: newest first, up to and with the first older revision that is deployed or
@@ -270,6 +284,35 @@ mod tests {
         );
         assert_ne!(h2[2].digest, h0[0].digest, "superseded is another release to Helm: a new digest");
         assert_eq!(h2[0].config_digest, "c1", "v3 holds v1's config");
+    }
+
+    /// The third rollback under `maxHistory: 5`: Helm prunes v2 (failed, long truncated away) as it
+    /// creates v7; helm-controller's observer puts it back in front, without an action, before v7.
+    #[test]
+    fn a_revision_pruned_by_a_rollback_comes_back_to_the_history() {
+        let before =
+            storage((2..=6).map(|v| stored(v, if v % 2 == 0 { "failed" } else { "superseded" }, "1")).collect());
+        let snap = |v: i64, action: &str| before.get(v).and_then(|r| snapshot_of(r, "c", action, "")).unwrap();
+        let h = vec![snap(6, "upgrade"), snap(5, "rollback")];
+        let mut kept: Vec<StoredRelease> = (3..=6).map(|v| before.get(v).cloned().unwrap()).collect();
+        kept.push(stored_with(7, "deployed", "2", 5));
+        let after = storage(kept);
+        let h = after_remediation(
+            &h,
+            &after,
+            &after.written_since(&before),
+            &after.deleted_since(&before),
+            Writer::Rollback,
+        );
+        assert_eq!(
+            actions(&h),
+            [
+                (7, "deployed".into(), "rollback".into()),
+                (2, "failed".into(), String::new()),
+                (6, "failed".into(), "upgrade".into()),
+                (5, "superseded".into(), "rollback".into()),
+            ]
+        );
     }
 
     #[test]

@@ -112,6 +112,9 @@ impl<'a, 'r> Book<'a, 'r> {
                 }
             }
         }
+        // helm-controller observes what Helm deletes too: the revisions `maxHistory` pruned.
+        written.extend(after.deleted_since(&self.storage));
+        written.sort_by_key(|r| std::cmp::Reverse(r.version));
         let config = self.ledger.attempt().config_digest.clone();
         let history = observe::after_release(&self.ledger.history, &written, writer, &config);
         match &ended.how {
@@ -320,6 +323,9 @@ impl<'a, 'r> Book<'a, 'r> {
         let end = self.end();
         let again = self.goes_again(&end);
         self.ledger.end(&end);
+        if !again && matches!(end, End::Requeue | End::RetryAfter(_)) {
+            self.ledger.held();
+        }
         let newest = self.storage.newest().cloned();
         if let Some(stored) = &newest {
             self.put_inventory(stored, checked).await?;

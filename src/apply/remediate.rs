@@ -10,13 +10,14 @@
 
 use std::time::Duration;
 
+use super::cleanup::Created;
 use super::observe;
 use super::prepare::Release;
 use super::request::{ApplyRequest, Voice};
 use super::status::{End, Ledger};
 use crate::apply::install::RollbackOptions;
 use crate::apply::readiness::HelmWait;
-use crate::cluster::helmstore::Storage;
+use crate::cluster::helmstore::{Storage, StoredRelease};
 use crate::flux::HelmRelease;
 use crate::flux::helmrelease::Snapshot;
 use crate::flux::spec::{Actions as _, OnFailure};
@@ -117,7 +118,9 @@ pub(super) async fn run(
     let read = || Storage::read(cluster, &storage.storage_namespace, &storage.name);
     match decision {
         Decision::Rollback { target } => {
-            let options = rollback_options(hr, target, &read().await?, req.options.timeout)?;
+            let before = read().await?;
+            let options = rollback_options(hr, target, &before, req.options.timeout)?;
+            let created = rollback_creates(release, &options, before.get(target.version)).await?;
             if voice.says() {
                 progress::action(format!(
                     "rolling back to {} ({}) as helm-controller's remediation would (spec.upgrade.remediation)",
@@ -129,7 +132,13 @@ pub(super) async fn run(
                 crate::apply::install::rollback(cluster, helm, storage, target.version, &options.helm, interrupted)
                     .await;
             let ran = match (ran, &options.poller) {
-                (Ok(()), Some(poller)) => wait_for_rollback(release, poller, voice).await?,
+                (Ok(()), Some(poller)) => {
+                    let waited = wait_for_rollback(release, poller, voice).await?;
+                    if let (Err(_), Some(created)) = (&waited, &created) {
+                        super::action::clean_up(cluster, created, "rollback", voice).await;
+                    }
+                    waited
+                }
                 (ran, _) => ran.map_err(|e| super::action::helm_message(&e)),
             };
             let after = read().await?;
@@ -154,6 +163,21 @@ pub(super) async fn run(
         }
         _ => Ok(None),
     }
+}
+
+/// What a rollback with `rollback.cleanupOnFail` that helm cozy's poller waits for creates: the
+/// objects of the revision rolled back to that do not exist now (see [`Created`]).
+async fn rollback_creates(
+    release: &Release,
+    options: &Rollback,
+    to: Option<&StoredRelease>,
+) -> Result<Option<Created>> {
+    let (Some(_), true, Some(to)) = (&options.poller, options.helm.cleanup_on_fail, to) else {
+        return Ok(None);
+    };
+    let cluster = &release.target.cluster;
+    let live = crate::cluster::live::LiveObjects::new(cluster, crate::cluster::discovery::discover(cluster).await?);
+    Ok(Some(Created::before(&live, &to.manifest, &release.desired.release_namespace).await?))
 }
 
 /// helm-controller's waiter after a rollback (its default `poller`), on the revision the rollback made.

@@ -418,6 +418,13 @@ impl Ledger {
         }
     }
 
+    /// The apply stops where helm-controller would try again (at once, or after `retryInterval`), with
+    /// the HelmRelease suspended: nothing retries until it is resumed, so no `Reconciling` is left to say
+    /// that something does. Ready, the counters and the history still say what failed.
+    pub fn held(&mut self) {
+        remove_condition(&mut self.conditions, RECONCILING);
+    }
+
     fn ready_message(&self) -> String {
         condition(&self.conditions, READY).map(|c| c.message.clone()).unwrap_or_default()
     }
@@ -723,6 +730,10 @@ mod tests {
             l.events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>(),
             ["UpgradeFailed", "RollbackSucceeded"]
         );
+        // Where the apply stops there instead (retries -1, --keep-failed), nothing retries.
+        l.held();
+        assert!(l.patch()["conditions"].as_array().is_some_and(|c| c.iter().all(|c| c["type"] != "Reconciling")));
+        assert_eq!(get(&l, READY), ("False", "RollbackSucceeded", message));
     }
 
     #[test]
