@@ -110,14 +110,14 @@ async fn run(
         let (home, release_cluster) = (req.cluster, &release.target.cluster);
         take_over::take_over(home, release_cluster, req.name, &release.storage, req.options.timeout, why).await?;
         retarget::run(&req, &release, &checked, voice).await?;
-        let mut attempt = 1;
+        let (mut attempt, most) = (1, most_attempts(&release.desired.hr));
         let (hr, stored) = loop {
             match reconcile(&req, &release, &checked, interrupted.clone(), voice, attempt).await? {
                 record::Written::Applied(applied) => break *applied,
-                record::Written::Again if attempt < MAX_ATTEMPTS => attempt += 1,
+                record::Written::Again if attempt < most => attempt += 1,
                 record::Written::Again => {
                     return Err(crate::support::error::Error::Failed(format!(
-                        "stopped after {MAX_ATTEMPTS} attempts, each failed and remediated; helm-controller would go on while its retries last: resume the HelmRelease to let it (the status says where this one stopped)"
+                        "stopped after {most} attempts, each failed and remediated, more than the retries allow; resume the HelmRelease to let helm-controller go on (the status says where this one stopped)"
                     )));
                 }
             }
@@ -130,8 +130,14 @@ async fn run(
     applied.map(|()| Outcome::Applied)
 }
 
-/// More attempts than any retries a HelmRelease sets would take are never made: a bound on the loop.
-const MAX_ATTEMPTS: u32 = 20;
+/// A bound on the loop: every attempt that ends in a remediation counts a failure of its action, and
+/// the loop goes on only while that action's retries last, so no more attempts than both actions'
+/// retries and their last failures (an uninstall strategy turns an upgrade into an install) are made.
+fn most_attempts(hr: &crate::flux::HelmRelease) -> u32 {
+    use crate::flux::spec::{Actions as _, ReleaseAction};
+    let allowed = |action| u32::try_from(hr.spec.remediation(action).retries.max(0)).unwrap_or(u32::MAX);
+    allowed(ReleaseAction::Install).saturating_add(allowed(ReleaseAction::Upgrade)).saturating_add(3)
+}
 
 /// One reconcile as helm-controller's: the plan from what the storage holds now, the install or upgrade,
 /// the tests, the remediation, the status written (steps 7 to 11 of the module docs).
@@ -158,4 +164,25 @@ async fn reconcile(
         book.remediation(remedied);
     }
     book.write(checked, voice, attempt).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hr(spec: serde_json::Value) -> crate::flux::HelmRelease {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "app", "namespace": "apps"}, "spec": spec}))
+            .expect("a HelmRelease")
+    }
+
+    #[test]
+    fn the_loop_is_bounded_by_the_retries() {
+        assert_eq!(most_attempts(&hr(serde_json::json!({}))), 3);
+        let many = hr(
+            serde_json::json!({"install": {"remediation": {"retries": 2}}, "upgrade": {"remediation": {"retries": 40}}}),
+        );
+        assert_eq!(most_attempts(&many), 45, "more than 20 retries are taken");
+        let endless = hr(serde_json::json!({"upgrade": {"remediation": {"retries": -1}}}));
+        assert_eq!(most_attempts(&endless), 3, "-1 stops after the first remediation anyway");
+    }
 }
