@@ -40,8 +40,9 @@ fn chart_at(name: &str, version: &str) -> Chart {
     )
 }
 
+/// Where a chart is kept.
 #[derive(Debug, Clone, Copy)]
-enum Repository {
+enum Where {
     PrivateHelm,
     TlsHelm,
     OciHelm,
@@ -49,22 +50,22 @@ enum Repository {
 }
 
 /// Publishes `chart` where `how` keeps charts.
-fn publish(how: Repository, chart: &Chart) {
+fn publish(how: Where, chart: &Chart) {
     match how {
-        Repository::PrivateHelm => chart.publish_to_private_helm_repo(),
-        Repository::TlsHelm => chart.publish_to_tls_helm_repo(),
-        Repository::OciHelm | Repository::OciRepository => {
+        Where::PrivateHelm => chart.publish_to_private_helm_repo(),
+        Where::TlsHelm => chart.publish_to_tls_helm_repo(),
+        Where::OciHelm | Where::OciRepository => {
             chart.push_oci();
         }
     }
 }
 
 /// The source objects of `how` in `ns` (YAML) and the HelmRelease's chart lines, at version 1.0.0.
-fn source(how: Repository, chart: &str, ns: &str) -> (String, String) {
+fn source(how: Where, chart: &str, ns: &str) -> (String, String) {
     match how {
-        Repository::PrivateHelm => (private_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
-        Repository::TlsHelm => (cozyhr_e2e::tls_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
-        Repository::OciHelm => (
+        Where::PrivateHelm => (private_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
+        Where::TlsHelm => (cozyhr_e2e::tls_helm_repository(ns, "repo"), helm_chart_spec(chart, "1.0.0")),
+        Where::OciHelm => (
             format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
                  spec:\n  type: oci\n  insecure: true\n  interval: 1h\n  url: oci://{}/charts\n",
@@ -72,7 +73,7 @@ fn source(how: Repository, chart: &str, ns: &str) -> (String, String) {
             ),
             helm_chart_spec(chart, "1.0.0"),
         ),
-        Repository::OciRepository => (
+        Where::OciRepository => (
             format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: repo\n  namespace: {ns}\n\
                  spec:\n  interval: 1h\n  url: oci://{}/charts/{chart}\n  insecure: true\n  ref:\n    tag: 1.0.0\n  layerSelector:\n\
@@ -103,7 +104,7 @@ fn chart_version_recorded(ns: &str, name: &str) -> String {
     hr.pointer("/status/history/0/chartVersion").and_then(|v| v.as_str()).unwrap_or_default().to_string()
 }
 
-fn from_the_repository(helm: Helm, how: Repository) {
+fn from_the_repository(helm: Helm, how: Where) {
     let tag = format!("{how:?}-{helm:?}").to_lowercase();
     let ns = namespace(&format!("repo-{}", &tag[..tag.len().min(20)]));
     let chart_name = format!("bump-{tag}");
@@ -185,22 +186,22 @@ fn from_the_repository(helm: Helm, how: Repository) {
 
 #[test]
 fn private_helm_repository_helm4() {
-    from_the_repository(Helm::V4, Repository::PrivateHelm);
+    from_the_repository(Helm::V4, Where::PrivateHelm);
 }
 
 #[test]
 fn tls_helm_repository_helm3() {
-    from_the_repository(Helm::V3, Repository::TlsHelm);
+    from_the_repository(Helm::V3, Where::TlsHelm);
 }
 
 #[test]
 fn oci_helm_repository_helm3() {
-    from_the_repository(Helm::V3, Repository::OciHelm);
+    from_the_repository(Helm::V3, Where::OciHelm);
 }
 
 #[test]
 fn oci_repository_helm4() {
-    from_the_repository(Helm::V4, Repository::OciRepository);
+    from_the_repository(Helm::V4, Where::OciRepository);
 }
 
 /// Ranges resolve to the version source-controller picks: a pre-release when the range names one, never

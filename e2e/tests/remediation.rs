@@ -370,6 +370,30 @@ fn by_apply(
     (out, ended(ns))
 }
 
+/// One failure, as the twins meet it: the namespaces' prefix, the HelmRelease's `install`, `upgrade` and
+/// the rest of its spec, whether helm-controller installed the good chart first, the failing chart's values.
+#[derive(Default)]
+struct Case<'a> {
+    prefix: &'a str,
+    install: &'a str,
+    upgrade: &'a str,
+    rest: &'a str,
+    installed: bool,
+    values: &'a str,
+}
+
+/// The twins: `case` through helm-controller alone and through `apply`, which must end alike. Returns
+/// what apply printed, its namespace and where it ended.
+fn twins(helm: Helm, case: Case<'_>) -> (Run, String, Ended) {
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("{}-hc-{tag}", case.prefix)), namespace(&format!("{}-{tag}", case.prefix)));
+    let Case { install, upgrade, rest, installed, values, .. } = case;
+    let by_flux = by_flux_alone(&flux, install, upgrade, rest, installed, values);
+    let (out, by_apply) = by_apply(helm, &mine, install, upgrade, rest, installed, values);
+    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
+    (out, mine, by_apply)
+}
+
 /// The chart at 0.2.0 with `values`: a new chart version, which helm-controller upgrades to (the same
 /// version with other files would be in sync for it).
 fn failing(values: &str) -> Chart {
@@ -385,14 +409,10 @@ const TEST_FAILS: &str = "message: edited\ntestPhase: Failed\nbroken: false\n";
 /// An install the API server rejects, `install.remediation.retries: 1`: installed twice, uninstalled
 /// once, then Stalled "Failed to install after 2 attempt(s)" with the second failure kept.
 fn rejected_install_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-inst-hc-{tag}")), namespace(&format!("cyc-inst-{tag}")));
     let install = "remediation:\n  retries: 1\n";
-    let by_flux = by_flux_alone(&flux, install, "", "", false, BROKEN);
-    let (out, by_apply) = by_apply(helm, &mine, install, "", "", false, BROKEN);
+    let (out, mine, by_apply) = twins(helm, Case { prefix: "cyc-inst", install, values: BROKEN, ..Case::default() });
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
-    assert!(by_flux.conditions.contains(&("Stalled".into(), "True".into(), "RetriesExceeded".into())), "{by_flux:?}");
+    assert!(by_apply.conditions.contains(&("Stalled".into(), "True".into(), "RetriesExceeded".into())), "{by_apply:?}");
     assert!(out.stderr.contains("attempt 1 failed and was remediated"), "{}", out.stderr);
     let obj = hr(&mine, "app");
     let (_, _, message) = condition(&obj, "Stalled").expect("Stalled");
@@ -403,13 +423,10 @@ fn rejected_install_twins(helm: Helm) {
 /// rollbacks, Stalled "Failed to upgrade after 2 attempt(s)"; the application runs the chart rolled back
 /// to. Resumed, helm-controller finds the revision rolled back to in sync (it is the source's chart).
 fn rejected_upgrade_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-up-hc-{tag}")), namespace(&format!("cyc-up-{tag}")));
     let upgrade = "remediation:\n  retries: 1\n";
-    let by_flux = by_flux_alone(&flux, "", upgrade, "", true, BROKEN);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, "", true, BROKEN);
+    let (out, mine, by_apply) =
+        twins(helm, Case { prefix: "cyc-up", upgrade, installed: true, values: BROKEN, ..Case::default() });
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert!(out.stderr.contains("Not_A_Valid_Name"), "Helm's error reaches the user:\n{}", out.stderr);
     assert_eq!(out.stderr.matches(&format!("rolling back to {mine}/app.v")).count(), 2, "{}", out.stderr);
     assert_eq!(by_apply.message.as_deref(), Some("hello"), "the cluster holds v1's objects again");
@@ -424,13 +441,10 @@ fn rejected_upgrade_twins(helm: Helm) {
 /// A test that fails after the upgrade, `upgrade.remediation.retries: 1`: two upgrades, two failed
 /// tests, two rollbacks, Stalled.
 fn failing_test_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-test-hc-{tag}")), namespace(&format!("cyc-test-{tag}")));
     let (upgrade, rest) = ("remediation:\n  retries: 1\n", "test:\n  enable: true\n");
-    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, TEST_FAILS);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, TEST_FAILS);
+    let (out, _, by_apply) =
+        twins(helm, Case { prefix: "cyc-test", upgrade, rest, installed: true, values: TEST_FAILS, ..Case::default() });
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert!(out.stderr.contains("app-test"), "the failed test is named:\n{}", out.stderr);
     assert_eq!(by_apply.counters.2, 2, "two upgrades counted: {by_apply:?}");
 }
@@ -439,14 +453,11 @@ fn failing_test_twins(helm: Helm) {
 /// uninstall}`: uninstalled, then installed again with the new chart, which runs: Ready, as
 /// helm-controller leaves it.
 fn uninstall_strategy_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-uni-hc-{tag}")), namespace(&format!("cyc-uni-{tag}")));
     let (upgrade, rest) = ("remediation:\n  retries: 1\n  strategy: uninstall\n", "values:\n  fixed: true\n");
     let edited = "message: edited\ntestPhase: Succeeded\nbroken: false\n";
-    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, edited);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, edited);
+    let (out, mine, by_apply) =
+        twins(helm, Case { prefix: "cyc-uni", upgrade, rest, installed: true, values: edited, ..Case::default() });
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert!(out.stderr.contains(&format!("uninstalling {mine}/app.v")), "{}", out.stderr);
     assert_eq!(by_apply.message.as_deref(), Some("edited"), "the new chart runs: {by_apply:?}");
     let fixed = get_json("configmap", &mine, "app-fixed").expect("app-fixed");
@@ -489,13 +500,10 @@ fn keep_failed_stops_at_the_first(helm: Helm) {
 /// Stalled "Failed to upgrade after 3 attempt(s)"; seven revisions, of which Helm's `maxHistory` (5)
 /// keeps five.
 fn three_attempts_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-three-hc-{tag}")), namespace(&format!("cyc-three-{tag}")));
     let upgrade = "remediation:\n  retries: 2\n";
-    let by_flux = by_flux_alone(&flux, "", upgrade, "", true, BROKEN);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, "", true, BROKEN);
+    let (out, mine, _) =
+        twins(helm, Case { prefix: "cyc-three", upgrade, installed: true, values: BROKEN, ..Case::default() });
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert_eq!(out.stderr.matches("rolling back to").count(), 3, "{}", out.stderr);
     assert!(out.stderr.contains("attempt 2 failed and was remediated"), "{}", out.stderr);
     let (_, _, message) = condition(&hr(&mine, "app"), "Stalled").expect("Stalled");
@@ -509,13 +517,12 @@ const NEVER_READY_VALUES: &str = "message: edited\ntestPhase: Succeeded\nbroken:
 /// `upgrade.cleanupOnFail` and no retries: the Deployment the failed upgrade created is deleted, as
 /// Helm's cleanup after its wait deletes it; the ConfigMap it changed keeps its new data; Stalled.
 fn cleanup_on_fail_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-clean-hc-{tag}")), namespace(&format!("cyc-clean-{tag}")));
     let (upgrade, rest) = ("disableWait: false\ncleanupOnFail: true\n", "timeout: 20s\n");
-    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, NEVER_READY_VALUES);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, NEVER_READY_VALUES);
+    let (out, mine, by_apply) = twins(
+        helm,
+        Case { prefix: "cyc-clean", upgrade, rest, installed: true, values: NEVER_READY_VALUES, ..Case::default() },
+    );
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert!(!by_apply.deployment, "the Deployment the failed upgrade created is gone: {by_apply:?}");
     assert_eq!(by_apply.message.as_deref(), Some("edited"), "what it changed keeps its new data");
     assert!(
@@ -535,18 +542,17 @@ const WAITING: &str = "waiting for the release's objects as helm-controller's po
 /// failed wait said and followed by a rollback, ending where helm-controller ends; with `--keep-failed`
 /// one wait, and the Deployment left for inspection.
 fn failed_waits_twins(helm: Helm) {
-    let tag = format!("{helm:?}").to_lowercase();
-    let (flux, mine) = (namespace(&format!("cyc-wait-hc-{tag}")), namespace(&format!("cyc-wait-{tag}")));
     let (upgrade, rest) = ("disableWait: false\nremediation:\n  retries: 2\n", "timeout: 10s\n");
-    let by_flux = by_flux_alone(&flux, "", upgrade, rest, true, NEVER_READY_VALUES);
-    let (out, by_apply) = by_apply(helm, &mine, "", upgrade, rest, true, NEVER_READY_VALUES);
+    let (out, _, _) = twins(
+        helm,
+        Case { prefix: "cyc-wait", upgrade, rest, installed: true, values: NEVER_READY_VALUES, ..Case::default() },
+    );
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     assert_eq!(out.stderr.matches(WAITING).count(), 3, "three waits:\n{}", out.stderr);
     assert_eq!(out.stderr.matches("rolling back to").count(), 3, "{}", out.stderr);
     assert!(out.stderr.contains("attempt 2 failed and was remediated"), "{}", out.stderr);
 
-    let kept = namespace(&format!("cyc-wait-keep-{tag}"));
+    let kept = namespace(&format!("cyc-wait-keep-{helm:?}").to_lowercase());
     installed_by_flux(&kept, "", upgrade, rest);
     let out = cozy(helm, failing(NEVER_READY_VALUES).path(), &kept, &["apply", "app", "--keep-failed"]).code(1);
     assert_eq!(out.stderr.matches(WAITING).count(), 1, "one wait:\n{}", out.stderr);
