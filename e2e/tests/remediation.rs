@@ -388,8 +388,12 @@ fn twins(helm: Helm, case: Case<'_>) -> (Run, String, Ended) {
     let tag = format!("{helm:?}").to_lowercase();
     let (flux, mine) = (namespace(&format!("{}-hc-{tag}", case.prefix)), namespace(&format!("{}-{tag}", case.prefix)));
     let Case { install, upgrade, rest, installed, values, .. } = case;
-    let by_flux = by_flux_alone(&flux, install, upgrade, rest, installed, values);
-    let (out, by_apply) = by_apply(helm, &mine, install, upgrade, rest, installed, values);
+    // The twins run side by side: each mostly waits (for helm-controller, for a timeout).
+    let (by_flux, (out, by_apply)) = std::thread::scope(|s| {
+        let flux = s.spawn(|| by_flux_alone(&flux, install, upgrade, rest, installed, values));
+        let mine = by_apply(helm, &mine, install, upgrade, rest, installed, values);
+        (flux.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), mine)
+    });
     assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     (out, mine, by_apply)
 }
@@ -513,11 +517,11 @@ fn three_attempts_twins(helm: Helm) {
 /// The values of an upgrade that adds a Deployment which never becomes ready.
 const NEVER_READY_VALUES: &str = "message: edited\ntestPhase: Succeeded\nbroken: false\ndeploy: true\n";
 
-/// An upgrade whose wait fails (a Deployment that never becomes ready, `timeout: 20s`) with
+/// An upgrade whose wait fails (a Deployment that never becomes ready, `timeout: 10s`) with
 /// `upgrade.cleanupOnFail` and no retries: the Deployment the failed upgrade created is deleted, as
 /// Helm's cleanup after its wait deletes it; the ConfigMap it changed keeps its new data; Stalled.
 fn cleanup_on_fail_twins(helm: Helm) {
-    let (upgrade, rest) = ("disableWait: false\ncleanupOnFail: true\n", "timeout: 20s\n");
+    let (upgrade, rest) = ("disableWait: false\ncleanupOnFail: true\n", "timeout: 10s\n");
     let (out, mine, by_apply) = twins(
         helm,
         Case { prefix: "cyc-clean", upgrade, rest, installed: true, values: NEVER_READY_VALUES, ..Case::default() },
@@ -533,6 +537,15 @@ fn cleanup_on_fail_twins(helm: Helm) {
         out.stderr
     );
     assert!(by_apply.conditions.contains(&("Stalled".into(), "True".into(), "RetriesExceeded".into())), "{by_apply:?}");
+
+    // Resumed, helm-controller does what apply said: a new upgrade with the source's chart.
+    let said =
+        "once resumed, the failure counters start over and helm-controller upgrades it again with the source's chart";
+    assert!(out.stderr.contains(said), "{}", out.stderr);
+    let resumed = resume(&mine);
+    assert!(resumed.stderr.contains(&format!("ran a Helm upgrade: release {mine}/app.v3")), "{}", resumed.stderr);
+    let after = wait_hr_ready(&mine, "app", TIMEOUT);
+    assert_eq!(cond(&after, "Stalled"), None, "{after:#}");
 }
 
 /// What apply's waits say, once per wait of an upgrade.
@@ -543,7 +556,7 @@ const WAITING: &str = "waiting for the release's objects as helm-controller's po
 /// one wait, and the Deployment left for inspection.
 fn failed_waits_twins(helm: Helm) {
     let (upgrade, rest) = ("disableWait: false\nremediation:\n  retries: 2\n", "timeout: 10s\n");
-    let (out, _, _) = twins(
+    let (out, mine, _) = twins(
         helm,
         Case { prefix: "cyc-wait", upgrade, rest, installed: true, values: NEVER_READY_VALUES, ..Case::default() },
     );
@@ -551,6 +564,8 @@ fn failed_waits_twins(helm: Helm) {
     assert_eq!(out.stderr.matches(WAITING).count(), 3, "three waits:\n{}", out.stderr);
     assert_eq!(out.stderr.matches("rolling back to").count(), 3, "{}", out.stderr);
     assert!(out.stderr.contains("attempt 2 failed and was remediated"), "{}", out.stderr);
+    // The chart rolled back to is the source's: resumed, helm-controller finds it in sync.
+    resume_without_an_upgrade(&mine, "app");
 
     let kept = namespace(&format!("cyc-wait-keep-{helm:?}").to_lowercase());
     installed_by_flux(&kept, "", upgrade, rest);
