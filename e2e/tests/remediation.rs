@@ -43,10 +43,11 @@ const TEST_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Releas
 const IMMUTABLE: &str = "{{- if .Values.fixed }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-fixed\n\
                          immutable: true\ndata:\n  message: {{ .Values.message | quote }}\n{{- end }}\n";
 
-/// A Deployment that never becomes ready (no Pod runs on the test ground), rendered when `.Values.deploy`.
-const NEVER_READY: &str = "{{- if .Values.deploy }}\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\n\
-                           spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      \
-                           labels: {app: web}\n    spec:\n      containers:\n        - {name: web, image: registry.invalid/web:1}\n\
+/// A Deployment that never becomes ready (no Pod runs on the test ground), named `.Values.deploy` after
+/// the release, rendered when it is set.
+const NEVER_READY: &str = "{{- with .Values.deploy }}\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ $.Release.Name }}-{{ . }}\n\
+                           spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: {{ . }}}\n  template:\n    metadata:\n      \
+                           labels: {app: {{ . }}}\n    spec:\n      containers:\n        - {name: web, image: registry.invalid/web:1}\n\
                            {{- end }}\n";
 
 /// The chart the HelmReleases point at (published as it is written here), and the developer's working
@@ -156,7 +157,12 @@ fn actions_run(ns: &str, name: &str) -> Vec<String> {
 /// Installs HelmRelease NS/app through helm-controller and waits until it is Ready, then suspends it (the
 /// developer's next apply is held to the same spec).
 fn installed_by_flux(ns: &str, install: &str, upgrade: &str, rest: &str) {
-    chart().publish("checked", ns);
+    installed_by_flux_from(chart(), ns, install, upgrade, rest);
+}
+
+/// [`installed_by_flux`] with `first` as the chart.
+fn installed_by_flux_from(first: Chart, ns: &str, install: &str, upgrade: &str, rest: &str) {
+    first.publish("checked", ns);
     apply(&helmrelease(ns, "app", install, upgrade, rest));
     let obj = wait_hr_ready(ns, "app", TIMEOUT);
     assert_eq!(helm_revision(ns, "app"), 1, "helm-controller installed revision 1: {obj:#}");
@@ -290,8 +296,7 @@ helm_tests! {
 // source publishes it) and through `helm cozy apply` of the chart directory; both end alike.
 
 /// What a failure cycle leaves: the conditions that say how it ended (type, status, reason), the
-/// failure counters, the history, the Helm storage, the application's ConfigMap and whether its
-/// Deployment is there.
+/// failure counters, the history, the Helm storage, the application's ConfigMap and its Deployments.
 #[derive(Debug, PartialEq)]
 struct Ended {
     conditions: Vec<(String, String, String)>,
@@ -300,7 +305,8 @@ struct Ended {
     history: Vec<(i64, String, String)>,
     storage: Vec<(i64, String)>,
     message: Option<String>,
-    deployment: bool,
+    /// The Deployments there, by name.
+    deployments: Vec<String>,
 }
 
 fn ended(ns: &str) -> Ended {
@@ -317,16 +323,22 @@ fn ended(ns: &str) -> Ended {
         history: history(&obj),
         storage: storage(ns, "app"),
         message: get_json("configmap", ns, "app-cm").map(|cm| str_at(&cm, "/data/message").to_string()),
-        deployment: get_json("deployment", ns, "app-web").is_some(),
+        deployments: kubectl(["get", "deployments", "-n", ns, "-o", "name"])
+            .ok()
+            .stdout
+            .lines()
+            .map(str::to_string)
+            .collect(),
     }
 }
 
-/// helm-controller alone: HelmRelease app (not suspended) with the chart `values` publishes; `installed`
-/// first installs the good chart, then publishes the failing one. Waits until helm-controller stops:
-/// Stalled, or Ready on the failing chart's generation.
-fn by_flux_alone(ns: &str, install: &str, upgrade: &str, rest: &str, installed: bool, values: &str) -> Ended {
+/// helm-controller alone: HelmRelease app (not suspended) with the chart of `case.values` published;
+/// `case.installed` first installs the good chart, then publishes the failing one. Waits until
+/// helm-controller stops: Stalled, or Ready on the failing chart's generation.
+fn by_flux_alone(ns: &str, case: &Case<'_>) -> Ended {
+    let Case { install, upgrade, rest, installed, values, .. } = *case;
     if installed {
-        chart().publish("checked", ns);
+        good(case.first).publish("checked", ns);
         apply(&helmrelease(ns, "app", install, upgrade, rest));
         wait_hr_ready(ns, "app", TIMEOUT);
     }
@@ -348,19 +360,13 @@ fn by_flux_alone(ns: &str, install: &str, upgrade: &str, rest: &str, installed: 
     ended(ns)
 }
 
-/// `helm cozy apply` of the failing chart (`values`) onto HelmRelease app, suspended; `installed` has
-/// helm-controller install the good chart first. Returns what apply printed and what it left.
-fn by_apply(
-    helm: Helm,
-    ns: &str,
-    install: &str,
-    upgrade: &str,
-    rest: &str,
-    installed: bool,
-    values: &str,
-) -> (Run, Ended) {
+/// `helm cozy apply` of the failing chart (`case.values`) onto HelmRelease app, suspended;
+/// `case.installed` has helm-controller install the good chart first. Returns what apply printed and
+/// what it left.
+fn by_apply(helm: Helm, ns: &str, case: &Case<'_>) -> (Run, Ended) {
+    let Case { install, upgrade, rest, installed, values, .. } = *case;
     if installed {
-        installed_by_flux(ns, install, upgrade, rest);
+        installed_by_flux_from(good(case.first), ns, install, upgrade, rest);
     } else {
         chart().publish("checked", ns);
         apply(&helmrelease(ns, "app", install, upgrade, &format!("suspend: true\n{rest}")));
@@ -371,14 +377,16 @@ fn by_apply(
 }
 
 /// One failure, as the twins meet it: the namespaces' prefix, the HelmRelease's `install`, `upgrade` and
-/// the rest of its spec, whether helm-controller installed the good chart first, the failing chart's values.
-#[derive(Default)]
+/// the rest of its spec, whether helm-controller installed the good chart first (with the values
+/// `first`, else its own), the failing chart's values.
+#[derive(Default, Clone, Copy)]
 struct Case<'a> {
     prefix: &'a str,
     install: &'a str,
     upgrade: &'a str,
     rest: &'a str,
     installed: bool,
+    first: &'a str,
     values: &'a str,
 }
 
@@ -387,15 +395,23 @@ struct Case<'a> {
 fn twins(helm: Helm, case: Case<'_>) -> (Run, String, Ended) {
     let tag = format!("{helm:?}").to_lowercase();
     let (flux, mine) = (namespace(&format!("{}-hc-{tag}", case.prefix)), namespace(&format!("{}-{tag}", case.prefix)));
-    let Case { install, upgrade, rest, installed, values, .. } = case;
     // The twins run side by side: each mostly waits (for helm-controller, for a timeout).
     let (by_flux, (out, by_apply)) = std::thread::scope(|s| {
-        let flux = s.spawn(|| by_flux_alone(&flux, install, upgrade, rest, installed, values));
-        let mine = by_apply(helm, &mine, install, upgrade, rest, installed, values);
+        let flux = s.spawn(|| by_flux_alone(&flux, &case));
+        let mine = by_apply(helm, &mine, &case);
         (flux.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), mine)
     });
     assert_eq!(by_apply, by_flux, "apply ends where helm-controller ends:\n{}", out.stderr);
     (out, mine, by_apply)
+}
+
+/// The good chart (0.1.0), with `values` when given.
+fn good(values: &str) -> Chart {
+    let c = chart();
+    if !values.is_empty() {
+        c.write("values.yaml", values);
+    }
+    c
 }
 
 /// The chart at 0.2.0 with `values`: a new chart version, which helm-controller upgrades to (the same
@@ -472,7 +488,7 @@ fn uninstall_strategy_twins(helm: Helm) {
 fn endless_retries_end_after_one(helm: Helm) {
     let ns = namespace(&format!("cyc-endless-{helm:?}").to_lowercase());
     let upgrade = "remediation:\n  retries: -1\n";
-    let (out, left) = by_apply(helm, &ns, "", upgrade, "", true, BROKEN);
+    let (out, left) = by_apply(helm, &ns, &Case { upgrade, installed: true, values: BROKEN, ..Case::default() });
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert_eq!(out.stderr.matches("rolling back to").count(), 1, "{}", out.stderr);
     assert!(
@@ -515,7 +531,7 @@ fn three_attempts_twins(helm: Helm) {
 }
 
 /// The values of an upgrade that adds a Deployment which never becomes ready.
-const NEVER_READY_VALUES: &str = "message: edited\ntestPhase: Succeeded\nbroken: false\ndeploy: true\n";
+const NEVER_READY_VALUES: &str = "message: edited\ntestPhase: Succeeded\nbroken: false\ndeploy: web\n";
 
 /// An upgrade whose wait fails (a Deployment that never becomes ready, `timeout: 10s`) with
 /// `upgrade.cleanupOnFail` and no retries: the Deployment the failed upgrade created is deleted, as
@@ -527,7 +543,7 @@ fn cleanup_on_fail_twins(helm: Helm) {
         Case { prefix: "cyc-clean", upgrade, rest, installed: true, values: NEVER_READY_VALUES, ..Case::default() },
     );
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert!(!by_apply.deployment, "the Deployment the failed upgrade created is gone: {by_apply:?}");
+    assert!(by_apply.deployments.is_empty(), "the Deployment the failed upgrade created is gone: {by_apply:?}");
     assert_eq!(by_apply.message.as_deref(), Some("edited"), "what it changed keeps its new data");
     assert!(
         out.stderr.contains(&format!(
@@ -546,6 +562,61 @@ fn cleanup_on_fail_twins(helm: Helm) {
     assert!(resumed.stderr.contains(&format!("ran a Helm upgrade: release {mine}/app.v3")), "{}", resumed.stderr);
     let after = wait_hr_ready(&mine, "app", TIMEOUT);
     assert_eq!(cond(&after, "Stalled"), None, "{after:#}");
+}
+
+/// A rollback whose wait fails, under `rollback.cleanupOnFail`: the good chart runs Deployment app-web
+/// (installed without a wait); the upgrade replaces it with app-other, whose wait fails; the rollback
+/// brings app-web back, its wait fails too, and Helm's cleanup deletes app-web, which the rollback
+/// created. helm-controller then rolls back again and again while the rollback fails (a failed rollback
+/// counts against no retries: `upgradeFailures` stays 1), so no end state can be compared: apply stops
+/// after the first failed rollback and says so, with the status helm-controller wrote after it.
+fn rollback_cleanup(helm: Helm) {
+    let (upgrade, rest) =
+        ("disableWait: false\nremediation:\n  retries: 1\n", "timeout: 10s\nrollback:\n  cleanupOnFail: true\n");
+    let first = "message: hello\ntestPhase: Succeeded\nbroken: false\ndeploy: web\n";
+    let values = "message: edited\ntestPhase: Succeeded\nbroken: false\ndeploy: other\n";
+    let case = Case { upgrade, rest, installed: true, first, values, ..Case::default() };
+    let tag = format!("{helm:?}").to_lowercase();
+    let (flux, mine) = (namespace(&format!("cyc-rbclean-hc-{tag}")), namespace(&format!("cyc-rbclean-{tag}")));
+    let (out, left) = std::thread::scope(|s| {
+        s.spawn(|| {
+            // helm-controller alone: a second rollback, the upgrade's failures still one.
+            good(first).publish("checked", &flux);
+            apply(&helmrelease(&flux, "app", "", upgrade, rest));
+            wait_hr_ready(&flux, "app", TIMEOUT);
+            failing(values).publish("checked", &flux);
+            eventually(&format!("helm-controller to roll {flux}/app back twice"), TIMEOUT, || {
+                let rollbacks = actions_run(&flux, "app").iter().filter(|a| *a == "rollback").count();
+                let obj = hr(&flux, "app");
+                if rollbacks >= 2 {
+                    Ok(obj)
+                } else {
+                    Err(format!("{rollbacks} rollback(s) {:?}", obj.pointer("/status/conditions")))
+                }
+            });
+            let obj = hr(&flux, "app");
+            assert_eq!(counter(&obj, "upgradeFailures"), 1, "a failed rollback counts against no retries: {obj:#}");
+            assert_eq!(cond(&obj, "Stalled"), None, "{obj:#}");
+        });
+        by_apply(helm, &mine, &case)
+    });
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let line = format!(
+        "cleanupOnFail: deleted what the failed rollback created, as Helm does: apps/Deployment {mine}/app-web"
+    );
+    assert!(out.stderr.contains(&line), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the rollback failed: helm-controller would find the release failed and roll it back again"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.matches("rolling back to").count(), 1, "{}", out.stderr);
+    assert!(left.deployments.is_empty(), "what the rollback created is gone, and what the upgrade created: {left:?}");
+    assert_eq!(left.counters, (2, 0, 1), "the upgrade's failure and the rollback's: {left:?}");
+    let conditions: Vec<&str> = left.conditions.iter().map(|c| c.0.as_str()).collect();
+    assert!(!conditions.contains(&"Stalled") && !conditions.contains(&"Reconciling"), "{left:?}");
+    assert!(left.conditions.contains(&("Remediated".into(), "False".into(), "RollbackFailed".into())), "{left:?}");
 }
 
 /// What apply's waits say, once per wait of an upgrade.
@@ -591,6 +662,7 @@ fn ready_after_stalled(helm: Helm) {
 helm_tests! {
     three_attempts_end_as_helm_controller_ends_them => three_attempts_twins;
     a_failed_wait_with_cleanup_on_fail_ends_as_helm_controller_ends_it => cleanup_on_fail_twins;
+    a_failed_rollback_wait_with_cleanup_on_fail_cleans_up_and_stops => rollback_cleanup;
     failed_waits_retry_as_helm_controller_retries_them => failed_waits_twins;
     an_apply_ending_ready_leaves_no_stalled_behind => ready_after_stalled;
 }

@@ -25,6 +25,11 @@ use crate::flux::verbs::Objects;
 use crate::support::error::{Error, Result};
 use crate::support::output::progress;
 
+/// After a failed rollback helm-controller finds the release failed and rolls back again at once, without
+/// end while the rollback fails: a failed rollback counts in `failures` only, never against
+/// `upgrade.remediation.retries` (`internal/reconcile/atomic_release.go` `actionForState`).
+const ROLLBACK_FAILED_LINE: &str = "the rollback failed: helm-controller would find the release failed and roll it back again at once, without end while the rollback fails (a failed rollback counts against no retries); this apply stops here";
+
 /// How the steps went, as far as the apply's exit is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Failed {
@@ -55,6 +60,8 @@ pub(super) struct Book<'a, 'r> {
     decision: Option<Decision>,
     kept: bool,
     interrupted: bool,
+    /// The rollback remediation ran and failed.
+    rollback_failed: bool,
 }
 
 impl<'a, 'r> Book<'a, 'r> {
@@ -85,6 +92,7 @@ impl<'a, 'r> Book<'a, 'r> {
             decision: None,
             kept: false,
             interrupted: false,
+            rollback_failed: false,
         })
     }
 
@@ -244,6 +252,7 @@ impl<'a, 'r> Book<'a, 'r> {
                 let history = self.remediation_history(&after, Writer::Rollback);
                 self.ledger.rollback_failed(history, &target, &error);
                 self.storage = after;
+                self.rollback_failed = true;
             }
             Some(Remedied::Uninstalled { release, after }) => {
                 let history = self.remediation_history(&after, Writer::UninstallRemediation);
@@ -382,11 +391,18 @@ impl<'a, 'r> Book<'a, 'r> {
 
     /// Whether helm-controller would reconcile again at once after this one and apply follows it: a
     /// remediation ran (or an upgrade comes instead of one) with retries left. Not with `--keep-failed`,
-    /// after an interruption, nor under `retries: -1`, where it would go on without end (said instead).
+    /// after an interruption, under `retries: -1`, where it would go on without end, nor after a failed
+    /// rollback, which it would run again and again while it fails, counting nothing against the retries
+    /// (each said instead).
     fn goes_again(&self, end: &End) -> bool {
         let remediated =
             matches!(self.decision, Some(Decision::Rollback { .. } | Decision::Uninstall | Decision::UpgradeInstead));
-        *end == End::Requeue && remediated && !self.kept && !self.interrupted && !self.endless()
+        *end == End::Requeue
+            && remediated
+            && !self.kept
+            && !self.interrupted
+            && !self.endless()
+            && !self.rollback_failed
     }
 
     /// `remediation.retries: -1` for the action attempted: helm-controller retries without end.
@@ -416,7 +432,9 @@ impl<'a, 'r> Book<'a, 'r> {
             progress::action(self.again_line(attempt));
             return;
         }
-        if *end == End::Requeue && !self.kept && self.endless() {
+        if *end == End::Requeue && !self.kept && self.rollback_failed {
+            progress::warning(ROLLBACK_FAILED_LINE);
+        } else if *end == End::Requeue && !self.kept && self.endless() {
             progress::warning(self.endless_line());
         }
         if self.kept {
@@ -433,7 +451,16 @@ impl<'a, 'r> Book<'a, 'r> {
         let status = crate::support::output::lifecycle_command("status");
         progress::failure(format!(
             "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
-            remediate::on_resume(end, self.decision.as_ref(), self.kept, self.release.desired.hr.spec.tests_enabled())
+            if self.rollback_failed {
+                "once resumed (a new generation), the failure counters start over and helm-controller upgrades the failed release with the source's chart".to_string()
+            } else {
+                remediate::on_resume(
+                    end,
+                    self.decision.as_ref(),
+                    self.kept,
+                    self.release.desired.hr.spec.tests_enabled(),
+                )
+            }
         ));
     }
 }
