@@ -89,7 +89,7 @@ pub(super) async fn run(
                     Some(poller) => {
                         let how = settle(release, plan.action, poller, voice).await?;
                         if let (How::NotReady { .. }, Some(created)) = (&how, &created) {
-                            clean_up(cluster, created, "upgrade", voice).await;
+                            created.clean_up(cluster, "upgrade", voice).await;
                         }
                         how
                     }
@@ -108,22 +108,6 @@ pub(super) async fn run(
 fn cleans_up(release: &Release, plan: &Plan) -> bool {
     let cleanup = release.desired.hr.spec.upgrade.as_ref().is_some_and(|u| u.cleanup_on_fail);
     plan.action == Action::Upgrade && cleanup && plan.waiting.poller.is_some()
-}
-
-/// Helm's cleanup after a failed wait ([`Created::delete`]), said as it goes; a failure to delete is a
-/// warning (Helm adds it to the action's error, which is already a failure).
-pub(super) async fn clean_up(cluster: &crate::cluster::Cluster, created: &Created, action: &str, voice: Voice) {
-    if created.is_empty() {
-        return;
-    }
-    match created.delete(cluster).await {
-        Ok(deleted) if voice.says() && !deleted.is_empty() => progress::action(format!(
-            "cleanupOnFail: deleted what the failed {action} created, as Helm does: {}",
-            deleted.join(", ")
-        )),
-        Ok(_) => {}
-        Err(e) => progress::warning(format!("cleanupOnFail: cannot delete what the failed {action} created: {e}")),
-    }
 }
 
 /// helm-controller's waiter after helm applied the release ([`crate::apply::readiness::settle`]).

@@ -3,17 +3,19 @@
 //! when it began; what it patched keeps its new spec), with background propagation, before it marks the
 //! revision failed. helm-controller's `poller` wait runs inside Helm, so its failed wait cleans up so
 //! too. helm cozy runs that wait itself, after Helm has returned, so it does Helm's cleanup itself:
-//! [`Created::before`] the action, [`Created::delete`] after a wait that failed. Without a wait of
+//! [`Created::before`] the action, [`Created::clean_up`] after a wait that failed. Without a wait of
 //! helm cozy's (`disableWait`, the `legacy` strategy) Helm's own flag does it.
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use kube::api::DeleteParams;
 use serde_json::Value;
 
+use super::request::Voice;
 use crate::cluster::Cluster;
 use crate::cluster::live::LiveObjects;
-use crate::cluster::manifests::ObjectId;
-use crate::support::error::{Error, Result};
+use crate::cluster::manifests::{Manifest, ObjectId};
+use crate::support::error::Result;
+use crate::support::output::progress;
 
 /// How many objects are read or deleted at once.
 const CONCURRENCY: usize = 16;
@@ -21,7 +23,7 @@ const CONCURRENCY: usize = 16;
 /// The objects of the manifest an action is about to apply that do not exist yet: what it creates.
 #[derive(Debug, Default)]
 pub(super) struct Created {
-    objects: Vec<Value>,
+    objects: Vec<Manifest>,
 }
 
 impl Created {
@@ -32,43 +34,66 @@ impl Created {
         let scoped = live.apis().cluster_scoped();
         let objects = crate::compare::desired_objects(manifest, release_namespace, &scoped)?;
         let (objects, _hooks) = crate::compare::split_hooks(objects);
-        let (served, unserved): (Vec<Value>, Vec<Value>) =
-            objects.into_iter().map(|m| m.object).partition(|o| live.serves(o));
-        let refs: Vec<&Value> = served.iter().collect();
+        let (served, unserved): (Vec<Manifest>, Vec<Manifest>) =
+            objects.into_iter().partition(|m| live.serves(&m.object));
+        let refs: Vec<&Value> = served.iter().map(|m| &m.object).collect();
         let found = live.get_all(&refs).await?;
-        let mut created: Vec<Value> =
-            served.iter().zip(found).filter(|(_, live)| live.is_none()).map(|(o, _)| o.clone()).collect();
+        let mut created: Vec<Manifest> =
+            served.into_iter().zip(found).filter(|(_, live)| live.is_none()).map(|(m, _)| m).collect();
         created.extend(unserved);
         Ok(Created { objects: created })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
-    }
-
-    /// Deletes them as Helm's cleanup does (background propagation; one already gone is no error), with
-    /// the cluster's discovery as it is now (the action may have brought CRDs). Returns what was deleted,
-    /// by identity, in manifest order.
-    pub async fn delete(&self, cluster: &Cluster) -> Result<Vec<String>> {
-        let apis = crate::cluster::discovery::discover(cluster).await?;
-        let live = LiveObjects::new(cluster, apis);
-        let params = DeleteParams::background();
-        let deleted = futures::stream::iter(self.objects.iter().map(|o| {
-            let (live, params) = (&live, &params);
-            async move {
-                let id = ObjectId::from_object(o)
-                    .map_err(|e| Error::Invalid { what: "an object to clean up".into(), reason: e.to_string() })?;
-                let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-                match live.api_for(o)?.delete(name, params).await {
-                    Ok(_) => Ok(Some(id.to_string())),
-                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(None),
-                    Err(e) => Err(cluster.error(e)),
-                }
+    /// Helm's cleanup after the failed wait of `action` (an upgrade or a rollback), said as it goes: each
+    /// object deleted with background propagation (one already gone is no error), with the cluster's
+    /// discovery as it is now (the action may have brought CRDs). What cannot be deleted is named, with
+    /// what to do; the action has failed either way (Helm adds it to the action's error).
+    pub async fn clean_up(&self, cluster: &Cluster, action: &str, voice: Voice) {
+        if self.objects.is_empty() {
+            return;
+        }
+        let live = match crate::cluster::discovery::discover(cluster).await {
+            Ok(apis) => LiveObjects::new(cluster, apis),
+            Err(e) => {
+                let ids = self.objects.iter().map(|m| m.id.to_string()).collect::<Vec<_>>().join(", ");
+                progress::warning(format!(
+                    "cleanupOnFail: cannot read the cluster's kinds to delete what the failed {action} created ({e}): delete them by hand: {ids}"
+                ));
+                return;
             }
+        };
+        let params = DeleteParams::background();
+        let results: Vec<(&ObjectId, Result<bool>)> = futures::stream::iter(self.objects.iter().map(|m| {
+            let (live, params) = (&live, &params);
+            async move { (&m.id, delete(live, &m.object, params).await) }
         }))
         .buffered(CONCURRENCY)
-        .try_collect::<Vec<_>>()
-        .await?;
-        Ok(deleted.into_iter().flatten().collect())
+        .collect()
+        .await;
+        let deleted: Vec<String> =
+            results.iter().filter(|(_, r)| matches!(r, Ok(true))).map(|(id, _)| id.to_string()).collect();
+        if voice.says() && !deleted.is_empty() {
+            progress::action(format!(
+                "cleanupOnFail: deleted what the failed {action} created, as Helm does: {}",
+                deleted.join(", ")
+            ));
+        }
+        for (id, result) in &results {
+            if let Err(e) = result {
+                progress::warning(format!(
+                    "cleanupOnFail: cannot delete {id}, which the failed {action} created ({e}): delete it by hand"
+                ));
+            }
+        }
+    }
+}
+
+/// Deletes one object; false when it was already gone.
+async fn delete(live: &LiveObjects<'_>, object: &Value, params: &DeleteParams) -> Result<bool> {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    match live.api_for(object)?.delete(name, params).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(false),
+        Err(e) => Err(live.cluster().error(e)),
     }
 }

@@ -7,7 +7,8 @@
 //! - an install or upgrade: the newest revision written goes in front (its action, the chart's OCI
 //!   digest); of the older revisions written or deleted (`maxHistory` pruned them: the observer sees
 //!   deletions too), the newest one already in the history is taken again (Helm superseded it, or wrote
-//!   it back unchanged after a failure) and loses its action, keeping its OCI digest and test hooks. An install starts the history over;
+//!   it back unchanged after a failure) and loses its action, keeping its OCI digest and test hooks. An
+//!   install starts the history over;
 //! - a test: the newest snapshot is taken again with the test hooks of the run;
 //! - a rollback: each revision written replaces its snapshot with action `rollback`, or goes in front
 //!   when the history has none (the new revision); a revision Helm pruned (`maxHistory`) as it created

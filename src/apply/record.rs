@@ -30,10 +30,6 @@ use crate::support::output::progress;
 /// `upgrade.remediation.retries` (`internal/reconcile/atomic_release.go` `actionForState`).
 const ROLLBACK_FAILED_LINE: &str = "the rollback failed: helm-controller would find the release failed and roll it back again at once, without end while the rollback fails (a failed rollback counts against no retries); this apply stops here";
 
-/// Resumed, the HelmRelease is a new generation: the counters start over, and a failed release with no
-/// failure counted is upgraded (`actionForState`: "release conditions have changed since last failure").
-const AFTER_A_FAILED_ROLLBACK: &str = "once resumed (a new generation), the failure counters start over and helm-controller upgrades the failed release with the source's chart";
-
 /// How the steps went, as far as the apply's exit is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Failed {
@@ -455,16 +451,13 @@ impl<'a, 'r> Book<'a, 'r> {
         let status = crate::support::output::lifecycle_command("status");
         progress::failure(format!(
             "helmrelease {name} stays suspended ({status} {name} -n {ns}); {}",
-            if self.rollback_failed {
-                AFTER_A_FAILED_ROLLBACK.to_string()
-            } else {
-                remediate::on_resume(
-                    end,
-                    self.decision.as_ref(),
-                    self.kept,
-                    self.release.desired.hr.spec.tests_enabled(),
-                )
-            }
+            remediate::on_resume(
+                end,
+                self.decision.as_ref(),
+                self.kept,
+                self.release.desired.hr.spec.tests_enabled(),
+                self.rollback_failed,
+            )
         ));
     }
 }

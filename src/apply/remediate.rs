@@ -135,7 +135,7 @@ pub(super) async fn run(
                 (Ok(()), Some(poller)) => {
                     let waited = wait_for_rollback(release, poller, voice).await?;
                     if let (Err(_), Some(created)) = (&waited, &created) {
-                        super::action::clean_up(cluster, created, "rollback", voice).await;
+                        created.clean_up(cluster, "rollback", voice).await;
                     }
                     waited
                 }
@@ -245,8 +245,15 @@ fn rollback_options(
     Ok(Rollback { helm, poller })
 }
 
-/// What helm-controller does with the release once handed back, for the line an apply ends with.
-pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool, tests: bool) -> String {
+/// What helm-controller does with the release once handed back, for the line an apply ends with;
+/// `rollback_failed`: the rollback remediation ran and failed.
+pub fn on_resume(end: &End, decision: Option<&Decision>, kept: bool, tests: bool, rollback_failed: bool) -> String {
+    if rollback_failed {
+        // Resumed, the HelmRelease is a new generation: the counters start over, and a failed release
+        // with no failure counted is upgraded (`actionForState`: "release conditions have changed since
+        // last failure").
+        return "once resumed (a new generation), the failure counters start over and helm-controller upgrades the failed release with the source's chart".into();
+    }
     if kept {
         return "once resumed, helm-controller finds a failed release whose failures it did not count and upgrades it again with the source's chart (it does not remediate a failure it did not see)".into();
     }
@@ -325,7 +332,11 @@ mod tests {
 
     #[test]
     fn resume_is_said_for_each_end() {
-        assert!(on_resume(&End::RetryAfter(Duration::from_secs(30)), None, false, false).contains("RetryOnFailure"));
-        assert!(on_resume(&End::Requeue, None, true, false).contains("did not see"));
+        assert!(
+            on_resume(&End::RetryAfter(Duration::from_secs(30)), None, false, false, false).contains("RetryOnFailure")
+        );
+        assert!(on_resume(&End::Requeue, None, true, false, false).contains("did not see"));
+        let rollback = Decision::Rollback { target: Box::default() };
+        assert!(on_resume(&End::Requeue, Some(&rollback), false, false, true).contains("counters start over"));
     }
 }
